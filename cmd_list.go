@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+func listCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:    "list",
+		Aliases: []string{"ls"},
+		Usage:   "list agent sessions (alive ones; -a adds ended ones)",
+		Description: `Shows every agent session on this machine, whoever started it. Without -a only
+sessions that are alive (running, idle, waiting) or unknown are shown; -a adds
+stopped and failed ones from the last 7 days (--since to change the window).
+
+Examples:
+  agentctl list
+  agentctl list -a --since 30d --adapter codex
+  agentctl list --status running --json | jq -r '.[].id'
+  agentctl list --cwd ~/code/webapp`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "include stopped and failed sessions"},
+			&cli.StringSliceFlag{Name: "status", Usage: "only sessions with this status (repeatable)"},
+			&cli.StringFlag{Name: "group", Usage: "only sessions of this launch group"},
+			&cli.StringFlag{Name: "cwd", Usage: "only sessions started in `DIR` or below"},
+			&cli.StringFlag{Name: "since", Usage: "window for ended sessions (`DUR`, e.g. 2h, 30d; default 7d)"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of session objects"},
+			&cli.BoolFlag{Name: "watch", Usage: "redraw every 2 s until Ctrl-C"},
+			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", c.Args().First())
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			f := discover.Filter{All: c.Bool("all"), Group: c.String("group"), Since: 7 * 24 * time.Hour}
+			for _, st := range c.StringSlice("status") {
+				for _, st := range strings.Split(st, ",") {
+					st = strings.TrimSpace(st)
+					switch st {
+					case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown:
+						f.Statuses = append(f.Statuses, st)
+					default:
+						return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown", st)
+					}
+				}
+			}
+			if v := c.String("since"); v != "" {
+				d, err := parseDuration(v)
+				if err != nil || d <= 0 {
+					return usageErrorf("--since %q: want a duration such as 2h or 30d", v)
+				}
+				f.Since = d
+				f.All = true
+			}
+			if v := c.String("cwd"); v != "" {
+				abs, err := filepath.Abs(e.expand(v))
+				if err != nil {
+					return usageErrorf("--cwd %s: %v", v, err)
+				}
+				if real, err := filepath.EvalSymlinks(abs); err == nil {
+					abs = real
+				}
+				f.Cwd = abs
+			}
+			if c.Bool("watch") {
+				return e.watch(c.Context, f, c.Bool("json"))
+			}
+			failed, err := e.listOnce(c.Context, f, c.Bool("json"))
+			if err != nil {
+				return err
+			}
+			if failed && c.Bool("strict") {
+				return &exitError{exitFailed, fmt.Errorf("some adapters failed (--strict)")}
+			}
+			return nil
+		},
+	}
+}
+
+func (e *cmdEnv) expand(p string) string {
+	if p == "~" {
+		return e.home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(e.home, p[2:])
+	}
+	return p
+}
+
+// listOnce prints one listing; failed reports whether any adapter failed.
+func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (failed bool, err error) {
+	res, _ := e.discoverAll(ctx)
+	f.Now = e.s.now()
+	ss := f.Apply(res.Sessions)
+	if asJSON {
+		if ss == nil {
+			ss = []discover.Session{}
+		}
+		return len(res.Warnings) > 0, writeJSON(e.s.out, ss)
+	}
+	e.printTable(ss, f.Now)
+	return len(res.Warnings) > 0, nil
+}
+
+func (e *cmdEnv) printTable(ss []discover.Session, now time.Time) {
+	if len(ss) == 0 {
+		fmt.Fprintln(e.s.out, "No sessions found.")
+		return
+	}
+	groups := false
+	for _, s := range ss {
+		if s.Group != "" {
+			groups = true
+		}
+	}
+	var t table
+	head := []string{"ID", "ADAPTER", "STATUS", "MODEL"}
+	if groups {
+		head = append(head, "GROUP")
+	}
+	head = append(head, "CWD", "AGE", "COST", "PROMPT")
+	t.add(head...)
+	for _, s := range ss {
+		status := s.Status
+		if s.Inferred {
+			status += "?"
+		}
+		model := s.Model
+		if model == "" {
+			model = "-"
+		}
+		row := []string{discover.Truncate(s.ID, 12), s.Adapter, status, model}
+		if groups {
+			row = append(row, orDash(s.Group))
+		}
+		ago := "-"
+		if t := lastSeen(s); !t.IsZero() {
+			ago = age(now.Sub(t))
+		}
+		prompt := discover.OneLine(s.Prompt, 60)
+		row = append(row, orDash(shortHome(s.Cwd, e.home)), ago, costString(s), prompt)
+		t.add(row...)
+	}
+	var colorize func(int, int, string) string
+	if e.color {
+		colorize = func(row, col int, cell string) string {
+			if row == 0 {
+				return "\x1b[1m" + cell + ansiReset
+			}
+			if col == 2 {
+				return statusColor(ss[row-1].Status) + cell + ansiReset
+			}
+			return cell
+		}
+	}
+	t.write(e.s.out, colorize)
+}
+
+func lastSeen(s discover.Session) time.Time {
+	switch {
+	case s.LastActivity != nil:
+		return *s.LastActivity
+	case s.StartedAt != nil:
+		return *s.StartedAt
+	}
+	return time.Time{}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// watch redraws the listing every 2 s until the context ends (Ctrl-C).
+func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) error {
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		if e.s.outTTY && !asJSON {
+			fmt.Fprint(e.s.out, "\x1b[H\x1b[2J")
+			fmt.Fprintf(e.s.out, "agentctl list — %s (Ctrl-C to stop)\n\n", e.s.now().Format("15:04:05"))
+		}
+		if _, err := e.listOnce(ctx, f, asJSON); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+var _ = os.Stdout

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+func statusCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show every field of one session",
+		ArgsUsage: "ID",
+		Description: `ID is a full session id or a prefix matching exactly one session.
+
+Examples:
+  agentctl status 75098152
+  agentctl status --json 75098152 | jq .tokens`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, "one session ID"); err != nil {
+				return err
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			sess, _, err := e.resolve(c.Context, c.Args().First())
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return writeJSON(s.out, sess)
+			}
+			e.printStatus(sess)
+			return nil
+		},
+	}
+}
+
+func (e *cmdEnv) printStatus(s discover.Session) {
+	var t table
+	add := func(k, v string) {
+		if v != "" {
+			t.add(k+":", v)
+		}
+	}
+	ts := func(p *time.Time) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s (%s ago)", p.UTC().Format(time.RFC3339), age(e.s.now().Sub(*p)))
+	}
+	add("id", s.ID)
+	add("adapter", s.Adapter)
+	status := s.Status
+	if s.Inferred {
+		status += " (inferred)"
+	}
+	add("status", status)
+	ev := s.Evidence
+	if s.EvidenceDetail != "" {
+		ev += " — " + s.EvidenceDetail
+	}
+	add("evidence", ev)
+	if s.PID > 0 {
+		add("pid", fmt.Sprint(s.PID))
+	}
+	add("cwd", s.Cwd)
+	if s.LastCwd != "" && s.LastCwd != s.Cwd {
+		add("last cwd", s.LastCwd)
+	}
+	add("model", s.Model)
+	if len(s.Models) > 1 {
+		add("models", strings.Join(s.Models, ", "))
+	}
+	add("title", discover.OneLine(s.Title, 200))
+	add("prompt", discover.OneLine(s.Prompt, 200))
+	add("started", ts(s.StartedAt))
+	add("last activity", ts(s.LastActivity))
+	add("ended", ts(s.EndedAt))
+	if s.ExitCode != nil {
+		add("exit code", fmt.Sprint(*s.ExitCode))
+	}
+	if s.Tokens != nil {
+		add("tokens", fmt.Sprintf("input %d, output %d, cache read %d, cache write %d",
+			s.Tokens.Input, s.Tokens.Output, s.Tokens.CacheRead, s.Tokens.CacheWrite))
+	}
+	if s.CostUSD != nil {
+		src := s.CostSource
+		if src == "estimate" {
+			src = "estimate from the price table"
+		}
+		add("cost", fmt.Sprintf("$%.6f (%s)", *s.CostUSD, src))
+	}
+	add("git branch", s.GitBranch)
+	add("agent version", s.AgentVersion)
+	add("entrypoint", s.Entrypoint)
+	add("permission mode", s.PermissionMode)
+	add("group", s.Group)
+	add("spec", s.Spec)
+	add("launch id", s.LaunchID)
+	add("log", s.Log)
+	add("file", s.Path)
+	keys := make([]string, 0, len(s.Meta))
+	for k := range s.Meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add("meta."+k, s.Meta[k])
+	}
+	keys = keys[:0]
+	for k := range s.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add(strings.ReplaceAll(k, "_", " "), fmt.Sprint(s.Extra[k]))
+	}
+	t.write(e.s.out, nil)
+}

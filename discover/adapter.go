@@ -1,0 +1,103 @@
+package discover
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// Adapter is the one shape every agent's read side has.
+type Adapter interface {
+	// Name is the adapter name used in output and --adapter (e.g. "claude-code").
+	Name() string
+	// Discover returns every session the agent's own ground truth knows of, now.
+	// Non-fatal problems go to env.Warnf; an error means the adapter failed as a
+	// whole (a warning for the command, never a status change).
+	Discover(ctx context.Context, env *Env) ([]Session, error)
+	// Peek returns the last n items of a session's conversation (n<=0: all).
+	Peek(ctx context.Context, env *Env, s Session, n int) ([]Message, error)
+}
+
+// Env is everything an adapter needs and nothing global.
+type Env struct {
+	Home     string              // the user's home (--home or $HOME)
+	Getenv   func(string) string // the agents' env overrides (CLAUDE_CONFIG_DIR, CODEX_HOME, …)
+	Procs    proc.Table          // one snapshot per command
+	Launches []meta.Launch       // agentctl's launch records (read-only)
+	Now      func() time.Time
+	StateDir string       // agentctl's state dir; cache/ lives here
+	Config   *meta.Config // may be nil
+	// NoCache disables the parse index (tests prove output does not depend on it).
+	NoCache bool
+
+	warn func(string)
+}
+
+// Warnf records a non-fatal warning for the current command.
+func (e *Env) Warnf(format string, args ...any) {
+	if e.warn != nil {
+		e.warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// WithWarn returns a copy of e whose warnings go to fn.
+func (e *Env) WithWarn(fn func(string)) *Env {
+	c := *e
+	c.warn = fn
+	return &c
+}
+
+// LookupEnv returns the variable's value, or "" (Getenv may be nil in tests).
+func (e *Env) LookupEnv(k string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(k)
+}
+
+// ExpandHome turns a leading ~/ into the env's home.
+func (e *Env) ExpandHome(p string) string {
+	if p == "~" {
+		return e.Home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(e.Home, p[2:])
+	}
+	return p
+}
+
+// CacheDir is the parse index directory (may not exist yet).
+func (e *Env) CacheDir() string {
+	if e.StateDir == "" || e.NoCache {
+		return ""
+	}
+	return filepath.Join(e.StateDir, "cache")
+}
+
+// LaunchesFor returns the launch records of one adapter.
+func (e *Env) LaunchesFor(adapter string) []meta.Launch {
+	var out []meta.Launch
+	for _, l := range e.Launches {
+		if l.Adapter == adapter {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// DefaultEnv builds the Env for a real command.
+func DefaultEnv(home, stateDir string) *Env {
+	return &Env{
+		Home:     home,
+		Getenv:   os.Getenv,
+		Procs:    proc.Snapshot(),
+		Now:      time.Now,
+		StateDir: stateDir,
+	}
+}

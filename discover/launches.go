@@ -1,0 +1,151 @@
+package discover
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// LaunchAlive verifies a launch record's agent process: the PID must be alive with
+// exactly the recorded start time, on the same boot. ok is false when the process
+// table is unavailable (the caller says unknown, not dead).
+func LaunchAlive(t proc.Table, l meta.Launch) (alive bool, ok bool, detail string) {
+	if !t.Available() {
+		return false, false, "no process table"
+	}
+	if l.PID <= 0 {
+		return false, true, "no agent pid recorded"
+	}
+	if l.BootID != "" && t.BootID() != "" && l.BootID != t.BootID() {
+		return false, true, fmt.Sprintf("launch record pid %d is from another boot", l.PID)
+	}
+	p, found := t.Get(l.PID)
+	if !found {
+		return false, true, fmt.Sprintf("launch record pid %d is gone", l.PID)
+	}
+	if p.StartTicks != l.StartTicks {
+		return false, true, fmt.Sprintf("pid %d was recycled (start %d, recorded %d)", l.PID, p.StartTicks, l.StartTicks)
+	}
+	return true, true, fmt.Sprintf("launch record pid %d start_ticks=%d matches", l.PID, l.StartTicks)
+}
+
+// LaunchSessionID is the session id a record refers to now.
+func LaunchSessionID(l meta.Launch) string {
+	if l.ResumedAs != "" {
+		return l.ResumedAs
+	}
+	return l.SessionID
+}
+
+// ApplyLaunches folds agentctl's launch records into the adapters' sessions. A
+// verified live launch PID is the strongest evidence there is, so it makes the
+// session live (keeping the adapter's idle/waiting sub-state); a launched session
+// whose agent has not written anything yet still appears. Records only add what
+// agentctl itself knows (group, spec, meta, exit code); they never turn a session
+// the adapter proved alive into a dead one. Only adapters that answered (up) get
+// records synthesised, so a timed-out adapter does not produce half-known rows.
+func ApplyLaunches(env *Env, sessions []Session, adapters []string, up map[string]bool) []Session {
+	want := map[string]bool{}
+	for _, a := range adapters {
+		want[a] = true
+	}
+	idx := map[string]int{}
+	for i, s := range sessions {
+		idx[s.Adapter+"\x00"+s.ID] = i
+	}
+	recs := append([]meta.Launch(nil), env.Launches...)
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].LaunchedAt.Before(recs[j].LaunchedAt) })
+	for _, l := range recs {
+		sid := LaunchSessionID(l)
+		if !want[l.Adapter] || sid == "" {
+			continue
+		}
+		alive, known, detail := LaunchAlive(env.Procs, l)
+		i, ok := idx[l.Adapter+"\x00"+sid]
+		if !ok {
+			if !up[l.Adapter] {
+				continue
+			}
+			t := l.LaunchedAt
+			sessions = append(sessions, Session{
+				ID: sid, Adapter: l.Adapter, Cwd: l.Cwd, Model: l.Model, Prompt: l.Prompt,
+				StartedAt: &t, LastActivity: &t, Status: StatusStopped, Evidence: EvidenceLaunchRecord,
+			})
+			i = len(sessions) - 1
+			idx[l.Adapter+"\x00"+sid] = i
+		}
+		s := &sessions[i]
+		s.LaunchID = l.ID
+		s.Log = l.Log
+		if l.Group != "" {
+			s.Group = l.Group
+		}
+		if l.Spec != "" {
+			s.Spec = l.Spec
+		}
+		if len(l.Meta) > 0 {
+			s.Meta = l.Meta
+		}
+		if s.Cwd == "" {
+			s.Cwd = l.Cwd
+		}
+		if s.Prompt == "" && l.Kind != "resume" {
+			s.Prompt = l.Prompt
+		}
+		if s.Model == "" {
+			s.Model = l.Model
+		}
+		switch {
+		case alive:
+			if !Alive(s.Status) || s.Status == StatusUnknown {
+				s.Status = StatusRunning
+			}
+			s.Evidence = EvidenceLaunchRecord
+			s.EvidenceDetail = detail
+			s.Inferred = false
+			s.PID = l.PID
+			s.EndedAt, s.ExitCode = nil, nil
+		case !known:
+			// No process table: say unknown unless the adapter had its own proof.
+			if s.Evidence == EvidenceLaunchRecord || s.Evidence == EvidenceNone || s.Evidence == "" {
+				s.Status, s.Evidence, s.EvidenceDetail = StatusUnknown, EvidenceLaunchRecord, detail
+			}
+		default:
+			if Alive(s.Status) && s.Status != StatusUnknown && s.Evidence != EvidenceLaunchRecord {
+				continue // the adapter proved the session alive on its own (e.g. resumed by hand)
+			}
+			if s.Evidence == EvidenceLaunchRecord || !Alive(s.Status) || s.Status == StatusUnknown {
+				s.PID = 0
+				if l.EndedAt != nil {
+					e := *l.EndedAt
+					s.EndedAt = &e
+				}
+				if l.ExitCode != nil {
+					c := *l.ExitCode
+					s.ExitCode = &c
+				}
+				failed := (l.ExitCode != nil && *l.ExitCode != 0 && l.StopRequested == nil) || (l.Failure != "" && l.StopRequested == nil)
+				switch {
+				case failed:
+					s.Status = StatusFailed
+				case s.Status == StatusFailed && l.StopRequested == nil:
+					// keep the adapter's failure signal
+				default:
+					s.Status = StatusStopped
+				}
+				s.Evidence = EvidenceLaunchRecord
+				s.Inferred = false
+				s.EvidenceDetail = detail
+				if l.Failure != "" {
+					s.EvidenceDetail = detail + "; " + l.Failure
+				}
+				if l.StopRequested != nil {
+					s.EvidenceDetail = detail + "; stopped by agentctl"
+				}
+			}
+		}
+	}
+	return sessions
+}

@@ -1,0 +1,157 @@
+package proc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+type linuxTable struct {
+	root  string
+	procs []Process
+	byPID map[int]int
+	boot  string
+	avail bool
+	memo
+}
+
+// Snapshot reads /proc once. Without /proc it returns a table whose Available is
+// false, so callers report unknown rather than "dead".
+func Snapshot() Table { return snapshotAt("/proc") }
+
+func snapshotAt(root string) *linuxTable {
+	t := &linuxTable{root: root, byPID: map[int]int{}}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return t
+	}
+	if _, err := os.Stat(root + "/self/stat"); err != nil {
+		return t
+	}
+	t.avail = true
+	if b, err := os.ReadFile(root + "/sys/kernel/random/boot_id"); err == nil {
+		t.boot = strings.TrimSpace(string(b))
+	}
+	buf := make([]byte, 0, 512)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		p, err := readStat(root, pid, buf)
+		if err != nil {
+			continue // exited while we were scanning
+		}
+		t.procs = append(t.procs, p)
+	}
+	sort.Slice(t.procs, func(i, j int) bool { return t.procs[i].PID < t.procs[j].PID })
+	for i, p := range t.procs {
+		t.byPID[p.PID] = i
+	}
+	return t
+}
+
+// Lookup reads one process now, bypassing any snapshot: stop uses it to re-verify a
+// PID immediately before every signal.
+func Lookup(pid int) (Process, error) { return readStat("/proc", pid, nil) }
+
+// BootID returns the current boot id ("" if unknown).
+func CurrentBootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func readStat(root string, pid int, buf []byte) (Process, error) {
+	f, err := os.Open(root + "/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Process{}, ErrGone
+	}
+	defer f.Close()
+	if cap(buf) < 512 {
+		buf = make([]byte, 0, 512)
+	}
+	buf = buf[:cap(buf)]
+	n, err := f.Read(buf)
+	if err != nil || n == 0 {
+		return Process{}, ErrGone
+	}
+	return parseStat(pid, buf[:n])
+}
+
+// parseStat parses /proc/<pid>/stat. comm may contain spaces and parentheses, so
+// the fields start after the LAST ')'.
+func parseStat(pid int, b []byte) (Process, error) {
+	open := bytes.IndexByte(b, '(')
+	close := bytes.LastIndexByte(b, ')')
+	if open < 0 || close < open {
+		return Process{}, fmt.Errorf("malformed stat for pid %d", pid)
+	}
+	p := Process{PID: pid, Comm: string(b[open+1 : close])}
+	fields := bytes.Fields(b[close+1:])
+	// fields[0] is field 3 (state); field N is fields[N-3].
+	if len(fields) < 20 {
+		return Process{}, fmt.Errorf("short stat for pid %d", pid)
+	}
+	atoi := func(i int) int { v, _ := strconv.Atoi(string(fields[i])); return v }
+	p.PPID = atoi(1)
+	p.PGID = atoi(2)
+	p.SID = atoi(3)
+	p.StartTicks, _ = strconv.ParseUint(string(fields[19]), 10, 64)
+	return p, nil
+}
+
+func (t *linuxTable) Get(pid int) (Process, bool) {
+	i, ok := t.byPID[pid]
+	if !ok {
+		return Process{}, false
+	}
+	return t.procs[i], true
+}
+
+func (t *linuxTable) All() []Process  { return t.procs }
+func (t *linuxTable) BootID() string  { return t.boot }
+func (t *linuxTable) Available() bool { return t.avail }
+
+func (t *linuxTable) Argv(pid int) ([]string, error) {
+	return t.getArgv(pid, func() ([]string, error) {
+		b, err := os.ReadFile(fmt.Sprintf("%s/%d/cmdline", t.root, pid))
+		if err != nil {
+			return nil, err
+		}
+		b = bytes.TrimRight(b, "\x00")
+		if len(b) == 0 {
+			return []string{}, nil
+		}
+		return strings.Split(string(b), "\x00"), nil
+	})
+}
+
+func (t *linuxTable) Cwd(pid int) (string, error) {
+	return t.getString(&t.cwd, pid, func() (string, error) {
+		return os.Readlink(fmt.Sprintf("%s/%d/cwd", t.root, pid))
+	})
+}
+
+func (t *linuxTable) Exe(pid int) (string, error) {
+	return t.getString(&t.exe, pid, func() (string, error) {
+		return os.Readlink(fmt.Sprintf("%s/%d/exe", t.root, pid))
+	})
+}
+
+func (t *linuxTable) Environ(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("%s/%d/environ", t.root, pid))
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(b), "\x00"), nil
+}

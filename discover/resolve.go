@@ -1,0 +1,139 @@
+package discover
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// NotFoundError: no session matches (exit 3).
+type NotFoundError struct{ Arg string }
+
+func (e *NotFoundError) Error() string { return "session not found: " + e.Arg }
+
+// AmbiguousError: a prefix matches several sessions (exit 4).
+type AmbiguousError struct {
+	Arg        string
+	Candidates []Session
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ambiguous session id '%s' matches %d sessions:", e.Arg, len(e.Candidates))
+	for i, s := range e.Candidates {
+		if i == 10 {
+			fmt.Fprintf(&b, "\n  … and %d more", len(e.Candidates)-10)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s %s %s", s.ID, s.Adapter, s.Cwd)
+	}
+	return b.String()
+}
+
+// BadIDError: an empty or path-like argument (exit 2).
+type BadIDError struct{ Arg, Why string }
+
+func (e *BadIDError) Error() string {
+	return fmt.Sprintf("invalid session id %q: %s", e.Arg, e.Why)
+}
+
+// CheckID rejects arguments that cannot be session ids: empty, or path-like.
+func CheckID(arg string) error {
+	switch {
+	case strings.TrimSpace(arg) == "":
+		return &BadIDError{arg, "it is empty; pass an id or a unique prefix from `agentctl list`"}
+	case strings.ContainsAny(arg, "/\\") || arg == "." || arg == ".." || filepath.Clean(arg) != arg:
+		return &BadIDError{arg, "it looks like a path; pass an id or a unique prefix from `agentctl list`"}
+	}
+	return nil
+}
+
+// Resolve finds the one session arg names: an exact id (or launch id) anywhere
+// wins; otherwise the prefix must match exactly one session.
+func Resolve(sessions []Session, arg string) (Session, error) {
+	if err := CheckID(arg); err != nil {
+		return Session{}, err
+	}
+	var exact []Session
+	for _, s := range sessions {
+		if s.ID == arg || (s.LaunchID != "" && s.LaunchID == arg) {
+			exact = append(exact, s)
+		}
+	}
+	if len(exact) == 1 {
+		return exact[0], nil
+	}
+	if len(exact) > 1 {
+		return Session{}, &AmbiguousError{arg, exact}
+	}
+	var hits []Session
+	for _, s := range sessions {
+		if strings.HasPrefix(s.ID, arg) {
+			hits = append(hits, s)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return Session{}, &NotFoundError{arg}
+	case 1:
+		return hits[0], nil
+	}
+	return Session{}, &AmbiguousError{arg, hits}
+}
+
+// Filter selects sessions for list.
+type Filter struct {
+	All      bool          // include stopped/failed
+	Since    time.Duration // window for ended sessions (default 7 days with All)
+	Statuses []string
+	Cwd      string // realpath; sessions started in it or below
+	Group    string
+	Now      time.Time
+}
+
+// Apply returns the sessions the filter keeps, in order.
+func (f Filter) Apply(ss []Session) []Session {
+	var out []Session
+	for _, s := range ss {
+		if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) {
+			continue
+		}
+		if len(f.Statuses) == 0 && !f.All && !Alive(s.Status) {
+			continue
+		}
+		if f.Since > 0 {
+			t := activity(s)
+			if !Alive(s.Status) && !t.IsZero() && f.Now.Sub(t) > f.Since {
+				continue
+			}
+		}
+		if f.Cwd != "" && !under(s.Cwd, f.Cwd) && !under(s.LastCwd, f.Cwd) {
+			continue
+		}
+		if f.Group != "" && s.Group != f.Group {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func under(p, dir string) bool {
+	if p == "" {
+		return false
+	}
+	if p == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

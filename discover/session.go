@@ -1,0 +1,126 @@
+// Package discover is the read side: which agent sessions exist on this machine and
+// what each is doing, asked of the agents' own files, registries, gateways and the
+// live process table at the moment a command runs. Nothing here writes, except the
+// parse index under the state dir's cache/, which is a pure cache.
+package discover
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status values (product.md §2).
+const (
+	StatusRunning = "running"
+	StatusIdle    = "idle"
+	StatusWaiting = "waiting"
+	StatusStopped = "stopped"
+	StatusFailed  = "failed"
+	StatusUnknown = "unknown"
+)
+
+// Evidence labels: what a status rests on, strongest first.
+const (
+	EvidenceLaunchRecord  = "launch-record"
+	EvidenceRegistry      = "registry"
+	EvidenceArgv          = "argv"
+	EvidenceProcess       = "process"
+	EvidenceStaleRegistry = "stale-registry"
+	EvidenceGateway       = "gateway"
+	EvidenceTranscript    = "transcript"
+	EvidenceNone          = "none"
+)
+
+// Alive reports whether a status means the agent process is alive.
+func Alive(status string) bool {
+	switch status {
+	case StatusRunning, StatusIdle, StatusWaiting, StatusUnknown:
+		return true
+	}
+	return false
+}
+
+// Tokens are the four token classes, de-duplicated as each agent's format requires.
+type Tokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
+}
+
+// Add adds u to t.
+func (t *Tokens) Add(u Tokens) {
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheRead += u.CacheRead
+	t.CacheWrite += u.CacheWrite
+}
+
+// Zero reports whether every class is zero.
+func (t Tokens) Zero() bool { return t == Tokens{} }
+
+// Session is one conversation of one agent. Unknown fields are omitted, never faked.
+type Session struct {
+	ID             string            `json:"id"`
+	Adapter        string            `json:"adapter"`
+	Status         string            `json:"status"`
+	Evidence       string            `json:"evidence"`
+	EvidenceDetail string            `json:"evidence_detail,omitempty"`
+	Inferred       bool              `json:"inferred,omitempty"`
+	PID            int               `json:"pid,omitempty"`
+	Cwd            string            `json:"cwd,omitempty"`
+	LastCwd        string            `json:"last_cwd,omitempty"`
+	Model          string            `json:"model,omitempty"`
+	Models         []string          `json:"models,omitempty"`
+	Title          string            `json:"title,omitempty"`
+	Prompt         string            `json:"prompt,omitempty"`
+	StartedAt      *time.Time        `json:"started_at,omitempty"`
+	LastActivity   *time.Time        `json:"last_activity,omitempty"`
+	EndedAt        *time.Time        `json:"ended_at,omitempty"`
+	ExitCode       *int              `json:"exit_code,omitempty"`
+	Tokens         *Tokens           `json:"tokens,omitempty"`
+	CostUSD        *float64          `json:"cost_usd,omitempty"`
+	CostSource     string            `json:"cost_source,omitempty"` // agent | estimate
+	GitBranch      string            `json:"git_branch,omitempty"`
+	AgentVersion   string            `json:"agent_version,omitempty"`
+	Entrypoint     string            `json:"entrypoint,omitempty"`
+	PermissionMode string            `json:"permission_mode,omitempty"`
+	Group          string            `json:"group,omitempty"`
+	Spec           string            `json:"spec,omitempty"`
+	Meta           map[string]string `json:"meta,omitempty"`
+	LaunchID       string            `json:"launch_id,omitempty"`
+	Log            string            `json:"log,omitempty"`
+	Host           string            `json:"host,omitempty"`
+	// Path is the agent file the session was read from (transcript, rollout, db).
+	Path string `json:"path,omitempty"`
+	// Extra carries agent-specific fields for `status` (e.g. tokens_subagents).
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Message is one normalised peek item: a user prompt, an assistant message (its
+// text and tool calls, each with its result attached), an error or a system event
+// such as a compaction. `peek -n` counts Messages, never lines or tool results.
+type Message struct {
+	TS        time.Time  `json:"ts"`
+	Kind      string     `json:"kind"` // user | assistant | error | system
+	Text      string     `json:"text,omitempty"`
+	Tools     []ToolCall `json:"tools,omitempty"`
+	IsError   bool       `json:"is_error,omitempty"`
+	MessageID string     `json:"message_id,omitempty"`
+	UUID      string     `json:"uuid,omitempty"`
+	// Raw holds the native records the item was built from, for --raw.
+	Raw []json.RawMessage `json:"-"`
+}
+
+// ToolCall is one tool invocation inside an assistant message.
+type ToolCall struct {
+	ID      string `json:"id,omitempty"`
+	Name    string `json:"tool"`
+	Summary string `json:"summary,omitempty"`
+	// Result is the first non-empty line of the tool's output (≤100 chars); empty
+	// with HasResult false while the tool is still running.
+	HasResult   bool   `json:"has_result,omitempty"`
+	Result      string `json:"result,omitempty"`
+	IsError     bool   `json:"is_error,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+}

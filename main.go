@@ -1,0 +1,400 @@
+// Command agentctl supervises AI coding-agent sessions — Claude Code, Codex CLI,
+// OpenCode, Pi/pi-rust and OpenClaw — without a daemon: every command asks the
+// agents' own files, registries, gateways and the live process table, now.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/claude"
+	"github.com/agentctl/agentctl/discover/codex"
+	"github.com/agentctl/agentctl/discover/openclaw"
+	"github.com/agentctl/agentctl/discover/opencode"
+	"github.com/agentctl/agentctl/discover/pi"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes (product.md §3).
+const (
+	exitOK        = 0
+	exitFailed    = 1
+	exitUsage     = 2
+	exitNotFound  = 3
+	exitAmbiguous = 4
+	exitLocked    = 5
+	exitTimeout   = 124
+)
+
+// exitError carries an exit code up to main; its message is printed once, there.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, args...)}
+}
+
+// adapterNames lists every adapter in a stable order; pi-rust sessions come from
+// the pi adapter (both share ~/.pi/agent/sessions).
+var adapterNames = []string{"claude-code", "codex", "opencode", "pi", "pi-rust", "openclaw"}
+
+// allAdapters builds the adapter set. It is a function, not a package variable:
+// no global mutable state.
+func allAdapters() []discover.Adapter {
+	return []discover.Adapter{claude.New(), codex.New(), opencode.New(), pi.New(), openclaw.New()}
+}
+
+// streams is the command's I/O, injectable so tests run commands in-process.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+	outTTY   bool
+	getenv   func(string) string
+	now      func() time.Time
+}
+
+func main() {
+	s := &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout), getenv: os.Getenv, now: time.Now}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, s)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, s *streams) int {
+	app := newApp(s)
+	err := app.RunContext(ctx, reorderArgs(app, args))
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintf(s.err, "agentctl: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	var ce cli.ExitCoder
+	if errors.As(err, &ce) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintf(s.err, "agentctl: %s\n", msg)
+		}
+		return ce.ExitCode()
+	}
+	fmt.Fprintf(s.err, "agentctl: %v\n", err)
+	return exitFailed
+}
+
+// globalFlags are accepted before and after the command name.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (demos, tests)"},
+		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(adapterNames, ", ")},
+		&cli.StringFlag{Name: "timeout", Usage: "per-adapter discovery timeout (`DUR`, default 5s; env AGENTCTL_ADAPTER_TIMEOUT)"},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR); colour is only used on a terminal"},
+	}
+}
+
+func newApp(s *streams) *cli.App {
+	app := &cli.App{
+		Name:                 "agentctl",
+		Usage:                "see, inspect and control every AI coding-agent session on this machine",
+		Version:              version,
+		Reader:               s.in,
+		Writer:               s.out,
+		ErrWriter:            s.err,
+		Flags:                globalFlags(),
+		HideVersion:          true,
+		EnableBashCompletion: true,
+		Description: `agentctl has no daemon: every command reads the agents' own files, registries and
+gateways and the live process table at the moment it runs.
+
+Examples:
+  agentctl list                 sessions that are alive now
+  agentctl list -a --json       every session of the last 7 days, as JSON
+  agentctl status 75098152      all fields of one session (unique id prefix is enough)
+  agentctl peek -n 5 75098152   its last 5 messages
+
+Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 wait timeout.`,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErrorf("%v (see agentctl --help)", err)
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(s.err, "agentctl: unknown command %q (see agentctl --help)\n", name)
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // errors are printed once, in run
+		Commands: []*cli.Command{
+			listCommand(s),
+			statusCommand(s),
+			peekCommand(s, "peek", 20),
+			peekCommand(s, "logs", 50),
+			versionCommand(s),
+		},
+	}
+	for _, c := range app.Commands {
+		c.Flags = append(c.Flags, globalFlags()...)
+		c.OnUsageError = app.OnUsageError
+	}
+	return app
+}
+
+func versionCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print agentctl's version",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintf(s.out, "agentctl %s\n", version)
+			return nil
+		},
+	}
+}
+
+// lookup returns a flag's value from the innermost context that set it, so global
+// flags work before or after the command name.
+func lookup(c *cli.Context, name string) (*cli.Context, bool) {
+	for _, cc := range c.Lineage() {
+		for _, n := range cc.LocalFlagNames() {
+			if n == name {
+				return cc, true
+			}
+		}
+	}
+	return c, false
+}
+
+func flagString(c *cli.Context, name string) string {
+	cc, _ := lookup(c, name)
+	return cc.String(name)
+}
+
+func flagBool(c *cli.Context, name string) bool {
+	cc, _ := lookup(c, name)
+	return cc.Bool(name)
+}
+
+func flagStrings(c *cli.Context, name string) []string {
+	cc, _ := lookup(c, name)
+	return cc.StringSlice(name)
+}
+
+// cmdEnv is what every data command sets up: where things are and the adapters.
+type cmdEnv struct {
+	s        *streams
+	home     string
+	store    *meta.Store
+	config   *meta.Config
+	timeout  time.Duration
+	adapters []discover.Adapter
+	only     map[string]bool // --adapter filter on session.adapter ("" = all)
+	color    bool
+}
+
+func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
+	e := &cmdEnv{s: s}
+	e.home = flagString(c, "home")
+	if e.home == "" {
+		e.home = s.getenv("HOME")
+		if e.home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return nil, usageErrorf("cannot tell your home directory; set HOME or pass --home DIR")
+			}
+			e.home = h
+		}
+	} else {
+		abs, err := filepath.Abs(e.home)
+		if err != nil {
+			return nil, usageErrorf("--home %s: %v", e.home, err)
+		}
+		st, err := os.Stat(abs)
+		if err != nil || !st.IsDir() {
+			return nil, usageErrorf("--home %s: not a directory", e.home)
+		}
+		e.home = abs
+	}
+	stateDir := s.getenv("AGENTCTL_HOME")
+	if stateDir == "" {
+		stateDir = filepath.Join(e.home, ".agentctl")
+	}
+	e.store = meta.NewStore(stateDir)
+	e.store.Now = s.now
+	e.store.Warn = func(f string, a ...any) { warn(s, fmt.Sprintf(f, a...)) }
+	cfg, warns, err := e.store.LoadConfig()
+	if err != nil {
+		return nil, &exitError{exitFailed, err}
+	}
+	for _, w := range warns {
+		warn(s, w)
+	}
+	e.config = cfg
+
+	tv := flagString(c, "timeout")
+	src := "--timeout"
+	if tv == "" {
+		tv, src = s.getenv("AGENTCTL_ADAPTER_TIMEOUT"), "AGENTCTL_ADAPTER_TIMEOUT"
+	}
+	if tv == "" {
+		tv, src = cfg.Timeout, "config timeout"
+	}
+	e.timeout = discover.DefaultTimeout
+	if tv != "" {
+		d, err := parseDuration(tv)
+		if err != nil || d <= 0 {
+			return nil, usageErrorf("%s %q: want a positive duration such as 5s or 500ms", src, tv)
+		}
+		e.timeout = d
+	}
+
+	names := flagStrings(c, "adapter")
+	all := allAdapters()
+	if len(names) == 0 {
+		e.adapters = all
+	} else {
+		e.only = map[string]bool{}
+		for _, n := range names {
+			for _, n := range strings.Split(n, ",") {
+				n = strings.TrimSpace(n)
+				if !validAdapter(n) {
+					return nil, usageErrorf("unknown adapter %q; known adapters: %s", n, strings.Join(adapterNames, ", "))
+				}
+				e.only[n] = true
+			}
+		}
+		for _, a := range all {
+			if e.only[a.Name()] || (a.Name() == "pi" && e.only["pi-rust"]) {
+				e.adapters = append(e.adapters, a)
+			}
+		}
+	}
+	e.color = s.outTTY && !flagBool(c, "no-color") && s.getenv("NO_COLOR") == ""
+	return e, nil
+}
+
+func validAdapter(n string) bool {
+	for _, a := range adapterNames {
+		if a == n {
+			return true
+		}
+	}
+	return false
+}
+
+// discoverAll runs the one fan-out for this command and prints its warnings.
+func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.Env) {
+	env := e.newEnv()
+	launches, err := e.store.ReadLaunches()
+	if err != nil {
+		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
+	}
+	env.Launches = launches
+	res := discover.All(ctx, env, e.adapters, e.timeout)
+	if e.only != nil {
+		kept := res.Sessions[:0]
+		for _, s := range res.Sessions {
+			if e.only[s.Adapter] {
+				kept = append(kept, s)
+			}
+		}
+		res.Sessions = kept
+	}
+	for _, w := range res.Warnings {
+		warn(e.s, w)
+	}
+	return res, env
+}
+
+func (e *cmdEnv) newEnv() *discover.Env {
+	env := discover.DefaultEnv(e.home, e.store.Dir)
+	env.Getenv = e.s.getenv
+	env.Now = e.s.now
+	env.Config = e.config
+	if e.s.getenv("AGENTCTL_NO_CACHE") != "" {
+		env.NoCache = true
+	}
+	return env
+}
+
+// adapterFor returns the adapter that produced a session.
+func (e *cmdEnv) adapterFor(s discover.Session) discover.Adapter {
+	for _, a := range allAdapters() {
+		if a.Name() == s.Adapter || (a.Name() == "pi" && s.Adapter == "pi-rust") {
+			return a
+		}
+	}
+	return nil
+}
+
+// resolve finds one session by id or prefix, mapping resolver errors to exit codes.
+func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *discover.Env, error) {
+	if err := discover.CheckID(arg); err != nil {
+		return discover.Session{}, nil, &exitError{exitUsage, err}
+	}
+	res, env := e.discoverAll(ctx)
+	sess, err := discover.Resolve(res.Sessions, arg)
+	return sess, env, resolveErr(err)
+}
+
+func resolveErr(err error) error {
+	var nf *discover.NotFoundError
+	var am *discover.AmbiguousError
+	var bad *discover.BadIDError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nf):
+		return &exitError{exitNotFound, err}
+	case errors.As(err, &am):
+		return &exitError{exitAmbiguous, err}
+	case errors.As(err, &bad):
+		return &exitError{exitUsage, err}
+	}
+	return err
+}
+
+func warn(s *streams, msg string) { fmt.Fprintf(s.err, "agentctl: warning: %s\n", msg) }
+
+// parseDuration accepts Go durations plus a "d" (days) suffix.
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if strings.HasSuffix(v, "d") {
+		var n float64
+		if _, err := fmt.Sscanf(strings.TrimSuffix(v, "d"), "%g", &n); err != nil {
+			return 0, fmt.Errorf("invalid duration %q", v)
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	return time.ParseDuration(v)
+}
+
+// needArgs checks the positional argument count.
+func needArgs(c *cli.Context, n int, what string) error {
+	if c.NArg() != n {
+		return usageErrorf("%s: want %s (see agentctl %s --help)", c.Command.Name, what, c.Command.Name)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+// Package meta holds agentctl's own records — launch records, the events journal,
+// the webhook outbox, the config — and the one primitive every state file goes
+// through: an exclusive flock on a sibling lock file, read, modify, write to a temp
+// file, fsync, rename. Nothing here is a copy of session status; adapters own that.
+package meta
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Schema is the version written into every JSON state file.
+const Schema = 1
+
+// Store is agentctl's state directory ($AGENTCTL_HOME, default ~/.agentctl).
+type Store struct {
+	Dir  string
+	Now  func() time.Time
+	Warn func(format string, args ...any) // corrupt files and other non-fatal problems
+}
+
+// NewStore returns a store rooted at dir, with the real clock and warnings dropped.
+func NewStore(dir string) *Store {
+	return &Store{Dir: dir, Now: time.Now, Warn: func(string, ...any) {}}
+}
+
+// Path returns the absolute path of a file in the state dir.
+func (s *Store) Path(name string) string { return filepath.Join(s.Dir, name) }
+
+// EnsureDir creates the state dir with mode 0700.
+func (s *Store) EnsureDir() error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("create state dir %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
+// envelope is the on-disk shape: {"schema":1, <key>: ...}.
+type envelope struct {
+	Schema int `json:"schema"`
+}
+
+// Read decodes name into v without locking: writers replace files by rename, so a
+// reader sees either the old or the new content, never a torn one. A missing file
+// leaves v untouched. A corrupt file is reported as an error (only writers move it
+// aside, under the lock).
+func (s *Store) Read(name string, v any) error {
+	b, err := os.ReadFile(s.Path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", s.Path(name), err)
+	}
+	return decode(s.Path(name), b, v)
+}
+
+func decode(path string, b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return &CorruptError{Path: path, Err: err}
+	}
+	if env.Schema > Schema {
+		return fmt.Errorf("%s has schema %d, newer than this agentctl understands (%d); upgrade agentctl", path, env.Schema, Schema)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return &CorruptError{Path: path, Err: err}
+	}
+	return nil
+}
+
+// CorruptError is a state file that does not parse.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string { return fmt.Sprintf("%s is corrupt: %v", e.Path, e.Err) }
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Lock takes the exclusive flock guarding name and returns its release function.
+// Hold it only for the read-modify-write itself, never across slow work.
+func (s *Store) Lock(name string) (func(), error) {
+	if err := s.EnsureDir(); err != nil {
+		return nil, err
+	}
+	fl := flock.New(s.Path(name) + ".lock")
+	if err := fl.Lock(); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", s.Path(name), err)
+	}
+	_ = os.Chmod(fl.Path(), 0o600)
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// Update runs fn on the decoded content of name under the file's exclusive lock and
+// writes the result back atomically when fn reports a change. A corrupt file is
+// moved to <name>.corrupt-<timestamp> with a warning and fn starts from empty.
+// T must be a struct with a `Schema int json:"schema"` field or embed Header.
+func Update[T any](s *Store, name string, fn func(*T) (changed bool, err error)) error {
+	unlock, err := s.Lock(name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := s.Path(name)
+	var v T
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("read %s: %w", path, err)
+	default:
+		if derr := decode(path, b, &v); derr != nil {
+			var ce *CorruptError
+			if !errors.As(derr, &ce) {
+				return derr
+			}
+			aside := fmt.Sprintf("%s.corrupt-%s", path, s.Now().UTC().Format("20060102T150405.000000000Z"))
+			if rerr := os.Rename(path, aside); rerr != nil {
+				return fmt.Errorf("%v; moving it aside failed: %w", derr, rerr)
+			}
+			s.Warn("%v; moved it to %s and started a new one", derr, aside)
+			var zero T
+			v = zero
+		}
+	}
+	changed, err := fn(&v)
+	if err != nil || !changed {
+		return err
+	}
+	return WriteAtomic(path, v)
+}
+
+// Header is embedded in every state file's top-level struct.
+type Header struct {
+	Schema int `json:"schema"`
+}
+
+// WriteAtomic writes v as indented JSON with schema set, via temp file + fsync +
+// rename in the same directory, mode 0600.
+func WriteAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	b = append(b, '\n')
+	return WriteFileAtomic(path, b)
+}
+
+// WriteFileAtomic replaces path with b (temp file, fsync, rename, fsync dir).
+func WriteFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

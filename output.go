@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// age renders a duration as 5s, 5m, 3h, 2d.
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// shortHome replaces a leading $HOME/ (only a real path prefix) with ~/.
+func shortHome(p, home string) string {
+	if home == "" || home == "/" {
+		return p
+	}
+	home = strings.TrimSuffix(home, "/")
+	if p == home {
+		return "~"
+	}
+	if strings.HasPrefix(p, home+"/") {
+		return "~/" + p[len(home)+1:]
+	}
+	return p
+}
+
+func costString(s discover.Session) string {
+	if s.CostUSD == nil {
+		return "-"
+	}
+	prefix := ""
+	if s.CostSource == "estimate" {
+		prefix = "~"
+	}
+	return fmt.Sprintf("%s$%.2f", prefix, *s.CostUSD)
+}
+
+// table writes aligned columns; widths are measured in runes.
+type table struct {
+	rows [][]string
+}
+
+func (t *table) add(cols ...string) { t.rows = append(t.rows, cols) }
+
+func (t *table) write(w io.Writer, colorize func(row, col int, s string) string) {
+	if len(t.rows) == 0 {
+		return
+	}
+	widths := make([]int, len(t.rows[0]))
+	for _, r := range t.rows {
+		for i, c := range r {
+			if n := utf8.RuneCountInString(c); n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	for ri, r := range t.rows {
+		var b strings.Builder
+		for i, c := range r {
+			cell := c
+			if colorize != nil {
+				cell = colorize(ri, i, c)
+			}
+			b.WriteString(cell)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiRed    = "\x1b[31m"
+	ansiDim    = "\x1b[2m"
+	ansiCyan   = "\x1b[36m"
+)
+
+func statusColor(status string) string {
+	switch status {
+	case discover.StatusRunning:
+		return ansiGreen
+	case discover.StatusWaiting:
+		return ansiYellow
+	case discover.StatusIdle:
+		return ansiCyan
+	case discover.StatusFailed:
+		return ansiRed
+	case discover.StatusUnknown:
+		return ansiYellow
+	}
+	return ansiDim
+}
