@@ -113,39 +113,47 @@ func ApplyLaunches(env *Env, sessions []Session, adapters []string, up map[strin
 				s.Status, s.Evidence, s.EvidenceDetail = StatusUnknown, EvidenceLaunchRecord, detail
 			}
 		default:
-			if Alive(s.Status) && s.Status != StatusUnknown && s.Evidence != EvidenceLaunchRecord {
+			if Alive(s.Status) && !s.Inferred && provesLife(s.Evidence) {
 				continue // the adapter proved the session alive on its own (e.g. resumed by hand)
 			}
-			if s.Evidence == EvidenceLaunchRecord || !Alive(s.Status) || s.Status == StatusUnknown {
-				s.PID = 0
-				if l.EndedAt != nil {
-					e := *l.EndedAt
-					s.EndedAt = &e
-				}
-				if l.ExitCode != nil {
-					c := *l.ExitCode
-					s.ExitCode = &c
-				}
-				failed := (l.ExitCode != nil && *l.ExitCode != 0 && l.StopRequested == nil) || (l.Failure != "" && l.StopRequested == nil)
-				switch {
-				case failed:
-					s.Status = StatusFailed
-				case s.Status == StatusFailed && l.StopRequested == nil:
-					// keep the adapter's failure signal
-				default:
-					s.Status = StatusStopped
-				}
-				s.Evidence = EvidenceLaunchRecord
-				s.Inferred = false
-				s.EvidenceDetail = detail
-				if l.Failure != "" {
-					s.EvidenceDetail = detail + "; " + l.Failure
-				}
-				if l.StopRequested != nil {
-					s.EvidenceDetail = detail + "; stopped by agentctl"
-				}
+			s.PID = 0
+			if l.EndedAt != nil {
+				e := *l.EndedAt
+				s.EndedAt = &e
+			}
+			if l.ExitCode != nil {
+				c := *l.ExitCode
+				s.ExitCode = &c
+			}
+			failed := (l.ExitCode != nil && *l.ExitCode != 0 && l.StopRequested == nil) || (l.Failure != "" && l.StopRequested == nil)
+			switch {
+			case failed:
+				s.Status = StatusFailed
+			case s.Status == StatusFailed && l.StopRequested == nil:
+				// keep the adapter's failure signal
+			default:
+				s.Status = StatusStopped
+			}
+			s.Evidence = EvidenceLaunchRecord
+			s.Inferred = false
+			s.EvidenceDetail = detail
+			if l.Failure != "" {
+				s.EvidenceDetail = detail + "; " + l.Failure
+			}
+			if l.StopRequested != nil {
+				s.EvidenceDetail = detail + "; stopped by agentctl"
 			}
 		}
 	}
 	return sessions
+}
+
+// provesLife reports whether an adapter's evidence is proof of a live process on
+// its own (as opposed to an inference a dead launch record outweighs).
+func provesLife(evidence string) bool {
+	switch evidence {
+	case EvidenceRegistry, EvidenceArgv, EvidenceGateway:
+		return true
+	}
+	return false
 }

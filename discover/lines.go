@@ -29,19 +29,21 @@ type LineStats struct {
 // Lines longer than MaxLine are skipped (counted in stats) without being buffered.
 func ReadLines(r io.Reader, base int64, fn func(line []byte, off int64) error) (next int64, stats LineStats, err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
-	off := base       // bytes consumed so far
-	lineStart := base // start of the line being assembled
-	var long []byte   // a line longer than the reader's buffer, assembled in pieces
+	off := base        // bytes consumed so far
+	lineStart := base  // start of the line being assembled
+	var frags [][]byte // pieces of a line longer than the reader's buffer
+	fragLen := 0
 	tooLong := false
 	for {
 		chunk, rerr := br.ReadSlice('\n')
 		off += int64(len(chunk))
 		if rerr == bufio.ErrBufferFull {
 			if !tooLong {
-				if len(long)+len(chunk) > MaxLine {
-					tooLong, long = true, nil
+				if fragLen+len(chunk) > MaxLine {
+					tooLong, frags, fragLen = true, nil, 0
 				} else {
-					long = append(long, chunk...)
+					frags = append(frags, append([]byte(nil), chunk...))
+					fragLen += len(chunk)
 				}
 			}
 			continue
@@ -52,16 +54,23 @@ func ReadLines(r io.Reader, base int64, fn func(line []byte, off int64) error) (
 		if rerr != nil {
 			return lineStart, stats, rerr
 		}
-		line := chunk
-		switch {
-		case tooLong:
-			stats.TooLong++
-			line = nil
-		case long != nil:
-			line = append(long, chunk...)
-		}
 		start := lineStart
-		lineStart, long, tooLong = off, nil, false
+		lineStart = off
+		if tooLong || fragLen+len(chunk) > MaxLine {
+			stats.TooLong++
+			tooLong, frags, fragLen = false, nil, 0
+			continue
+		}
+		line := chunk
+		if frags != nil {
+			// Join once, at the exact size: memory stays ~2x the line.
+			line = make([]byte, 0, fragLen+len(chunk))
+			for _, f := range frags {
+				line = append(line, f...)
+			}
+			line = append(line, chunk...)
+			frags, fragLen = nil, 0
+		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
 			continue

@@ -88,17 +88,20 @@ func ParseConfig(path string, b []byte) (*Config, []string, error) {
 
 // describeJSONError turns a decode error into "line L, column C: msg".
 func describeJSONError(b []byte, err error) string {
-	var off int64 = -1
+	off := int64(-2)
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		off = se.Offset - 1 // Offset counts the offending byte too
 	case errors.As(err, &te):
 		off = te.Offset
 	}
-	if off < 0 {
+	if off == -2 {
 		return err.Error()
+	}
+	if off < 0 {
+		off = 0
 	}
 	if off > int64(len(b)) {
 		off = int64(len(b))

@@ -1,0 +1,124 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/meta"
+)
+
+type fakeAdapter struct {
+	name  string
+	ss    []Session
+	err   error
+	hang  bool
+	warns []string
+}
+
+func (f *fakeAdapter) Name() string { return f.name }
+func (f *fakeAdapter) Discover(ctx context.Context, env *Env) ([]Session, error) {
+	for _, w := range f.warns {
+		env.Warnf("%s", w)
+	}
+	if f.hang {
+		<-make(chan struct{}) // ignores ctx, like a gateway stuck in a read
+	}
+	return f.ss, f.err
+}
+func (f *fakeAdapter) Peek(context.Context, *Env, Session, int) ([]Message, error) { return nil, nil }
+
+func testEnv() *Env {
+	return &Env{Procs: &proc.Fake{Boot: "boot-1"}, Now: func() time.Time { return time.Unix(1795211100, 0) }}
+}
+
+// A hung adapter costs at most the timeout, and the others' results still come back.
+func TestAllHangingAdapterDoesNotDelay(t *testing.T) {
+	t1 := time.Unix(1795211000, 0)
+	ok := &fakeAdapter{name: "codex", ss: []Session{{ID: "a", Adapter: "codex", Status: StatusStopped, LastActivity: &t1}}}
+	hung := &fakeAdapter{name: "openclaw", hang: true}
+	bad := &fakeAdapter{name: "opencode", err: errors.New("database is locked"), warns: []string{"one file skipped"}}
+	start := time.Now()
+	res := All(context.Background(), testEnv(), []Adapter{ok, hung, bad}, 300*time.Millisecond)
+	if el := time.Since(start); el > 1500*time.Millisecond {
+		t.Fatalf("All took %v with a 300ms timeout", el)
+	}
+	if len(res.Sessions) != 1 || res.Sessions[0].ID != "a" || res.Sessions[0].Status != StatusStopped {
+		t.Fatalf("sessions = %+v", res.Sessions)
+	}
+	joined := strings.Join(res.Warnings, "\n")
+	for _, want := range []string{"openclaw: no answer within 300ms", "opencode: database is locked", "opencode: one file skipped"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings %q lack %q", joined, want)
+		}
+	}
+	if res.Up["openclaw"] || res.Up["opencode"] || !res.Up["codex"] {
+		t.Errorf("up = %v", res.Up)
+	}
+}
+
+func TestApplyLaunches(t *testing.T) {
+	launched := time.Unix(1795211000, 0).UTC()
+	one := 1
+	fake := &proc.Fake{Boot: "boot-1", Procs: []proc.Process{{PID: 4242, StartTicks: 900}, {PID: 5000, StartTicks: 1}}}
+	env := &Env{Procs: fake, Launches: []meta.Launch{
+		// Live, agent has not written anything yet: appears, running.
+		{ID: "l-1", Adapter: "claude-code", SessionID: "new-session", PID: 4242, StartTicks: 900, BootID: "boot-1", Cwd: "/w", Prompt: "do it", LaunchedAt: launched, Group: "g-abc123"},
+		// Recycled pid: same pid, different start.
+		{ID: "l-2", Adapter: "claude-code", SessionID: "recycled", PID: 5000, StartTicks: 2, BootID: "boot-1", Cwd: "/w", LaunchedAt: launched},
+		// Ended with exit 1: failed with its exit code.
+		{ID: "l-3", Adapter: "codex", SessionID: "done-bad", PID: 6000, StartTicks: 3, BootID: "boot-1", Cwd: "/w", LaunchedAt: launched, ExitCode: &one},
+		// Adapter not queried: ignored.
+		{ID: "l-4", Adapter: "pi", SessionID: "pi-1", PID: 4242, StartTicks: 900, LaunchedAt: launched},
+		// Unconfirmed launch without a session id: never invented.
+		{ID: "l-5", Adapter: "claude-code", PID: 4242, StartTicks: 900, LaunchedAt: launched},
+	}}
+	in := []Session{
+		{ID: "recycled", Adapter: "claude-code", Status: StatusRunning, Evidence: EvidenceTranscript},
+		{ID: "done-bad", Adapter: "codex", Status: StatusStopped, Evidence: EvidenceTranscript},
+		{ID: "other", Adapter: "codex", Status: StatusIdle, Evidence: EvidenceRegistry, PID: 77},
+	}
+	out := ApplyLaunches(env, in, []string{"claude-code", "codex"}, map[string]bool{"claude-code": true, "codex": true})
+	byID := map[string]Session{}
+	for _, s := range out {
+		byID[s.ID] = s
+	}
+	if len(out) != 4 {
+		t.Fatalf("got %d sessions, want 4: %+v", len(out), out)
+	}
+	n := byID["new-session"]
+	if n.Status != StatusRunning || n.Evidence != EvidenceLaunchRecord || n.PID != 4242 || n.Group != "g-abc123" || n.Prompt != "do it" {
+		t.Errorf("new-session = %+v", n)
+	}
+	r := byID["recycled"]
+	if r.Status == StatusRunning || r.PID != 0 || !strings.Contains(r.EvidenceDetail, "recycled") {
+		t.Errorf("recycled = %+v", r)
+	}
+	d := byID["done-bad"]
+	if d.Status != StatusFailed || d.ExitCode == nil || *d.ExitCode != 1 {
+		t.Errorf("done-bad = %+v", d)
+	}
+	if o := byID["other"]; o.Status != StatusIdle || o.PID != 77 {
+		t.Errorf("other changed: %+v", o)
+	}
+}
+
+func TestSortSessions(t *testing.T) {
+	t1, t2, t3 := time.Unix(1, 0), time.Unix(2, 0), time.Unix(3, 0)
+	ss := []Session{
+		{ID: "stopped-new", Status: StatusStopped, LastActivity: &t3},
+		{ID: "idle-old", Status: StatusIdle, LastActivity: &t1},
+		{ID: "running-mid", Status: StatusRunning, LastActivity: &t2},
+	}
+	SortSessions(ss)
+	got := []string{ss[0].ID, ss[1].ID, ss[2].ID}
+	want := []string{"running-mid", "idle-old", "stopped-new"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order = %v, want %v", got, want)
+		}
+	}
+}

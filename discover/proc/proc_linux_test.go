@@ -1,0 +1,48 @@
+package proc
+
+import (
+	"os"
+	"testing"
+)
+
+func TestParseStatCommWithParens(t *testing.T) {
+	line := "4242 (we ird) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 16370 1000 200 18446744073709551615\n"
+	p, err := parseStat(4242, []byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Comm != "we ird) (x)" || p.PPID != 1 || p.PGID != 4242 || p.SID != 4242 || p.StartTicks != 16370 {
+		t.Errorf("got %+v", p)
+	}
+	if _, err := parseStat(1, []byte("garbage")); err == nil {
+		t.Error("garbage parsed")
+	}
+}
+
+func TestSnapshotSeesSelf(t *testing.T) {
+	tab := Snapshot()
+	if !tab.Available() {
+		t.Skip("no /proc here")
+	}
+	me, ok := tab.Get(os.Getpid())
+	if !ok || me.StartTicks == 0 || me.PPID != os.Getppid() {
+		t.Fatalf("self = %+v ok=%v", me, ok)
+	}
+	fresh, err := Lookup(os.Getpid())
+	if err != nil || fresh.StartTicks != me.StartTicks {
+		t.Errorf("Lookup = %+v, %v", fresh, err)
+	}
+	if !Alive(tab, os.Getpid(), me.StartTicks) || Alive(tab, os.Getpid(), me.StartTicks+1) {
+		t.Error("Alive does not check the start time")
+	}
+	argv, err := tab.Argv(os.Getpid())
+	if err != nil || len(argv) == 0 {
+		t.Errorf("argv = %v, %v", argv, err)
+	}
+	if cwd, _ := tab.Cwd(os.Getpid()); cwd == "" {
+		t.Error("no cwd")
+	}
+	if tab.BootID() == "" {
+		t.Error("no boot id")
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run agentctl in-process as the `agentctl` command.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agentctl": func() {
+			s := &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv, now: time.Now}
+			os.Exit(run(context.Background(), os.Args, s))
+		},
+	})
+}
+
+// TestScripts runs the CLI transcripts in testdata/script/*.txt. Each script gets
+// a fresh $WORK; $FIXTURES points at the recorded agent homes in testdata/.
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs("testdata/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("AGENTCTL_HOME", filepath.Join(env.WorkDir, "state"))
+			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("TZ", "UTC")
+			env.Setenv("NO_COLOR", "")
+			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits": cmdExits,
+		},
+	})
+}
+
+// cmdExits runs `exits N prog args...` and checks the exit code, so scripts can
+// pin the documented exit codes (2 usage, 3 not found, 4 ambiguous, …).
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE prog [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad code %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	default:
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
