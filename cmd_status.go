@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -32,9 +33,19 @@ Examples:
 			if err != nil {
 				return err
 			}
-			sess, _, err := e.resolve(c.Context, c.Args().First())
+			sess, env, err := e.resolve(c.Context, c.Args().First())
 			if err != nil {
 				return err
+			}
+			if d, ok := e.adapterFor(sess).(discover.Detailer); ok {
+				ctx, cancel := context.WithTimeout(c.Context, e.timeout)
+				full, err := d.Detail(ctx, env.WithWarn(func(m string) { warn(s, sess.Adapter+": "+m) }), sess)
+				cancel()
+				if err != nil {
+					warn(s, fmt.Sprintf("%s: details unavailable: %v", sess.Adapter, err))
+				} else {
+					sess = full
+				}
 			}
 			if c.Bool("json") {
 				return writeJSON(s.out, sess)

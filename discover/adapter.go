@@ -101,3 +101,10 @@ func DefaultEnv(home, stateDir string) *Env {
 		StateDir: stateDir,
 	}
 }
+
+// Detailer is implemented by adapters that can add costly fields (e.g. lifetime
+// tokens summed over a gateway's history) for one session; `status` calls it,
+// `list` does not.
+type Detailer interface {
+	Detail(ctx context.Context, env *Env, s Session) (Session, error)
+}

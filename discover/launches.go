@@ -8,6 +8,10 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
+// SubAdapters names the session adapters one adapter reports besides its own name:
+// pi-rust sessions live in pi's directory tree and come from the pi adapter.
+var SubAdapters = map[string][]string{"pi": {"pi-rust"}}
+
 // LaunchAlive verifies a launch record's agent process: the PID must be alive with
 // exactly the recorded start time, on the same boot. ok is false when the process
 // table is unavailable (the caller says unknown, not dead).
@@ -46,10 +50,18 @@ func LaunchSessionID(l meta.Launch) string {
 // agentctl itself knows (group, spec, meta, exit code); they never turn a session
 // the adapter proved alive into a dead one. Only adapters that answered (up) get
 // records synthesised, so a timed-out adapter does not produce half-known rows.
-func ApplyLaunches(env *Env, sessions []Session, adapters []string, up map[string]bool) []Session {
+func ApplyLaunches(env *Env, sessions []Session, adapters []string, upIn map[string]bool) []Session {
 	want := map[string]bool{}
+	up := map[string]bool{}
+	for k, v := range upIn {
+		up[k] = v
+	}
 	for _, a := range adapters {
 		want[a] = true
+		for _, sub := range SubAdapters[a] {
+			want[sub] = true
+			up[sub] = up[a]
+		}
 	}
 	idx := map[string]int{}
 	for i, s := range sessions {

@@ -1,29 +1,291 @@
 // Package opencode is the OpenCode adapter's read side (spec: agents/opencode.md).
+//
+// OpenCode ≥ 1.2 keeps everything in one SQLite database in WAL mode
+// (<data>/opencode.db); ≤ 1.1 kept a JSON tree under <data>/storage, which may
+// still hold sessions the one-time import skipped. Both are read, read-only; the
+// database wins for an id present in both.
+//
+// Liveness: `opencode run` holds no per-session file, lock or socket, so a session
+// is alive only on process evidence: agentctl's launch records (folded in by the
+// core), `opencode run --session <id>`, or a unique opencode process in the
+// session's directory started before its open turn's prompt (inferred). Update
+// times are never evidence (opencode.md §4.1).
 package opencode
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/proc"
 )
 
 // Name is the adapter name.
 const Name = "opencode"
 
 // Adapter reads OpenCode sessions.
-type Adapter struct{}
+type Adapter struct {
+	// StartTime dates a process of the snapshot (wall clock). nil: the process
+	// table's own StartTime method if it has one, else the platform's conversion
+	// (Linux: btime + ticks/CLK_TCK). Tests inject a fixed one.
+	StartTime func(proc.Process) (time.Time, bool)
+}
 
 // New returns the OpenCode adapter.
 func New() *Adapter { return &Adapter{} }
 
+// Name is the adapter name.
 func (a *Adapter) Name() string { return Name }
 
-// Discover is not implemented yet.
-func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
-	return nil, nil
+func (a *Adapter) startTime(env *discover.Env) func(proc.Process) (time.Time, bool) {
+	if a.StartTime != nil {
+		return a.StartTime
+	}
+	if st, ok := env.Procs.(interface {
+		StartTime(pid int) (time.Time, bool)
+	}); ok {
+		return func(p proc.Process) (time.Time, bool) { return st.StartTime(p.PID) }
+	}
+	var once sync.Once
+	var fn func(proc.Process) (time.Time, bool)
+	return func(p proc.Process) (time.Time, bool) {
+		once.Do(func() { fn = platformStartTime() })
+		return fn(p)
+	}
 }
 
-// Peek is not implemented yet.
+// Discover lists every session of OpenCode's stores with its status.
+func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	data := dataDir(env)
+	dbs := dbPaths(env, data)
+	storage := filepath.Join(data, "storage")
+	legacy := isDir(filepath.Join(storage, "session"))
+	if len(dbs) == 0 && !legacy {
+		return nil, nil // OpenCode never ran here (or with another data dir)
+	}
+
+	var recs []record
+	seen := map[string]bool{}
+	add := func(rs []record) {
+		for _, r := range rs {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				recs = append(recs, r)
+			}
+		}
+	}
+	var errs []error
+	sources := 0
+	for _, p := range dbs {
+		var got []record
+		note, err := readDB(ctx, p, func(ctx context.Context, db *sql.DB) error {
+			var err error
+			got, err = listDB(ctx, db, p)
+			return err
+		})
+		if note != "" {
+			env.Warnf("%s", note)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read %s: %w", p, err))
+			continue
+		}
+		sources++
+		add(got)
+	}
+	if legacy {
+		got, err := listLegacy(ctx, storage)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read %s: %w", storage, err))
+		} else {
+			sources++
+			add(got)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if sources == 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, err := range errs {
+		env.Warnf("%v; its sessions are missing from this output", err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+
+	// Processes agentctl launched for a known session are the core's to report
+	// (launch records); they must not also be matched to some other session.
+	skip := map[int]bool{}
+	for _, l := range env.LaunchesFor(Name) {
+		if discover.LaunchSessionID(l) == "" {
+			continue
+		}
+		if alive, _, _ := discover.LaunchAlive(env.Procs, l); alive {
+			skip[l.PID] = true
+		}
+	}
+	var procs []ocProc
+	procsOK := false
+	if env.Procs != nil {
+		procs, procsOK = scanProcs(env, a.startTime(env), skip)
+	}
+	verdicts := judge(recs, procs, procsOK)
+
+	out := make([]discover.Session, 0, len(recs))
+	for i, r := range recs {
+		out = append(out, toSession(r, verdicts[i]))
+	}
+	return out, nil
+}
+
+// defaultTitle matches the placeholder OpenCode stores until its small model has
+// written a title; a killed or failed session keeps it. It is not a title.
+var defaultTitle = regexp.MustCompile(`^(New|Child) session - \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
+
+func toSession(r record, v verdict) discover.Session {
+	s := discover.Session{
+		ID: r.ID, Adapter: Name, Status: v.Status, Evidence: v.Evidence, EvidenceDetail: v.Detail,
+		Inferred: v.Inferred, PID: v.PID, Cwd: r.Dir, AgentVersion: r.Version, Path: r.Path,
+	}
+	extra := map[string]any{}
+	if defaultTitle.MatchString(r.Title) {
+		extra["default_title"] = r.Title
+	} else {
+		s.Title = r.Title
+	}
+	if r.Prompt != nil {
+		s.Prompt = *r.Prompt
+	}
+	model := r.Model
+	if model.Provider == "" && model.ID == "" {
+		model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
+	}
+	s.Model = model.String()
+	if model.Variant != "" && model.Variant != "default" {
+		extra["model_variant"] = model.Variant
+	}
+	if r.Created > 0 {
+		t := time.UnixMilli(r.Created).UTC()
+		s.StartedAt = &t
+	}
+	if r.Updated > 0 {
+		t := time.UnixMilli(r.Updated).UTC()
+		s.LastActivity = &t
+	}
+	if !discover.Alive(s.Status) {
+		end := r.Updated
+		if r.Last.Role == "assistant" && r.Last.Completed > 0 {
+			end = r.Last.Completed
+		}
+		if end > 0 {
+			t := time.UnixMilli(end).UTC()
+			s.EndedAt = &t
+		}
+	}
+	if r.Tokens != nil {
+		// OpenCode's classes are disjoint; reasoning is billed as output.
+		s.Tokens = &discover.Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output + r.Tokens.Reasoning,
+			CacheRead: r.Tokens.CacheRead, CacheWrite: r.Tokens.CacheWrite}
+		if r.Tokens.Reasoning > 0 {
+			extra["tokens_reasoning"] = r.Tokens.Reasoning
+		}
+	}
+	if r.Cost != nil {
+		c := *r.Cost
+		s.CostUSD, s.CostSource = &c, "agent"
+	}
+	if r.Worktree != "" {
+		extra["project"] = r.Worktree
+	}
+	if r.ProjectID != "" {
+		extra["project_id"] = r.ProjectID
+	}
+	if r.ParentID != "" {
+		extra["parent_id"] = r.ParentID // a sub-agent's session
+	}
+	if r.Archived > 0 {
+		extra["archived_at"] = time.UnixMilli(r.Archived).UTC().Format(time.RFC3339)
+	}
+	if r.Agent != "" {
+		extra["opencode_agent"] = r.Agent // OpenCode's own agent (build, plan, …)
+	}
+	if r.Slug != "" {
+		extra["slug"] = r.Slug
+	}
+	if r.Legacy {
+		extra["store"] = "legacy storage/ tree"
+	}
+	if len(extra) > 0 {
+		s.Extra = extra
+	}
+	return s
+}
+
+// Peek returns the last n items of a session (n <= 0: all).
 func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
-	return nil, discover.ErrNoSession
+	var msgs []nativeMsg
+	found := false
+	// The store the listing found it in first; else every store (a session known
+	// only from a launch record so far).
+	var dbs, trees []string
+	switch {
+	case s.Path != "" && strings.HasSuffix(s.Path, ".json"):
+		trees = []string{legacyStorage(s.Path)}
+	case s.Path != "":
+		dbs = []string{s.Path}
+	default:
+		data := dataDir(env)
+		dbs = dbPaths(env, data)
+		trees = []string{filepath.Join(data, "storage")}
+	}
+	for _, p := range dbs {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		_, err := readDB(ctx, p, func(ctx context.Context, db *sql.DB) error {
+			var err error
+			// A few more than n: a message that yields no item (unknown role,
+			// unparsable) must not leave peek short. lastN trims the items.
+			limit := n
+			if n > 0 {
+				limit = n + 5
+			}
+			msgs, found, err = peekDB(ctx, db, s.ID, limit)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if found {
+			break
+		}
+	}
+	for _, t := range trees {
+		if found {
+			break
+		}
+		if !isDir(filepath.Join(t, "message", s.ID)) {
+			continue
+		}
+		var err error
+		if msgs, err = peekLegacy(ctx, t, s.ID, n); err != nil {
+			return nil, err
+		}
+		found = true
+	}
+	its := lastN(items(msgs), n)
+	if len(its) == 0 {
+		return nil, discover.ErrNoSession
+	}
+	return its, nil
 }

@@ -1,0 +1,117 @@
+package opencode
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite: static, cross-compilable binary
+)
+
+// dbState is what a lock-free read depends on: the database file and whether its
+// side files exist.
+type dbState struct {
+	size    int64
+	mtime   time.Time
+	wal     bool
+	walSize int64
+	shm     bool
+	journal bool
+}
+
+func statDB(path string) (dbState, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return dbState{}, err
+	}
+	s := dbState{size: st.Size(), mtime: st.ModTime()}
+	if w, err := os.Stat(path + "-wal"); err == nil {
+		s.wal, s.walSize = true, w.Size()
+	}
+	_, err = os.Stat(path + "-shm")
+	s.shm = err == nil
+	_, err = os.Stat(path + "-journal")
+	s.journal = err == nil
+	return s, nil
+}
+
+// immutable reports whether the read can (and must) go without SQLite's locks.
+//
+// OpenCode's database is in WAL mode. SQLite opens a WAL database read-only only
+// through its -wal and -shm files and creates them when they are missing (and
+// leaves them behind) — next to the user's database, which agentctl must never
+// write to. Tested: with mode=ro, a fully checkpointed opencode.db in a read-only
+// directory gained opencode.db-wal and opencode.db-shm when read as root, and
+// cannot be opened at all by a user who may not create them.
+//
+// So: when the side files exist (OpenCode is running, or died without cleaning
+// up), open normally with mode=ro: SQLite uses them and creates nothing, and rows
+// not yet checkpointed are visible (immutable=1 would hide them, opencode.md §2.3).
+// When there is no -wal file, every committed row is in the main file (SQLite
+// deletes the WAL only after a full checkpoint), so immutable=1 reads exactly what
+// mode=ro would, without touching the directory; readDB re-checks afterwards that
+// no writer appeared meanwhile.
+func (s dbState) immutable() bool {
+	switch {
+	case s.wal && s.shm:
+		return false
+	case s.wal:
+		return true // a -wal without its -shm: see walUnreadable
+	case s.journal:
+		return false // a rollback journal: never OpenCode's, let SQLite decide
+	}
+	return true
+}
+
+// walUnreadable: the -wal has frames but there is no -shm, and reading them would
+// create one. Such a pair is left only by a crash or a copy; say so.
+func (s dbState) walUnreadable() bool { return s.wal && !s.shm && s.walSize > 0 }
+
+func (s dbState) same(o dbState) bool {
+	return s.size == o.size && s.mtime.Equal(o.mtime) && s.wal == o.wal && s.shm == o.shm && s.journal == o.journal
+}
+
+func dsn(path string, immutable bool) string {
+	d := "file:" + url.PathEscape(path) + "?mode=ro&_pragma=busy_timeout(3000)&_pragma=query_only(1)"
+	if immutable {
+		d += "&immutable=1"
+	}
+	return d
+}
+
+// readDB runs fn over one read-only connection to the database at path and closes
+// it. fn must not keep state across calls: after a lock-free read whose database
+// changed underneath it (a writer started), readDB runs it again, now through the
+// writer's WAL. note is a warning for the user ("" when there is none).
+func readDB(ctx context.Context, path string, fn func(ctx context.Context, db *sql.DB) error) (note string, err error) {
+	for attempt := 0; ; attempt++ {
+		before, err := statDB(path)
+		if err != nil {
+			return "", err
+		}
+		imm := before.immutable()
+		note = ""
+		if before.walUnreadable() {
+			note = fmt.Sprintf("%s-wal holds %d bytes but %s-shm is missing (left by a crash or a copy); sessions written since the last checkpoint are not shown, because reading them would create files next to OpenCode's database", path, before.walSize, path)
+		}
+		db, err := sql.Open("sqlite", dsn(path, imm))
+		if err != nil {
+			return note, fmt.Errorf("open %s: %w", path, err)
+		}
+		db.SetMaxOpenConns(1)
+		err = fn(ctx, db)
+		if cerr := db.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close %s: %w", path, cerr)
+		}
+		if !imm || attempt == 2 {
+			return note, err
+		}
+		after, serr := statDB(path)
+		if serr == nil && after.same(before) {
+			return note, err
+		}
+	}
+}

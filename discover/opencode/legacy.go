@@ -1,0 +1,170 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The legacy store (OpenCode ≤ 1.1.x, opencode.md §2.2): one JSON file per object
+// under <data>/storage. 1.2+ imports it once, sometimes partially, so sessions may
+// live only here. File names sort like ids (ascending by creation), so a session's
+// first and last messages are the ends of a sorted listing: list reads those and
+// never every message file.
+
+// legacySession is storage/session/<projectID>/<ses>.json.
+type legacySession struct {
+	ID        string `json:"id"`
+	ProjectID string `json:"projectID"`
+	Directory string `json:"directory"`
+	ParentID  string `json:"parentID"`
+	Title     string `json:"title"`
+	Version   string `json:"version"`
+	Slug      string `json:"slug"`
+	Time      struct {
+		Created  int64 `json:"created"`
+		Updated  int64 `json:"updated"`
+		Archived int64 `json:"archived"`
+	} `json:"time"`
+}
+
+// scanLimit bounds how far list walks from either end of a message listing past
+// files that do not parse.
+const scanLimit = 20
+
+// listLegacy reads every session of the legacy tree. Files that do not fit the
+// shapes (0.x formats, partial writes) are skipped.
+func listLegacy(ctx context.Context, storage string) ([]record, error) {
+	projects, err := os.ReadDir(filepath.Join(storage, "session"))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	worktrees := map[string]string{}
+	var out []record
+	for _, pd := range projects {
+		if !pd.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(storage, "session", pd.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if !strings.HasSuffix(f.Name(), ".json") {
+				continue
+			}
+			path := filepath.Join(storage, "session", pd.Name(), f.Name())
+			var ls legacySession
+			if !readJSON(path, &ls) || !strings.HasPrefix(ls.ID, "ses_") || ls.Time.Created == 0 ||
+				ls.Directory == "" || ls.ProjectID == "" {
+				continue
+			}
+			r := record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
+				ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
+				Archived: ls.Time.Archived, Path: path, Legacy: true}
+			if r.Updated == 0 {
+				r.Updated = r.Created
+			}
+			if ls.ProjectID != "" {
+				wt, ok := worktrees[ls.ProjectID]
+				if !ok {
+					var p struct {
+						Worktree string `json:"worktree"`
+					}
+					readJSON(filepath.Join(storage, "project", ls.ProjectID+".json"), &p)
+					wt = p.Worktree
+					worktrees[ls.ProjectID] = wt
+				}
+				r.Worktree = wt
+			}
+			legacyMessages(storage, &r)
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// legacyMessages fills the latest message, the latest prompt's time, the model and
+// the first prompt from the two ends of the session's message listing.
+func legacyMessages(storage string, r *record) {
+	dir := filepath.Join(storage, "message", r.ID)
+	names := jsonNames(dir)
+	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
+		var m msgData
+		if !readJSON(filepath.Join(dir, names[n]), &m) || (m.Role != "user" && m.Role != "assistant") {
+			continue
+		}
+		if m.ID == "" {
+			m.ID = strings.TrimSuffix(names[n], ".json")
+		}
+		r.Last = m.last()
+		r.Model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
+		switch {
+		case m.Role == "user":
+			r.LastUserAt = m.Time.Created
+		case m.ParentID != "":
+			var u msgData
+			if readJSON(filepath.Join(dir, m.ParentID+".json"), &u) {
+				r.LastUserAt = u.Time.Created
+			}
+		}
+		break
+	}
+	for i := 0; i < len(names) && i < scanLimit; i++ {
+		var m msgData
+		if !readJSON(filepath.Join(dir, names[i]), &m) || m.Role != "user" {
+			continue
+		}
+		id := m.ID
+		if id == "" {
+			id = strings.TrimSuffix(names[i], ".json")
+		}
+		pdir := filepath.Join(storage, "part", id)
+		for _, pn := range jsonNames(pdir) {
+			var p partData
+			if readJSON(filepath.Join(pdir, pn), &p) && p.Type == "text" && !p.Synthetic {
+				t := p.Text
+				if len([]rune(t)) > promptMax {
+					t = string([]rune(t)[:promptMax])
+				}
+				r.Prompt = &t
+				break
+			}
+		}
+		break
+	}
+}
+
+// jsonNames lists dir's *.json names, sorted (os.ReadDir sorts by name).
+func jsonNames(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func readJSON(path string, v any) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && json.Unmarshal(b, v) == nil
+}
+
+// legacyStorage is where a legacy session file's tree starts: the file is
+// <storage>/session/<projectID>/<ses>.json.
+func legacyStorage(sessionFile string) string {
+	return filepath.Dir(filepath.Dir(filepath.Dir(sessionFile)))
+}

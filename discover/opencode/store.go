@@ -1,0 +1,280 @@
+package opencode
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// promptMax caps the first prompt carried in a listing (characters). Prompts can be
+// megabytes (files pasted in); list shows 60 characters and status 200.
+const promptMax = 2000
+
+// record is one session as the listing needs it, from either store.
+type record struct {
+	ID, Dir, Title, Version, ParentID, ProjectID, Worktree, Agent, Slug string
+	Model                                                               modelRef
+	Cost                                                                *float64
+	Tokens                                                              *tokenClasses
+	Created, Updated                                                    int64 // epoch ms
+	Archived                                                            int64 // 0: not archived
+	Last                                                                lastMessage
+	Prompt                                                              *string
+	// LastUserAt is the creation time of the latest user message (ms), for
+	// matching a process started just before it (opencode.md §4.1.3).
+	LastUserAt int64
+	// Path is the store it came from (the db, or the legacy session file).
+	Path   string
+	Legacy bool
+}
+
+type modelRef struct{ Provider, ID, Variant string }
+
+func (m modelRef) String() string {
+	switch {
+	case m.Provider != "" && m.ID != "":
+		return m.Provider + "/" + m.ID
+	case m.Provider != "":
+		// A bare -m value: OpenCode took it for a provider and kept an empty model id
+		// (the session then failed with ProviderModelNotFoundError). Show what the
+		// user typed rather than "fake-model/".
+		return m.Provider
+	}
+	return m.ID
+}
+
+type tokenClasses struct{ Input, Output, Reasoning, CacheRead, CacheWrite int64 }
+
+// lastMessage is the latest message of a session: what the turn state rests on.
+type lastMessage struct {
+	ID        string
+	Role      string
+	Created   int64
+	Completed int64 // 0: time.completed absent
+	Finish    string
+	ErrName   string
+	ErrMsg    string
+	// Provider/ModelID of the message (assistant) or its model (user).
+	Provider, ModelID string
+}
+
+// columns returns the column names of a table (empty when the table is missing).
+func columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		cols[n] = true
+	}
+	return cols, rows.Err()
+}
+
+// jsonFn builds json_extract calls. Rows whose data is not JSON must be skipped
+// (opencode.md §2.1), but a guard (json_valid) on every call costs a third of the
+// listing, so the listing runs unguarded first and, only if SQLite reports
+// malformed JSON, again guarded. CASE is evaluated lazily, so a guarded
+// json_extract never sees invalid text.
+type jsonFn bool
+
+func (guarded jsonFn) x(col, path string) string {
+	if guarded {
+		return fmt.Sprintf("(CASE WHEN json_valid(%s) THEN json_extract(%s, '%s') END)", col, col, path)
+	}
+	return fmt.Sprintf("json_extract(%s, '%s')", col, path)
+}
+
+func isMalformedJSON(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "malformed JSON")
+}
+
+// listSQL builds the one listing statement. Everything is aggregated in SQL: the
+// session row carries OpenCode's own totals, and per session only the latest
+// message, the first user message's first text part and one parent lookup are
+// touched, through the (session_id, time_created, id) and (message_id, id)
+// indexes. Parts are never scanned.
+func listSQL(sc, pc map[string]bool, guarded jsonFn) string {
+	jx := guarded.x
+	opt := func(c string) string {
+		if sc[c] {
+			return "s." + c
+		}
+		return "NULL"
+	}
+	worktree, join := "NULL", ""
+	if pc["worktree"] {
+		worktree, join = "p.worktree", "LEFT JOIN project p ON p.id = s.project_id"
+	}
+	cols := []string{
+		"s.id", "s.directory", "s.title", opt("version"), opt("parent_id"), opt("project_id"), worktree,
+		opt("agent"), opt("slug"), opt("model"), opt("cost"),
+		opt("tokens_input"), opt("tokens_output"), opt("tokens_reasoning"), opt("tokens_cache_read"), opt("tokens_cache_write"),
+		"s.time_created", "s.time_updated", opt("time_archived"),
+		"lm.id", "lm.time_created",
+		jx("lm.data", "$.role"), jx("lm.data", "$.time.completed"), jx("lm.data", "$.finish"),
+		jx("lm.data", "$.error.name"), "substr(" + jx("lm.data", "$.error.data.message") + ", 1, 500)",
+		"coalesce(" + jx("lm.data", "$.providerID") + ", " + jx("lm.data", "$.model.providerID") + ")",
+		"coalesce(" + jx("lm.data", "$.modelID") + ", " + jx("lm.data", "$.model.modelID") + ")",
+		// the latest user message: the latest message itself, or the one the latest
+		// assistant message answers (its parentID), by primary key
+		"(CASE WHEN " + jx("lm.data", "$.role") + " = 'user' THEN lm.time_created ELSE " +
+			"(SELECT um.time_created FROM message um WHERE um.id = " + jx("lm.data", "$.parentID") + ") END)",
+		"(SELECT substr(" + jx("pt.data", "$.text") + ", 1, " + fmt.Sprint(promptMax) + ") FROM part pt" +
+			" WHERE pt.message_id = s.first_user AND " + jx("pt.data", "$.type") + " = 'text'" +
+			" AND coalesce(" + jx("pt.data", "$.synthetic") + ", 0) = 0 ORDER BY pt.id LIMIT 1)",
+	}
+	return "SELECT " + strings.Join(cols, ", ") + `
+FROM (SELECT s.*,
+        (SELECT m.id FROM message m WHERE m.session_id = s.id
+          ORDER BY m.time_created DESC, m.id DESC LIMIT 1) AS last_id,
+        (SELECT m.id FROM message m WHERE m.session_id = s.id AND ` + jx("m.data", "$.role") + ` = 'user'
+          ORDER BY m.time_created, m.id LIMIT 1) AS first_user
+      FROM session s) s
+LEFT JOIN message lm ON lm.id = s.last_id
+` + join
+}
+
+// listDB reads every session of one database.
+func listDB(ctx context.Context, db *sql.DB, path string) ([]record, error) {
+	sc, err := columns(ctx, db, "session")
+	if err != nil {
+		return nil, err
+	}
+	if !sc["id"] || !sc["directory"] || !sc["title"] || !sc["time_created"] || !sc["time_updated"] {
+		return nil, fmt.Errorf("%s: no OpenCode session table (is this an opencode.db?)", path)
+	}
+	if mc, err := columns(ctx, db, "message"); err != nil || !mc["data"] || !mc["session_id"] {
+		return nil, fmt.Errorf("%s: no OpenCode message table", path)
+	}
+	pc, err := columns(ctx, db, "project")
+	if err != nil {
+		return nil, err
+	}
+	out, err := listRows(ctx, db, listSQL(sc, pc, false), path)
+	if isMalformedJSON(err) {
+		out, err = listRows(ctx, db, listSQL(sc, pc, true), path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !sc["tokens_input"] || !sc["cost"] {
+		// An older schema without the stored totals: sum the assistant messages.
+		err := sumFromMessages(ctx, db, out, false)
+		if isMalformedJSON(err) {
+			err = sumFromMessages(ctx, db, out, true)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return out, nil
+}
+
+func listRows(ctx context.Context, db *sql.DB, query, path string) ([]record, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []record
+	for rows.Next() {
+		var (
+			r                                              record
+			version, parent, project, worktree, agent, slg sql.NullString
+			model                                          sql.NullString
+			cost                                           sql.NullFloat64
+			ti, to, tr, tcr, tcw, archived                 sql.NullInt64
+			lmID, role, finish, errName, errMsg, prov, mid sql.NullString
+			lmCreated, completed, lastUser                 sql.NullInt64
+			prompt                                         sql.NullString
+		)
+		if err := rows.Scan(&r.ID, &r.Dir, &r.Title, &version, &parent, &project, &worktree,
+			&agent, &slg, &model, &cost, &ti, &to, &tr, &tcr, &tcw,
+			&r.Created, &r.Updated, &archived,
+			&lmID, &lmCreated, &role, &completed, &finish, &errName, &errMsg, &prov, &mid,
+			&lastUser, &prompt); err != nil {
+			return nil, err
+		}
+		r.Version, r.ParentID, r.ProjectID, r.Worktree = version.String, parent.String, project.String, worktree.String
+		r.Agent, r.Slug = agent.String, slg.String
+		r.Model = parseModel(model.String)
+		if cost.Valid {
+			c := cost.Float64
+			r.Cost = &c
+		}
+		if ti.Valid || to.Valid {
+			r.Tokens = &tokenClasses{ti.Int64, to.Int64, tr.Int64, tcr.Int64, tcw.Int64}
+		}
+		r.Archived = archived.Int64
+		r.Last = lastMessage{ID: lmID.String, Role: role.String, Created: lmCreated.Int64, Completed: completed.Int64,
+			Finish: finish.String, ErrName: errName.String, ErrMsg: errMsg.String, Provider: prov.String, ModelID: mid.String}
+		r.LastUserAt = lastUser.Int64
+		if prompt.Valid {
+			p := prompt.String
+			r.Prompt = &p
+		}
+		r.Path = path
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// parseModel reads session.model, JSON {"id","providerID","variant"}.
+func parseModel(s string) modelRef {
+	var m struct {
+		ID         string `json:"id"`
+		ProviderID string `json:"providerID"`
+		Variant    string `json:"variant"`
+	}
+	if s == "" || json.Unmarshal([]byte(s), &m) != nil {
+		return modelRef{}
+	}
+	return modelRef{Provider: m.ProviderID, ID: m.ID, Variant: m.Variant}
+}
+
+// sumFromMessages fills tokens and cost from assistant messages, for schemas that
+// do not store session totals (opencode.md §2.3).
+func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn) error {
+	jx := guarded.x
+	idx := map[string]int{}
+	for i, r := range recs {
+		idx[r.ID] = i
+	}
+	rows, err := db.QueryContext(ctx, `SELECT session_id,
+	    sum(`+jx("data", "$.tokens.input")+`), sum(`+jx("data", "$.tokens.output")+`),
+	    sum(`+jx("data", "$.tokens.reasoning")+`), sum(`+jx("data", "$.tokens.cache.read")+`),
+	    sum(`+jx("data", "$.tokens.cache.write")+`), sum(`+jx("data", "$.cost")+`)
+	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant' GROUP BY session_id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var ti, to, tr, tcr, tcw sql.NullInt64
+		var cost sql.NullFloat64
+		if err := rows.Scan(&id, &ti, &to, &tr, &tcr, &tcw, &cost); err != nil {
+			return err
+		}
+		i, ok := idx[id]
+		if !ok {
+			continue
+		}
+		if recs[i].Tokens == nil {
+			recs[i].Tokens = &tokenClasses{ti.Int64, to.Int64, tr.Int64, tcr.Int64, tcw.Int64}
+		}
+		if recs[i].Cost == nil && cost.Valid {
+			c := cost.Float64
+			recs[i].Cost = &c
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,265 @@
+package pi
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/proc"
+)
+
+// Attribution windows (pi.md §4.1): a new session's header is written 0.1–4 s after
+// the process starts; a resumed pi appends the user message at once.
+const (
+	newSessionWindow = 10 * time.Second
+	resumeSlack      = 1 * time.Second
+)
+
+// candidate is a live process that may be a pi writing into the scanned store.
+type candidate struct {
+	PID   int
+	Start time.Time
+	Cwd   string
+	// Dirs are the session dirs its environment says it writes to; nil when its
+	// environment is unreadable (then it may write anywhere we scan).
+	Dirs []string
+}
+
+// piNames are process names (comm / argv[0] basename) a pi may run under.
+func piNames(env *discover.Env) []string {
+	names := []string{"pi", "pi-rust"}
+	if env.Config != nil {
+		for _, a := range []string{Name, NameRust} {
+			if b := env.Config.Adapters[a].Binary; b != "" {
+				names = append(names, trimComm(filepath.Base(b)))
+			}
+		}
+	}
+	return names
+}
+
+// trimComm cuts a name the way the kernel cuts comm (15 bytes).
+func trimComm(s string) string {
+	if len(s) > 15 {
+		return s[:15]
+	}
+	return s
+}
+
+// runtimes are the executables a pi process may show in /proc/<pid>/exe: pi is a
+// Node program whose argv is overwritten with its title; pi-rust is its own binary.
+var runtimes = []string{"node", "nodejs", "bun", "pi", "pi-rust"}
+
+// candidates finds pi processes in the snapshot (pi.md §4.1 "Foreign process"),
+// skipping the ones agentctl launched (skip) and the ones whose environment points
+// at a store we did not scan.
+func candidates(env *discover.Env, startTime func(proc.Process) (time.Time, bool), skip map[int]bool) []candidate {
+	t := env.Procs
+	if t == nil || !t.Available() {
+		return nil
+	}
+	names := piNames(env)
+	var out []candidate
+	for _, p := range t.All() {
+		if skip[p.PID] {
+			continue
+		}
+		comm := p.Comm
+		maybe := slices.Contains(names, comm) || comm == "node" || comm == "nodejs" || comm == "bun"
+		if !maybe {
+			continue
+		}
+		argv, _ := t.Argv(p.PID)
+		if !isPi(t, p, argv, names) {
+			continue
+		}
+		cwd, err := t.Cwd(p.PID)
+		if err != nil || cwd == "" {
+			continue // not readable: cannot be matched to a header cwd
+		}
+		start, ok := startTime(p)
+		if !ok {
+			continue
+		}
+		c := candidate{PID: p.PID, Start: start, Cwd: filepath.Clean(cwd)}
+		if environ, err := t.Environ(p.PID); err == nil && len(environ) > 0 {
+			c.Dirs = procDirs(env, environ, argv, c.Cwd)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// isPi applies pi.md §4.1: comm or argv[0] is a pi name and the executable is a
+// runtime pi runs on (or unreadable), or argv still shows pi's cli.js (the moment
+// before pi sets its process title).
+func isPi(t proc.Table, p proc.Process, argv []string, names []string) bool {
+	for _, a := range argv {
+		if strings.Contains(filepath.ToSlash(a), "pi-coding-agent/dist/cli.js") {
+			return true
+		}
+	}
+	named := slices.Contains(names, p.Comm)
+	if len(argv) > 0 {
+		named = named || slices.Contains(names, filepath.Base(argv[0]))
+	}
+	if !named {
+		return false
+	}
+	exe, err := t.Exe(p.PID)
+	if err != nil || exe == "" {
+		return true
+	}
+	exe = filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
+	return slices.Contains(runtimes, exe) || slices.Contains(names, trimComm(exe)) || slices.Contains(names, exe)
+}
+
+// procDirs are the session dirs a process writes to per its own environment and
+// argv (pi: PI_CODING_AGENT_SESSION_DIR, else PI_CODING_AGENT_DIR/sessions, else
+// $HOME/.pi/agent/sessions; pi-rust also PI_SESSIONS_DIR and --session-dir).
+func procDirs(env *discover.Env, environ, argv []string, cwd string) []string {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	expand := func(p string) string {
+		home := vars["HOME"]
+		switch {
+		case p == "~" && home != "":
+			p = home
+		case strings.HasPrefix(p, "~/") && home != "":
+			p = filepath.Join(home, p[2:])
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		return filepath.Clean(p)
+	}
+	if d := argValue(argv, "--session-dir"); d != "" {
+		return []string{expand(d)}
+	}
+	var dirs []string
+	if d := vars["PI_SESSIONS_DIR"]; d != "" {
+		dirs = append(dirs, expand(d))
+	}
+	agent := ""
+	switch {
+	case vars["PI_CODING_AGENT_DIR"] != "":
+		agent = expand(vars["PI_CODING_AGENT_DIR"])
+	case vars["HOME"] != "":
+		agent = filepath.Join(vars["HOME"], ".pi", "agent")
+	default:
+		return nil // nothing says where it writes: do not rule it out
+	}
+	if d := vars["PI_CODING_AGENT_SESSION_DIR"]; d != "" {
+		return append(dirs, expand(d))
+	}
+	dirs = append(dirs, filepath.Join(agent, "sessions"))
+	// A sessionDir in the global settings of the same agent dir applies too.
+	if filepath.Clean(agent) == filepath.Clean(agentDir(env)) {
+		if d := settingsSessionDir(env, agent); d != "" {
+			dirs = append(dirs, filepath.Clean(d))
+		}
+	}
+	return dirs
+}
+
+// writesTo reports whether a file lies under one of the candidate's dirs.
+func (c candidate) writesTo(path string) bool {
+	if c.Dirs == nil {
+		return true
+	}
+	dir := filepath.Dir(path)
+	for _, d := range c.Dirs {
+		if dir == d || filepath.Dir(dir) == d {
+			return true
+		}
+	}
+	return false
+}
+
+// owns is the attribution rule of pi.md §4.1: same cwd as the header, and either a
+// new session (header within 10 s after the process started) or a resumed one
+// (older header, an entry written since the process started). Never cwd alone.
+func (c candidate) owns(f *file) bool {
+	if !c.writesTo(f.Path) || filepath.Clean(f.Sum.Header.Cwd) != c.Cwd {
+		return false
+	}
+	started := f.Sum.started()
+	if started.IsZero() {
+		return false
+	}
+	if !started.Before(c.Start) {
+		return !started.After(c.Start.Add(newSessionWindow))
+	}
+	newest := f.Sum.newestEntry()
+	return !newest.IsZero() && !newest.Before(c.Start.Add(-resumeSlack))
+}
+
+// owner is the outcome of attribution for one file.
+type owner struct {
+	PID       int
+	Ambiguous []int // several processes, or one process with several files
+	Detail    string
+}
+
+// attribute matches candidates to files. A pair counts only when the process
+// matches exactly one file and the file exactly one process; every other file a
+// candidate matches is ambiguous (unknown), never guessed.
+func attribute(cands []candidate, files []*file) map[*file]owner {
+	byProc := map[int][]*file{}
+	byFile := map[*file][]int{}
+	for _, c := range cands {
+		for _, f := range files {
+			if c.owns(f) {
+				byProc[c.PID] = append(byProc[c.PID], f)
+				byFile[f] = append(byFile[f], c.PID)
+			}
+		}
+	}
+	out := map[*file]owner{}
+	for f, pids := range byFile {
+		if len(pids) == 1 && len(byProc[pids[0]]) == 1 {
+			c := findCand(cands, pids[0])
+			how := "resumed: an entry was written after it started"
+			if !f.Sum.started().Before(c.Start) {
+				how = "new: header written within 10 s of its start"
+			}
+			out[f] = owner{PID: pids[0], Detail: fmt.Sprintf("pi process %d in %s started %s (%s)",
+				c.PID, c.Cwd, c.Start.UTC().Format(time.RFC3339), how)}
+			continue
+		}
+		all := slices.Clone(pids)
+		slices.Sort(all)
+		var detail string
+		if len(pids) > 1 {
+			detail = fmt.Sprintf("%d pi processes could own this session (pids %s)", len(pids), joinInts(all))
+		} else {
+			detail = fmt.Sprintf("pi process %d could own %d sessions in %s", pids[0], len(byProc[pids[0]]), f.Sum.Header.Cwd)
+		}
+		out[f] = owner{Ambiguous: all, Detail: detail}
+	}
+	return out
+}
+
+func findCand(cs []candidate, pid int) candidate {
+	for _, c := range cs {
+		if c.PID == pid {
+			return c
+		}
+	}
+	return candidate{}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,269 @@
+package pi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
+)
+
+// indexVersion: bump when the meaning of summary changes.
+const indexVersion = 1
+
+// Quick-summary reads (pi.md §3 "Performance"): the prompt from a bounded forward
+// scan, the state from a tail read grown until it holds a complete line.
+const (
+	headWindow    = 64 << 10
+	tailWindow    = 64 << 10
+	maxTailWindow = 16 << 20
+)
+
+// file is one parsed session file. Complete is false when it was summarised from
+// its head and tail only (a cold index and no time left): then token and cost
+// totals are unknown and omitted.
+type file struct {
+	Path     string
+	Sum      *summary
+	Flavour  string
+	Complete bool
+	mtime    time.Time
+}
+
+// scanner brings the parse index up to date with the session files.
+type scanner struct {
+	ix     *index.Index[summary]
+	stopAt time.Time // zero: no budget
+}
+
+func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), 4, n)) }
+
+// parallel runs fn(0..n-1) on a few goroutines, stopping early when ctx ends.
+func parallel(ctx context.Context, n int, fn func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers(n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// budget is when full parsing stops so the adapter still answers within its
+// timeout: 60% of the time left. No deadline, no budget.
+func budget(ctx context.Context) time.Time {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return time.Time{}
+	}
+	now := time.Now()
+	return now.Add(dl.Sub(now) * 6 / 10)
+}
+
+func (s *scanner) overBudget() bool { return !s.stopAt.IsZero() && time.Now().After(s.stopAt) }
+
+// scan summarises every file. Files whose index entry is fresh are only stat'ed;
+// the rest are parsed (appended bytes only, when the index allows), newest first,
+// so a cold index fills in the order users care about. Files without a complete
+// header line are dropped: pi writes the header together with the first entries,
+// so such a file is being created right now, or is not pi's.
+func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) []*file {
+	res := make([]*file, len(paths))
+	var mu sync.Mutex
+	var pending []int
+	parallel(ctx, len(paths), func(i int) {
+		st, err := os.Stat(paths[i])
+		if err != nil || !st.Mode().IsRegular() {
+			return // vanished between ReadDir and Stat
+		}
+		if e, ok := s.ix.Get(paths[i]); ok && e.Plan(index.StampOf(st)) == index.Fresh {
+			p := e.Payload
+			res[i] = &file{Path: paths[i], Sum: &p, Complete: true, mtime: st.ModTime()}
+			return
+		}
+		res[i] = &file{Path: paths[i], mtime: st.ModTime()}
+		mu.Lock()
+		pending = append(pending, i)
+		mu.Unlock()
+	})
+	sort.Slice(pending, func(a, b int) bool { return res[pending[a]].mtime.After(res[pending[b]].mtime) })
+	parallel(ctx, len(pending), func(k int) {
+		f := res[pending[k]]
+		if err := s.update(f); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				env.Warnf("%v", err)
+			}
+			f.Sum = nil
+		}
+	})
+	out := make([]*file, 0, len(res))
+	incomplete := 0
+	for _, f := range res {
+		switch {
+		case f == nil || f.Sum == nil:
+		case f.Sum.HeaderOK:
+			f.Flavour = flavour(f.Path, f.Sum.Header)
+			out = append(out, f)
+			if !f.Complete {
+				incomplete++
+			}
+		case f.Sum.Bad > 0:
+			env.Warnf("%s: line 1 is not a pi session header; skipped", f.Path)
+		}
+	}
+	if incomplete > 0 {
+		env.Warnf("%d sessions were summarised without token totals to answer in time; the next run continues indexing them", incomplete)
+	}
+	return out
+}
+
+// update parses what the index does not cover yet: one streaming read of the
+// appended bytes, memory bounded by the longest line, never by the file.
+func (s *scanner) update(fl *file) error {
+	f, err := os.Open(fl.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", fl.Path, err)
+	}
+	stamp := index.StampOf(st)
+	fl.mtime = st.ModTime()
+
+	sum := summary{}
+	if e, ok := s.ix.Get(fl.Path); ok {
+		switch e.Plan(stamp) {
+		case index.Fresh:
+			p := e.Payload
+			fl.Sum, fl.Complete = &p, true
+			return nil
+		case index.Append:
+			// pi only appends; pi-rust rewrites through a new inode (Rebuild).
+			if c, err := index.PrefixSum(f, e.Offset); err == nil && c == e.Check && e.Offset == e.Payload.Off {
+				sum = e.Payload.clone()
+			}
+		}
+	}
+	if sum.Off == 0 && s.overBudget() {
+		fl.Sum = quickSummary(f, nil)
+		return nil
+	}
+	partial, err := sum.scanRange(f, stamp.Size, s.stopAt)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", fl.Path, err)
+	}
+	if c, err := index.PrefixSum(f, sum.Off); err == nil && (sum.HeaderOK || sum.Bad > 0) {
+		s.ix.Put(fl.Path, index.Entry[summary]{Stamp: stamp, Offset: sum.Off, Check: c, Partial: partial, Payload: sum})
+	}
+	if partial {
+		fl.Sum = quickSummary(f, &sum)
+		return nil
+	}
+	fl.Sum, fl.Complete = &sum, true
+	return nil
+}
+
+var errBudget = errors.New("over budget")
+
+// scanRange folds the complete lines in [s.Off, end) into s; with a budget it may
+// stop early at a line boundary (partial).
+func (s *summary) scanRange(f *os.File, end int64, stopAt time.Time) (partial bool, err error) {
+	if _, err := f.Seek(s.Off, io.SeekStart); err != nil {
+		return false, err
+	}
+	resume, lastCheck := s.Off, s.Off
+	next, _, err := discover.ReadLines(io.LimitReader(f, end-s.Off), s.Off, func(line []byte, off int64) error {
+		if !stopAt.IsZero() && off-lastCheck > 1<<20 {
+			lastCheck = off
+			if time.Now().After(stopAt) {
+				resume = off
+				return errBudget
+			}
+		}
+		s.feed(line)
+		if !s.HeaderOK {
+			return errStop // line 1 is not a header: not a session file
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errBudget):
+		s.Off = resume
+		return true, nil
+	case errors.Is(err, errStop):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	s.Off = next
+	return false, nil
+}
+
+// clone copies a summary so that the index's copy is never mutated.
+func (s summary) clone() summary {
+	s.Models = append([]string(nil), s.Models...)
+	return s
+}
+
+// quickSummary describes a file from its head (header, first prompt, first model)
+// and its tail (leaf, latest model and title, last activity) without reading the
+// middle. Token and cost totals are left out: they need every assistant row.
+func quickSummary(f *os.File, partial *summary) *summary {
+	q := &summary{}
+	if _, err := f.Seek(0, io.SeekStart); err == nil {
+		_, _, _ = discover.ReadLines(io.LimitReader(f, headWindow), 0, func(line []byte, _ int64) error {
+			q.feed(line)
+			if !q.HeaderOK {
+				return errStop
+			}
+			return nil
+		})
+	}
+	if !q.HeaderOK {
+		return q
+	}
+	if partial != nil && partial.PromptSeen && !q.PromptSeen {
+		q.Prompt, q.PromptSeen = partial.Prompt, true
+	}
+	for w := int64(tailWindow); w <= maxTailWindow; w *= 4 {
+		lines, _, atStart, err := discover.TailLines(f.Name(), w)
+		if err != nil {
+			break
+		}
+		if len(lines) > 0 || atStart {
+			for _, l := range lines {
+				q.feedTail(l)
+			}
+			break
+		}
+	}
+	q.Tokens, q.Cost = discover.Tokens{}, 0
+	return q
+}
+
+// feedTail is feed for a line of the tail window, which may repeat lines the head
+// scan already saw: only state that later lines overwrite is taken from it.
+func (s *summary) feedTail(line []byte) {
+	prompt, seen := s.Prompt, s.PromptSeen
+	s.feed(line)
+	s.Prompt, s.PromptSeen = prompt, seen
+}

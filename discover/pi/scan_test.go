@@ -1,0 +1,150 @@
+package pi
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
+)
+
+func sessionsOf(t *testing.T, env *discover.Env) []discover.Session {
+	t.Helper()
+	ss, err := New().Discover(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	discover.SortSessions(ss)
+	return ss
+}
+
+// The parse index is a cache: cold, warm, after an append and after an in-place
+// rewrite, the output equals a run without it.
+func TestIndexIsACache(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	copyTree(t, fixtureHome, home)
+	env, warns := testEnv(t, home, nil)
+	env.StateDir = t.TempDir()
+	noCache := func() []discover.Session {
+		e := *env
+		e.NoCache = true
+		return sessionsOf(t, &e)
+	}
+
+	cold := sessionsOf(t, env)
+	if diff := cmp.Diff(noCache(), cold); diff != "" {
+		t.Fatalf("cold run differs from no-cache (-want +got):\n%s", diff)
+	}
+	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
+	if ix.Len() != 4 {
+		t.Errorf("index holds %d files, want 4", ix.Len())
+	}
+	if diff := cmp.Diff(cold, sessionsOf(t, env)); diff != "" {
+		t.Errorf("warm run differs (-cold +warm):\n%s", diff)
+	}
+
+	// pi resumes by appending: the index parses only the new lines.
+	p := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-44-08-069Z_01a1faea-b485-714f-9f73-af5206c9d06d.jsonl")
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(userMsg("c0000001", "309eacc8", "2026-11-20T21:58:00.000Z", textBlocks("more")) + "\n" +
+		asstMsg("c0000002", "c0000001", "2026-11-20T21:58:01.000Z", "ok", "stop", 1000, 10, costObj(0.5)) + "\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	appended := sessionsOf(t, env)
+	if diff := cmp.Diff(noCache(), appended); diff != "" {
+		t.Errorf("after append (-nocache +indexed):\n%s", diff)
+	}
+	for _, s := range appended {
+		if s.ID == "01a1faea-b485-714f-9f73-af5206c9d06d" && (s.Tokens.Input != 1123 || *s.CostUSD != 0.500213) {
+			t.Errorf("after append tokens %+v cost %v", s.Tokens, *s.CostUSD)
+		}
+	}
+
+	// pi-rust saves by rewriting the whole file (temp + rename, a new inode),
+	// changing earlier rows: rebuilt, not appended to.
+	b, _ := os.ReadFile(p)
+	b = []byte(strings.Replace(string(b), `"input":123`, `"input":999`, 1))
+	b = append(b, []byte(asstMsg("c0000003", "c0000002", "2026-11-20T21:59:00.000Z", "x", "stop", 1, 1, costObj(0))+"\n")...)
+	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".tmp", p); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(noCache(), sessionsOf(t, env)); diff != "" {
+		t.Errorf("after in-place rewrite (-nocache +indexed):\n%s", diff)
+	}
+	if len(*warns) != 0 {
+		t.Errorf("warnings %q", *warns)
+	}
+}
+
+// Out of time with a cold index: every session is still listed, from its head
+// and tail, with everything but the totals, and a warning says so.
+func TestQuickSummaryWhenOverBudget(t *testing.T) {
+	env, warns := testEnv(t, fixtureHome, nil)
+	full := sessionsOf(t, env)
+
+	sc := &scanner{ix: index.Load[summary]("", Name, indexVersion), stopAt: time.Unix(1, 0)}
+	files := oneper(env, sc.scan(context.Background(), env, listFiles(env, roots(env))))
+	var quick []discover.Session
+	for _, f := range files {
+		if f.Complete {
+			t.Errorf("%s complete despite the budget", f.Path)
+		}
+		quick = append(quick, f.session(env, owner{}, false, true))
+	}
+	discover.SortSessions(quick)
+	for i := range full {
+		full[i].Tokens, full[i].CostUSD, full[i].CostSource = nil, nil, ""
+	}
+	if diff := cmp.Diff(full, quick); diff != "" {
+		t.Errorf("quick summaries differ from full ones beyond totals (-full +quick):\n%s", diff)
+	}
+	if len(*warns) != 1 || !strings.Contains((*warns)[0], "4 sessions were summarised without token totals") {
+		t.Errorf("warnings %q", *warns)
+	}
+}
+
+// Big tool results and later user messages are summarised from their first bytes;
+// the summary must be exactly what a full decode gives.
+func TestBigLinesSameSummary(t *testing.T) {
+	lines := func(pad int) []string {
+		big := strings.Repeat("x", pad)
+		return []string{
+			hdr("01a1fb00-0000-7000-8000-0000000000d1", "2026-11-20T21:00:00.000Z", "/p"),
+			userMsg("u1", "", "2026-11-20T21:00:00.100Z", textBlocks("first "+big)),
+			`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-20T21:00:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"cat big"}}],"provider":"p","model":"m","usage":{"input":5,"output":6,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.5}},"stopReason":"toolUse","timestamp":1795208400900}}`,
+			`{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-11-20T21:00:02.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"` + big + `"}],"isError":false,"timestamp":1795208401999}}`,
+			userMsg("u2", "t1", "2026-11-20T21:00:03.000Z", textBlocks("again "+big)),
+		}
+	}
+	sum := func(ls []string) summary {
+		var s summary
+		for _, l := range ls {
+			s.feed([]byte(l))
+		}
+		s.Prompt = strings.Fields(s.Prompt)[0]
+		return s
+	}
+	for _, n := range []int{4, 5} { // ending with the tool result, then with the user message
+		small, large := sum(lines(10)[:n]), sum(lines(200 << 10)[:n])
+		if diff := cmp.Diff(small, large); diff != "" {
+			t.Errorf("big-line summary differs (-decoded +fast):\n%s", diff)
+		}
+		if large.ToolResults != 1 || large.Users != n-3 || large.Leaf.Role != map[int]string{4: "toolResult", 5: "user"}[n] {
+			t.Errorf("summary %+v", large)
+		}
+	}
+}
