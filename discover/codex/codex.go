@@ -1,29 +1,500 @@
 // Package codex is the Codex adapter's read side (spec: agents/codex.md).
+//
+// Codex keeps one append-only JSONL rollout per thread under
+// $CODEX_HOME/sessions/YYYY/MM/DD/ (local-time folders), an index of threads in
+// state_<N>.sqlite and per-turn status in thread_history_<N>.sqlite. The rollout is
+// the authority; the databases are a fast index that can lag or miss threads (TUI
+// threads recorded under another CODEX_HOME, threads whose process died early).
+// A thread is alive while a process holds the flock on
+// thread-writer-locks/<id>.lock; file age is never evidence of life.
+//
+// Nothing here writes: databases are opened read-only without creating side files
+// where that is safe (see openDB), rollouts are read by seek (head and tail).
 package codex
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 )
 
 // Name is the adapter name.
 const Name = "codex"
 
-// Adapter reads Codex sessions.
-type Adapter struct{}
-
-// New returns the Codex adapter.
-func New() *Adapter { return &Adapter{} }
-
-func (a *Adapter) Name() string { return Name }
-
-// Discover is not implemented yet.
-func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
-	return nil, nil
+// Adapter reads Codex threads. The zero value is not ready; use New. Tests replace
+// Holders and OpenFiles to simulate live writers.
+type Adapter struct {
+	// Holders checks the thread-writer locks (Linux: /proc/locks; macOS: lsof).
+	Holders Holders
+	// OpenFiles lists a process's open files; used only when the lock directory
+	// does not exist (Codex before thread-writer locks). nil: not available.
+	OpenFiles OpenFiles
+	// Workers bounds how many rollouts are read in parallel (0: GOMAXPROCS, ≥ 2).
+	Workers int
 }
 
-// Peek is not implemented yet.
-func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
-	return nil, discover.ErrNoSession
+// New returns the Codex adapter with the platform's lock and fd readers.
+func New() *Adapter {
+	return &Adapter{Holders: defaultHolders(), OpenFiles: defaultOpenFiles()}
+}
+
+// Name is "codex".
+func (a *Adapter) Name() string { return Name }
+
+// Home is CODEX_HOME: $CODEX_HOME if set, else ~/.codex.
+func Home(env *discover.Env) string {
+	if h := env.LookupEnv("CODEX_HOME"); h != "" {
+		return env.ExpandHome(h)
+	}
+	return filepath.Join(env.Home, ".codex")
+}
+
+// rolloutFile is one rollout found on disk.
+type rolloutFile struct {
+	Path       string
+	ID         string // from the file name; "" when the name has no UUID
+	Archived   bool
+	Compressed bool // .jsonl.zst
+}
+
+// findRollouts lists sessions/**/rollout-*.jsonl[.zst] and
+// archived_sessions/rollout-*.jsonl[.zst]. Only directory listings: no file is
+// opened or stat'ed here.
+func findRollouts(home string) []rolloutFile {
+	var out []rolloutFile
+	var walk func(dir string, depth int, archived bool)
+	walk = func(dir string, depth int, archived bool) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if e.IsDir() {
+				if depth < 4 {
+					walk(filepath.Join(dir, name), depth+1, archived)
+				}
+				continue
+			}
+			if !strings.HasPrefix(name, "rollout-") {
+				continue
+			}
+			rf := rolloutFile{Path: filepath.Join(dir, name), Archived: archived}
+			stem := name
+			switch {
+			case strings.HasSuffix(name, ".jsonl"):
+				stem = strings.TrimSuffix(name, ".jsonl")
+			case strings.HasSuffix(name, ".jsonl.zst"):
+				stem = strings.TrimSuffix(name, ".jsonl.zst")
+				rf.Compressed = true
+			default:
+				continue
+			}
+			rf.ID = idFromStem(stem)
+			out = append(out, rf)
+		}
+	}
+	walk(filepath.Join(home, "sessions"), 0, false)
+	walk(filepath.Join(home, "archived_sessions"), 0, true)
+	return out
+}
+
+// idFromStem returns the UUID at the end of "rollout-<local time>-<uuid>".
+func idFromStem(stem string) string {
+	if len(stem) < 36 {
+		return ""
+	}
+	id := stem[len(stem)-36:]
+	if !isUUID(id) {
+		return ""
+	}
+	return strings.ToLower(id)
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// uuidTime is the creation time in a UUIDv7 (first 48 bits, Unix ms): the
+// last-resort "started" value.
+func uuidTime(id string) time.Time {
+	if !isUUID(id) || id[14] != '7' {
+		return time.Time{}
+	}
+	hex := id[0:8] + id[9:13]
+	var ms int64
+	for _, c := range hex {
+		ms <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			ms |= int64(c - '0')
+		case c >= 'a' && c <= 'f':
+			ms |= int64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			ms |= int64(c-'A') + 10
+		}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// state is everything read once per command and shared by the per-thread work.
+type state struct {
+	home    string
+	ix      *index.Index[*summary]
+	rows    map[string]*threadRow // nil: no usable state DB (rollout-only mode)
+	hist    *history              // nil: no usable thread_history DB
+	live    *liveness
+	launchs map[string][]launchRef
+}
+
+// Discover lists every thread: the state DB's rows plus rollouts it does not
+// know, each with a status from the lock holder and the latest turn.
+func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	home := Home(env)
+	if st, err := os.Stat(home); err != nil || !st.IsDir() {
+		return nil, nil // Codex not used on this machine
+	}
+	st := &state{home: home, ix: index.Load[*summary](env.CacheDir(), Name, indexVersion)}
+	files := findRollouts(home)
+
+	dbHome := sqliteHome(env.LookupEnv, home)
+	if p := newestDB(dbHome, "state_"); p != "" {
+		if db, err := openDB(p); err != nil {
+			env.Warnf("%s: %v; listing from rollouts only", p, err)
+		} else {
+			rows, err := readThreads(ctx, db)
+			db.Close()
+			if err != nil {
+				env.Warnf("%s: %v; listing from rollouts only", p, err)
+			} else {
+				st.rows = rows
+			}
+		}
+	}
+	if p := newestDB(dbHome, "thread_history_"); p != "" {
+		if db, err := openDB(p); err == nil {
+			h, err := readHistory(ctx, db)
+			db.Close()
+			if err == nil {
+				st.hist = h
+			}
+		}
+	}
+
+	// One job per thread: rollouts first, then DB rows without a rollout found.
+	type job struct {
+		id  string
+		rf  *rolloutFile
+		row *threadRow
+	}
+	var jobs []job
+	seen := map[string]bool{}
+	zst := 0
+	for i := range files {
+		rf := &files[i]
+		if rf.ID != "" && seen[rf.ID] {
+			continue // the same thread in sessions/ and archived_sessions/: first wins
+		}
+		if rf.Compressed {
+			zst++
+		}
+		if rf.ID != "" {
+			seen[rf.ID] = true
+		}
+		jobs = append(jobs, job{id: rf.ID, rf: rf, row: st.rows[rf.ID]})
+	}
+	for _, id := range sortedIDs(st.rows) {
+		if seen[id] {
+			continue
+		}
+		row := st.rows[id]
+		var rf *rolloutFile
+		if row.RolloutPath != "" {
+			if _, err := os.Stat(row.RolloutPath); err == nil {
+				rf = &rolloutFile{Path: row.RolloutPath, ID: id, Compressed: strings.HasSuffix(row.RolloutPath, ".zst")}
+			}
+		}
+		jobs = append(jobs, job{id: id, rf: rf, row: row})
+	}
+	if zst > 0 {
+		env.Warnf("%d compressed rollouts (.jsonl.zst) listed from their file names and the state DB only: reading zstd is not supported yet", zst)
+	}
+
+	rollouts := map[string]string{}
+	for _, j := range jobs {
+		if j.id != "" && j.rf != nil {
+			rollouts[j.id] = j.rf.Path
+		}
+	}
+	st.live = a.checkLiveness(ctx, env, home, rollouts)
+	st.launchs = launchRefs(env)
+
+	out := make([]discover.Session, len(jobs))
+	ok := make([]bool, len(jobs))
+	workers := a.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+		if workers < 2 {
+			workers = 2
+		}
+	}
+	if workers > len(jobs) {
+		workers = len(jobs)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var warnMu sync.Mutex
+	unreadable := 0
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc scratch
+			for i := range next {
+				j := jobs[i]
+				s, good, err := st.session(env, j.id, j.rf, j.row, &sc)
+				if err != nil {
+					warnMu.Lock()
+					unreadable++
+					if unreadable <= 3 {
+						env.Warnf("%v", err)
+					}
+					warnMu.Unlock()
+				}
+				out[i], ok[i] = s, good
+			}
+		}()
+	}
+	for i := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		_ = st.ix.Save() // keep what was parsed; the next run continues from it
+		return nil, err
+	}
+	st.ix.PruneUnseen(home + string(filepath.Separator)) // a complete scan: forget vanished rollouts
+	if err := st.ix.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
+	if unreadable > 3 {
+		env.Warnf("%d more rollouts could not be read", unreadable-3)
+	}
+	// A rollout without a UUID in its name gets its id from session_meta, which
+	// may repeat one already listed: keep the first.
+	res := out[:0]
+	listed := make(map[string]bool, len(out))
+	for i := range out {
+		if ok[i] && !listed[out[i].ID] {
+			listed[out[i].ID] = true
+			res = append(res, out[i])
+		}
+	}
+	return res, nil
+}
+
+// session builds one thread's Session from its DB row (may be nil) and rollout
+// (may be nil). ok is false when there is nothing to show (no id).
+func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *threadRow, sc *scratch) (discover.Session, bool, error) {
+	var head headInfo
+	var tail tailInfo
+	var size int64
+	var mtime time.Time
+	haveTail, haveHead := false, false
+	var readErr error
+	if rf != nil && !rf.Compressed {
+		needHead := row == nil || row.FirstUserMessage == "" || row.Cwd == "" || id == ""
+		needCtx := row == nil || row.Cwd == "" || row.Model == ""
+		sum, sz, mt, err := st.summarize(rf.Path, needHead, needCtx, sc)
+		if err == nil {
+			head, tail, size, mtime = sum.Head, sum.Tail, sz, mt
+			haveHead, haveTail = sum.HasHead, true
+		} else {
+			readErr = discover.Errorf(rf.Path, err)
+		}
+	}
+	if id == "" {
+		id = strings.ToLower(head.ID)
+		if row == nil {
+			row = st.rows[id]
+		}
+	}
+	if id == "" {
+		return discover.Session{}, false, readErr
+	}
+
+	s := discover.Session{ID: id, Adapter: Name, Extra: map[string]any{}}
+	if rf != nil {
+		s.Path = rf.Path
+		if rf.Archived {
+			s.Extra["archived"] = true
+		}
+		if rf.Compressed {
+			s.Extra["compressed"] = true
+		}
+	}
+
+	// Fields: the DB row first where codex.md prefers it, then the rollout.
+	if row != nil {
+		s.Cwd, s.Model, s.Prompt = row.Cwd, row.Model, row.FirstUserMessage
+		s.Title = row.Name
+		if s.Title == "" {
+			s.Title = row.Title
+		}
+		s.GitBranch, s.AgentVersion, s.Entrypoint, s.PermissionMode = row.GitBranch, row.CLIVersion, row.Originator, row.Approval
+		if row.CreatedMS > 0 {
+			t := time.UnixMilli(row.CreatedMS).UTC()
+			s.StartedAt = &t
+		}
+		if row.UpdatedMS > 0 {
+			t := time.UnixMilli(row.UpdatedMS).UTC()
+			s.LastActivity = &t
+		}
+		setExtra(s.Extra, "provider", row.Provider)
+		setExtra(s.Extra, "source", row.Source)
+		setExtra(s.Extra, "parent_thread_id", row.ParentID)
+		if row.Archived {
+			s.Extra["archived"] = true
+		}
+	}
+	if haveTail {
+		if s.Cwd == "" {
+			s.Cwd = tail.Cwd
+		}
+		if s.Model == "" {
+			s.Model = tail.Model
+		}
+		if s.Model == "" {
+			s.Model = tail.SettingsModel
+		}
+		if s.PermissionMode == "" {
+			s.PermissionMode = tail.Approval
+		}
+		if !tail.LastTS.IsZero() && (s.LastActivity == nil || tail.LastTS.After(*s.LastActivity)) {
+			t := tail.LastTS
+			s.LastActivity = &t
+		}
+		if u := tail.Tokens; u != nil {
+			s.Tokens = &discover.Tokens{Input: u.Input - u.Cached, Output: u.Output, CacheRead: u.Cached, CacheWrite: u.CacheWrite}
+			s.Extra["tokens_total"] = u.Total
+			if u.Reasoning > 0 {
+				s.Extra["tokens_reasoning"] = u.Reasoning
+			}
+		}
+	}
+	if row != nil && row.HasTokens && row.TokensUsed > 0 && s.Extra["tokens_total"] == nil {
+		s.Extra["tokens_total"] = row.TokensUsed
+	}
+	if haveHead {
+		if s.Cwd == "" {
+			s.Cwd = head.Cwd
+		}
+		if s.Prompt == "" {
+			s.Prompt = head.Prompt
+		}
+		if s.GitBranch == "" && row == nil {
+			s.GitBranch = head.GitBranch
+		}
+		if s.AgentVersion == "" {
+			s.AgentVersion = head.CLIVersion
+		}
+		if s.Entrypoint == "" {
+			s.Entrypoint = head.Originator
+		}
+		if s.StartedAt == nil && !head.Started.IsZero() {
+			t := head.Started
+			s.StartedAt = &t
+		}
+		if row == nil {
+			setExtra(s.Extra, "provider", head.Provider)
+			setExtra(s.Extra, "source", head.Source)
+		}
+	}
+	if s.Title == "" {
+		s.Title = s.Prompt
+	}
+	if s.StartedAt == nil {
+		if t := uuidTime(id); !t.IsZero() {
+			s.StartedAt = &t
+		}
+	}
+	if s.LastActivity == nil && !mtime.IsZero() {
+		t := mtime
+		s.LastActivity = &t
+	}
+
+	st.applyStatus(env, &s, rf, row, haveTail, tail, size)
+	if len(s.Extra) == 0 {
+		s.Extra = nil
+	}
+	return s, true, readErr
+}
+
+func setExtra(m map[string]any, k, v string) {
+	if v != "" {
+		m[k] = v
+	}
+}
+
+// launchRef is the part of a launch record the status needs.
+type launchRef struct {
+	log      string
+	launched time.Time
+}
+
+// launchRefs indexes agentctl's Codex launch records by session id, newest last.
+// The core folds the records' PIDs in after Discover; here they only point at the
+// launch log, which can say a turn failed when the rollout cannot.
+func launchRefs(env *discover.Env) map[string][]launchRef {
+	out := map[string][]launchRef{}
+	for _, l := range env.LaunchesFor(Name) {
+		id := discover.LaunchSessionID(l)
+		if id == "" || l.Log == "" {
+			continue
+		}
+		out[id] = append(out[id], launchRef{log: l.Log, launched: l.LaunchedAt})
+	}
+	return out
+}
+
+// daemonPID reads app-server-daemon/daemon.pid (the TUI's background daemon).
+func daemonPID(home string) int {
+	b, err := os.ReadFile(filepath.Join(home, "app-server-daemon", "daemon.pid"))
+	if err != nil {
+		return 0
+	}
+	var d struct {
+		PID int `json:"pid"`
+	}
+	if json.Unmarshal(b, &d) != nil {
+		return 0
+	}
+	return d.PID
 }

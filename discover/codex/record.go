@@ -1,0 +1,306 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+)
+
+// record is one decoded rollout line. Codex writes an envelope
+// {"timestamp","ordinal","type","payload"} and dispatches on type, then on
+// payload.type for event_msg and response_item. Every field agentctl reads from any
+// record kind lives in one flat payload struct: decoding is then a single pass, and
+// fields a kind does not have stay zero.
+type record struct {
+	Timestamp string   `json:"timestamp"`
+	Type      string   `json:"type"`
+	Payload   *payload `json:"payload"`
+}
+
+type payload struct {
+	Type string `json:"type"`
+
+	// session_meta
+	ID            string          `json:"id"`
+	Timestamp     string          `json:"timestamp"`
+	Cwd           string          `json:"cwd"`
+	Originator    string          `json:"originator"`
+	Source        json.RawMessage `json:"source"` // a string ("exec", "vscode"), an object for sub-agents
+	CLIVersion    string          `json:"cli_version"`
+	ModelProvider string          `json:"model_provider"`
+	HistoryMode   string          `json:"history_mode"`
+	Git           *struct {
+		CommitHash    string `json:"commit_hash"`
+		Branch        string `json:"branch"`
+		RepositoryURL string `json:"repository_url"`
+	} `json:"git"`
+
+	// turn_context, task_started, task_complete, turn_aborted
+	TurnID           string  `json:"turn_id"`
+	Model            string  `json:"model"`
+	ApprovalPolicy   string  `json:"approval_policy"`
+	LastAgentMessage *string `json:"last_agent_message"`
+	DurationMS       *int64  `json:"duration_ms"`
+	Reason           string  `json:"reason"`
+
+	// user_message, agent_message (legacy history mode), error
+	Message string `json:"message"`
+
+	// thread_settings_applied
+	ThreadSettings *struct {
+		Model string `json:"model"`
+		Cwd   string `json:"cwd"`
+	} `json:"thread_settings"`
+
+	// token_count (info is null on the first count of some versions)
+	Info *struct {
+		Total *usage `json:"total_token_usage"`
+	} `json:"info"`
+
+	// item_completed
+	Item *item `json:"item"`
+
+	// response_item: message, function_call(_output), custom_tool_call(_output),
+	// local_shell_call, web_search_call
+	Role      string          `json:"role"`
+	Content   []part          `json:"content"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	Status    string          `json:"status"`
+	Action    *struct {
+		Type    string   `json:"type"`
+		Command []string `json:"command"`
+		Query   string   `json:"query"`
+	} `json:"action"`
+}
+
+// usage is total_token_usage: cumulative for the whole thread.
+type usage struct {
+	Input      int64 `json:"input_tokens"`
+	Cached     int64 `json:"cached_input_tokens"`
+	CacheWrite int64 `json:"cache_write_input_tokens"`
+	Output     int64 `json:"output_tokens"`
+	Reasoning  int64 `json:"reasoning_output_tokens"`
+	Total      int64 `json:"total_tokens"`
+}
+
+// item is the payload of item_completed. UserMessage/AgentMessage are verified on
+// 0.169; the tool item shapes come from third-party reports and are read leniently.
+type item struct {
+	Type    string          `json:"type"`
+	ID      string          `json:"id"`
+	Content []part          `json:"content"`
+	Text    string          `json:"text"`
+	Command json.RawMessage `json:"command"` // string or argv
+	// CommandExecution
+	ExitCode         *int   `json:"exit_code"`
+	Status           string `json:"status"`
+	AggregatedOutput string `json:"aggregated_output"`
+	Output           string `json:"output"`
+	// FileChange
+	Changes json.RawMessage `json:"changes"`
+	// McpToolCall
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+type part struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func (p part) isText() bool {
+	switch strings.ToLower(p.Type) {
+	case "text", "input_text", "output_text":
+		return true
+	}
+	return false
+}
+
+func joinText(parts []part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if !p.isText() || p.Text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// bareItemTypes are the response items very old rollouts wrote without an
+// envelope, one per line.
+var bareItemTypes = map[string]bool{
+	"message": true, "function_call": true, "function_call_output": true,
+	"reasoning": true, "local_shell_call": true, "custom_tool_call": true,
+	"custom_tool_call_output": true, "web_search_call": true,
+}
+
+// decode parses one rollout line. A line that is not JSON (or not an object) is
+// an error and the caller skips it. A field of an unexpected JSON type does not
+// lose the rest of the line: encoding/json keeps decoding and we keep what it got.
+func decode(line []byte) (record, error) {
+	var r record
+	if err := json.Unmarshal(line, &r); err != nil {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return record{}, err
+		}
+	}
+	if r.Payload == nil {
+		// Pre-envelope rollouts: a bare meta line {"id","timestamp",…} first, then
+		// bare response items. Map them onto the envelope shape.
+		var p payload
+		if err := json.Unmarshal(line, &p); err != nil {
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return record{}, err
+			}
+		}
+		switch {
+		case r.Type == "" && p.ID != "" && p.Timestamp != "":
+			r.Type = "session_meta"
+			r.Timestamp = p.Timestamp
+		case bareItemTypes[r.Type]:
+			r.Type = "response_item"
+		default:
+			return r, nil
+		}
+		r.Payload = &p
+	}
+	return r, nil
+}
+
+func (r record) sub() string {
+	if r.Payload == nil {
+		return ""
+	}
+	return r.Payload.Type
+}
+
+func (r record) time() time.Time { return parseTS(r.Timestamp) }
+
+func parseTS(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// sniff reads the envelope type, the payload type and the timestamp of a line
+// without decoding it, relying on the key order Codex writes
+// ({"timestamp":…,"ordinal":…,"type":…,"payload":{"type":…). The strings it looks
+// for cannot occur inside a JSON string value (quotes there are escaped), so a
+// match is structural. ok is false when the layout is not the expected one; the
+// caller then decodes the line.
+func sniff(line []byte) (typ, sub, ts string, ok bool) {
+	const tsKey = `{"timestamp":"`
+	if !bytes.HasPrefix(line, []byte(tsKey)) {
+		return "", "", "", false
+	}
+	rest := line[len(tsKey):]
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 {
+		return "", "", "", false
+	}
+	ts, rest = string(rest[:i]), rest[i:]
+	const typeKey = `"type":"`
+	j := bytes.Index(rest, []byte(typeKey))
+	if j < 0 || j > 64 { // only "ordinal":N may sit between timestamp and type
+		return "", "", "", false
+	}
+	rest = rest[j+len(typeKey):]
+	k := bytes.IndexByte(rest, '"')
+	if k < 0 {
+		return "", "", "", false
+	}
+	typ, rest = string(rest[:k]), rest[k+1:]
+	if typ == "event_msg" || typ == "response_item" {
+		const pKey = `,"payload":{"type":"`
+		if !bytes.HasPrefix(rest, []byte(pKey)) {
+			return "", "", "", false
+		}
+		rest = rest[len(pKey):]
+		k = bytes.IndexByte(rest, '"')
+		if k < 0 {
+			return "", "", "", false
+		}
+		sub = string(rest[:k])
+	}
+	return typ, sub, ts, true
+}
+
+// injectedUser reports whether a response_item user message is context Codex
+// injected rather than something the user typed.
+func injectedUser(text string) bool {
+	t := strings.TrimSpace(text)
+	for _, p := range []string{"<environment_context>", "<user_instructions>", "<turn_aborted>", "<INSTRUCTIONS>", "# AGENTS.md instructions", "<user_shell_command>", "<subagent_notification>"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawString returns a JSON string's value, or the raw JSON for any other kind.
+func rawString(b json.RawMessage) string {
+	if len(b) == 0 || string(b) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		return s
+	}
+	return string(b)
+}
+
+// shrinkJSON returns line with every string literal longer than max bytes
+// replaced by "" — still valid JSON, with the same structure. session_meta carries
+// ~20 KB of base_instructions nobody lists; skipping a string with IndexByte is far
+// cheaper than encoding/json scanning it. A line it cannot follow is returned as is.
+func shrinkJSON(line []byte, max int) []byte {
+	out := make([]byte, 0, 1024)
+	i := 0
+	for {
+		j := bytes.IndexByte(line[i:], '"')
+		if j < 0 {
+			return append(out, line[i:]...)
+		}
+		j += i
+		k := j + 1 // find the closing quote: one not preceded by an odd run of '\'
+		for {
+			q := bytes.IndexByte(line[k:], '"')
+			if q < 0 {
+				return line
+			}
+			k += q
+			bs := 0
+			for p := k - 1; p > j && line[p] == '\\'; p-- {
+				bs++
+			}
+			if bs%2 == 0 {
+				break
+			}
+			k++
+		}
+		out = append(out, line[i:j]...)
+		if k-j-1 > max {
+			out = append(out, '"', '"')
+		} else {
+			out = append(out, line[j:k+1]...)
+		}
+		i = k + 1
+	}
+}

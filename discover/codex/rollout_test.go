@@ -1,0 +1,464 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+func readLinesOf(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func writeLines(t testing.TB, path string, lines []string) {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(strings.TrimSuffix(l, "\n"))
+		b.WriteString("\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// legacyHome is a HOME whose .codex/sessions holds the hand-written legacy
+// rollouts of testdata/legacy (no state DB).
+func legacyHome(t testing.TB) string {
+	home := t.TempDir()
+	copyTree(t, "testdata/legacy", filepath.Join(home, ".codex", "sessions", "2025", "09", "01"))
+	return home
+}
+
+func peekAll(t testing.TB, home, id string, n int) []discover.Message {
+	t.Helper()
+	env := testEnv(home, nil, nil)
+	msgs, err := testAdapter(nil).Peek(context.Background(), env, discover.Session{ID: id}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// codex.md pitfall 17: a last line without '\n' is being written; it is ignored
+// by list and peek and causes no error.
+func TestPartialLastLine(t *testing.T) {
+	home := fixtureHome(t)
+	p := rolloutPath(t, home, id5425)
+	appendFile(t, p, `{"timestamp":"2026-11-20T23:00:00.000Z","ordinal":14,"type":"event_msg","payload":{"type":"task_sta`)
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
+	if s.Status != discover.StatusStopped || s.Extra["reason"] != "done" || !s.LastActivity.Equal(ts("2026-11-20T21:50:16.743Z")) {
+		t.Errorf("%s/%v last activity %v", s.Status, s.Extra["reason"], s.LastActivity)
+	}
+	if got := kinds(peekAll(t, home, id5425, 0)); got != "user,assistant,system" {
+		t.Errorf("peek kinds %s", got)
+	}
+}
+
+// Unknown types, unknown payload types, unknown item types and lines that do not
+// parse are skipped silently, wherever they are.
+func TestUnknownRecordsSkipped(t *testing.T) {
+	home := fixtureHome(t)
+	p := rolloutPath(t, home, id1023)
+	lines := readLinesOf(t, p)
+	junk := []string{
+		`{"timestamp":"2026-11-20T21:44:31.600Z","ordinal":900,"type":"future_record","payload":{"x":1}}`,
+		`{"timestamp":"2026-11-20T21:44:31.600Z","ordinal":901,"type":"event_msg","payload":{"type":"brand_new_event","message":{"nested":true}}}`,
+		`{"timestamp":"2026-11-20T21:44:31.600Z","ordinal":902,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"HologramItem","content":7}}}`,
+		`{"timestamp":"2026-11-20T21:44:31.600Z","type":"response_item","payload":{"type":"ghost_snapshot","ghost_commit":{}}}`,
+		`not json at all {"type":"event_msg"`,
+		`[1,2,3]`,
+	}
+	var out []string
+	out = append(out, lines[0])
+	out = append(out, junk...)
+	out = append(out, lines[1:]...)
+	out = append(out, junk[:5]...)
+	writeLines(t, p, out)
+
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
+	if s.Status != discover.StatusStopped || s.Extra["reason"] != "interrupted" || s.Tokens == nil || s.Tokens.Input != 126 {
+		t.Errorf("%s/%v tokens %+v (%s)", s.Status, s.Extra["reason"], s.Tokens, s.EvidenceDetail)
+	}
+	msgs := peekAll(t, home, id1023, 0)
+	if diff := cmp.Diff(facts[0].prompts, texts(msgs, "user")); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
+	}
+	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
+	s = discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
+	if s.Prompt != "Say hello slowly" || s.Cwd != "/home/dev" {
+		t.Errorf("rollout-only: prompt %q cwd %q", s.Prompt, s.Cwd)
+	}
+}
+
+// codex.md pitfall 1: 0.169 writes no user_message/agent_message, yet prompt and
+// peek are not empty. Pitfall 3: the reply exists twice (AgentMessage and the
+// response_item) and is shown once. Pitfall 4: the first response_item with role
+// user is <environment_context>, not the prompt.
+func TestPaginatedFormat(t *testing.T) {
+	home := fixtureHome(t)
+	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
+	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	if p := got[id5425].Prompt; p != "prefix test" {
+		t.Errorf("prompt %q", p)
+	}
+	if p := got[id1023].Prompt; p != "Say hello slowly" {
+		t.Errorf("first prompt %q", p)
+	}
+	msgs := peekAll(t, home, id5425, 0)
+	if diff := cmp.Diff([]string{"Hello from the fake server."}, texts(msgs, "assistant")); diff != "" {
+		t.Errorf("assistant (-want +got):\n%s", diff)
+	}
+	// Raw holds the native line the item came from.
+	if len(msgs[0].Raw) != 1 || !bytes.Contains(msgs[0].Raw[0], []byte(`"type":"UserMessage"`)) || msgs[0].MessageID == "" {
+		t.Errorf("user raw %s id %q", msgs[0].Raw, msgs[0].MessageID)
+	}
+	if msgs[2].Kind != "system" || msgs[2].Text != "turn done (0.1s)" {
+		t.Errorf("turn end %+v", msgs[2])
+	}
+}
+
+// codex.md pitfall 5: total_token_usage is cumulative — after two turns input is
+// 84, not 42 + 84.
+func TestTokensCumulative(t *testing.T) {
+	home := fixtureHome(t)
+	p := rolloutPath(t, home, id1023)
+	writeLines(t, p, readLinesOf(t, p)[:24]) // through the second task_complete
+	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
+	want := &discover.Tokens{Input: 84, Output: 14}
+	if diff := cmp.Diff(want, s.Tokens); diff != "" || s.Extra["tokens_total"] != int64(98) {
+		t.Errorf("tokens (-want +got):\n%s total %v", diff, s.Extra["tokens_total"])
+	}
+}
+
+// The legacy history mode (user_message/agent_message events, shell tool calls
+// with JSON outputs, no task markers) and codex.md pitfall 6: input_tokens
+// includes cached ones.
+func TestLegacyRollout(t *testing.T) {
+	home := legacyHome(t)
+	const id = "0199a000-0000-7000-8000-000000000001"
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	if s.Prompt != "list the files" || s.Cwd != "/home/dev/legacy" || s.Model != "gpt-5" || s.GitBranch != "main" || s.AgentVersion != "0.34.0" {
+		t.Errorf("prompt %q cwd %q model %q branch %q version %q", s.Prompt, s.Cwd, s.Model, s.GitBranch, s.AgentVersion)
+	}
+	// cached 30 of 42 → input 12, cache_read 30; reasoning is display-only.
+	if diff := cmp.Diff(&discover.Tokens{Input: 12, Output: 7, CacheRead: 30}, s.Tokens); diff != "" {
+		t.Errorf("tokens (-want +got):\n%s", diff)
+	}
+	if s.Extra["tokens_reasoning"] != int64(2) {
+		t.Errorf("reasoning %v", s.Extra["tokens_reasoning"])
+	}
+	// No task markers: the agent answered after the last prompt, so the turn ended.
+	if s.Status != discover.StatusStopped || s.Extra["reason"] != "done" {
+		t.Errorf("%s/%v (%s)", s.Status, s.Extra["reason"], s.EvidenceDetail)
+	}
+	msgs := peekAll(t, home, id, 0)
+	if got := kinds(msgs); got != "user,assistant,assistant" {
+		t.Fatalf("kinds %s", got)
+	}
+	want := []discover.ToolCall{
+		{ID: "call_1", Name: "shell", Summary: "ls", HasResult: true, Result: "README.md"},
+		{ID: "call_2", Name: "shell", Summary: "cat missing", HasResult: true, Result: "cat: missing: No such file or directory", IsError: true},
+	}
+	if diff := cmp.Diff(want, msgs[1].Tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if len(msgs[1].Raw) != 4 || msgs[2].Text != "There are two files: README.md and main.go." {
+		t.Errorf("raw lines %d, text %q", len(msgs[1].Raw), msgs[2].Text)
+	}
+}
+
+// codex.md pitfall 2: a thread resumed across an upgrade holds a legacy turn and
+// a paginated one; both are rendered, each once.
+func TestMixedLegacyPaginated(t *testing.T) {
+	home := legacyHome(t)
+	const id = "0199a001-0000-7000-8000-000000000002"
+	msgs := peekAll(t, home, id, 0)
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Kind+": "+m.Text)
+	}
+	want := []string{"user: first legacy prompt", "assistant: legacy reply", "user: second paginated prompt", "assistant: paginated reply", "system: turn done (3.0s)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("peek (-want +got):\n%s", diff)
+	}
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	if s.Prompt != "first legacy prompt" || s.Model != "gpt-6" || s.Tokens == nil || s.Tokens.Input != 84 || s.Extra["reason"] != "done" {
+		t.Errorf("prompt %q model %q tokens %+v reason %v", s.Prompt, s.Model, s.Tokens, s.Extra["reason"])
+	}
+}
+
+// Rollouts from before the envelope: a bare meta line and bare response items.
+func TestPreEnvelopeRollout(t *testing.T) {
+	home := legacyHome(t)
+	const id = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	if s.Prompt != "hello old codex" || s.StartedAt == nil || !s.StartedAt.Equal(ts("2025-05-01T12:00:00Z")) || s.Status != discover.StatusStopped {
+		t.Errorf("prompt %q started %v status %s", s.Prompt, s.StartedAt, s.Status)
+	}
+	msgs := peekAll(t, home, id, 0)
+	if got := kinds(msgs); got != "user,assistant" || msgs[1].Text != "hi there" {
+		t.Errorf("kinds %s %+v", got, msgs)
+	}
+}
+
+// codex.md pitfall 16: single lines of many MB (tool output) parse, in list and
+// peek, including when the tail scan has to cross one.
+func TestHugeLines(t *testing.T) {
+	home := fixtureHome(t)
+	p := rolloutPath(t, home, id5425)
+	lines := readLinesOf(t, p)
+	big := strings.Repeat("x", 5<<20)
+	out := append([]string{}, lines...)
+	out = append(out,
+		`{"timestamp":"2026-11-20T22:00:00.000Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t2"}}`,
+		`{"timestamp":"2026-11-20T22:00:00.100Z","type":"event_msg","payload":{"type":"item_completed","turn_id":"t2","item":{"type":"UserMessage","id":"u2","content":[{"type":"text","text":"dump it"}]}}}`,
+		`{"timestamp":"2026-11-20T22:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cat big.log\"}","call_id":"c9"}}`,
+		`{"timestamp":"2026-11-20T22:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c9","output":"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\nfirst line of big\n`+big+`"}}`,
+	)
+	writeLines(t, p, out)
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
+	// The killed second turn is open; tokens come from the first turn's count.
+	if s.Status != discover.StatusFailed || s.Extra["reason"] != "crashed" || s.Tokens == nil || s.Tokens.Input != 42 {
+		t.Errorf("%s/%v tokens %+v", s.Status, s.Extra["reason"], s.Tokens)
+	}
+	msgs := peekAll(t, home, id5425, 2)
+	if got := kinds(msgs); got != "user,assistant" {
+		t.Fatalf("kinds %s", got)
+	}
+	want := []discover.ToolCall{{ID: "c9", Name: "exec_command", Summary: "cat big.log", HasResult: true, Result: "first line of big"}}
+	if diff := cmp.Diff(want, msgs[1].Tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}
+
+// -n counts messages (user, assistant with its tools, errors, turn markers), from
+// the end, oldest first.
+func TestPeekN(t *testing.T) {
+	home := fixtureHome(t)
+	msgs := peekAll(t, home, id1023, 2)
+	if len(msgs) != 2 || msgs[0].Text != "resume from other cwd" || msgs[1].Text != "turn interrupted" {
+		t.Errorf("n=2: %+v", msgs)
+	}
+	if all := peekAll(t, home, id1023, 0); len(all) != 11 {
+		t.Errorf("n=0: %d messages, want 11 (4 prompts, 3 replies, 4 turn ends)", len(all))
+	}
+	// A long thread: the backward window has to grow to find n items.
+	p := rolloutPath(t, home, id1023)
+	lines := readLinesOf(t, p)
+	filler := `{"timestamp":"2026-11-20T21:50:17.200Z","type":"world_state","payload":{"pad":"` + strings.Repeat("p", 200<<10) + `"}}`
+	var out []string
+	out = append(out, lines[:24]...)
+	for i := 0; i < 12; i++ {
+		out = append(out, filler)
+	}
+	out = append(out, lines[24:]...)
+	writeLines(t, p, out)
+	msgs = peekAll(t, home, id1023, 6)
+	// The first of the six is before 2.4 MB of filler.
+	want := []string{"turn done (0.1s)", "resume via devnull", "Hello from the fake server.", "turn done (0.1s)", "resume from other cwd", "turn interrupted"}
+	if diff := cmp.Diff(want, textsAll(msgs)); diff != "" {
+		t.Errorf("n=6 across 2.4 MB (-want +got):\n%s", diff)
+	}
+}
+
+func textsAll(msgs []discover.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+// An error event in the latest turn is shown in peek and, with nobody writing,
+// makes the thread failed.
+func TestErrorEvent(t *testing.T) {
+	home := fixtureHome(t)
+	p := rolloutPath(t, home, id861e)
+	appendFile(t, p, `{"timestamp":"2026-11-20T21:45:05.000Z","type":"event_msg","payload":{"type":"error","message":"unexpected status 401 Unauthorized"}}`+"\n")
+	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id861e]
+	if s.Status != discover.StatusFailed || s.Extra["reason"] != "error" || !strings.Contains(s.EvidenceDetail, "401") {
+		t.Errorf("%s/%v (%s)", s.Status, s.Extra["reason"], s.EvidenceDetail)
+	}
+	msgs := peekAll(t, home, id861e, 1)
+	if len(msgs) != 1 || msgs[0].Kind != "error" || !msgs[0].IsError || msgs[0].Text != "unexpected status 401 Unauthorized" {
+		t.Errorf("%+v", msgs)
+	}
+}
+
+// A launched thread without a rollout yet is peeked from its launch log.
+func TestPeekLaunchLog(t *testing.T) {
+	home := fixtureHome(t)
+	log := filepath.Join(t.TempDir(), "stdout.jsonl")
+	copyTree(t, "testdata/captures", filepath.Dir(log))
+	os.Rename(filepath.Join(filepath.Dir(log), "exec-json.stdout.jsonl"), log)
+	env := testEnv(home, nil, nil)
+	msgs, err := testAdapter(nil).Peek(context.Background(), env, discover.Session{ID: "01a1faea-19e4-7f11-a97a-99c16461e631", Log: log}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Kind+": "+discover.Truncate(m.Text, 40))
+	}
+	want := []string{"system: warning: Model metadata for `fake-model`", "assistant: Hello from the fake server.", "system: turn done"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, err := testAdapter(nil).Peek(context.Background(), env, discover.Session{ID: "01a1ffff-0000-7000-8000-000000000000"}, 0); err != discover.ErrNoSession {
+		t.Errorf("unknown thread: %v", err)
+	}
+}
+
+// scanBackward delivers exactly the complete lines, last first, for any chunk
+// size and line length mix, skipping a trailing partial line.
+func TestScanBackward(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	sc := &scratch{} // shared across files, as a worker does
+	for iter := 0; iter < 200; iter++ {
+		var b bytes.Buffer
+		var want []string
+		n := rng.Intn(30)
+		for i := 0; i < n; i++ {
+			l := fmt.Sprintf("%d:%s", i, strings.Repeat("a", rng.Intn(3000)))
+			if rng.Intn(10) == 0 {
+				l += "\r"
+			}
+			b.WriteString(l + "\n")
+			want = append(want, strings.TrimSuffix(l, "\r"))
+		}
+		if rng.Intn(2) == 0 {
+			b.WriteString("partial-" + strings.Repeat("z", rng.Intn(5000)))
+		}
+		var got []string
+		atStart, err := scanBackward(bytes.NewReader(b.Bytes()), int64(b.Len()), 1+rng.Intn(4096), 1<<30, sc, func(line []byte, off int64) bool {
+			if !bytes.HasPrefix(b.Bytes()[off:], line) {
+				t.Fatalf("offset %d does not start %q", off, line[:5])
+			}
+			got = append([]string{string(line)}, got...)
+			return true
+		})
+		if err != nil || !atStart {
+			t.Fatalf("err %v atStart %v", err, atStart)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("iter %d (-want +got):\n%s", iter, diff)
+		}
+		// Forward, the same lines in order (the head reader).
+		var fwd []string
+		err = scanForward(bytes.NewReader(b.Bytes()), int64(b.Len()), 1<<30, sc, func(line []byte, off int64) bool {
+			if !bytes.HasPrefix(b.Bytes()[off:], line) {
+				t.Fatalf("forward offset %d does not start %q", off, line[:5])
+			}
+			fwd = append(fwd, string(line))
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, fwd); diff != "" {
+			t.Fatalf("forward iter %d (-want +got):\n%s", iter, diff)
+		}
+	}
+}
+
+// Listing reads head and tail only: a large rollout listed from the DB costs a
+// small backward read.
+func TestListingDoesNotReadWholeRollout(t *testing.T) {
+	home := fixtureHome(t)
+	p := rolloutPath(t, home, id5425)
+	lines := readLinesOf(t, p)
+	filler := `{"timestamp":"2026-11-20T21:50:16.720Z","type":"world_state","payload":{"pad":"` + strings.Repeat("p", 1<<20) + `"}}`
+	var out []string
+	out = append(out, lines[:12]...)
+	for i := 0; i < 50; i++ {
+		out = append(out, filler)
+	}
+	out = append(out, lines[12:]...)
+	writeLines(t, p, out)
+	f, _ := os.Open(p)
+	defer f.Close()
+	fi, _ := f.Stat()
+	cr := &countingReaderAt{r: f}
+	tl, err := readTail(cr, fi.Size(), false, &scratch{})
+	if err != nil || tl.Turn != turnDone || tl.Tokens == nil {
+		t.Fatalf("tail %+v %v", tl, err)
+	}
+	if cr.n > 64<<10 {
+		t.Errorf("tail read %d bytes of a %d-byte rollout", cr.n, fi.Size())
+	}
+	// The head stops at the first prompt.
+	h, _ := readHead(f, fi.Size(), &scratch{})
+	if h.Prompt != "prefix test" {
+		t.Errorf("head prompt %q", h.Prompt)
+	}
+}
+
+type countingReaderAt struct {
+	r interface {
+		ReadAt([]byte, int64) (int, error)
+	}
+	n int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n += int64(n)
+	return n, err
+}
+
+func TestShrinkJSON(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":"short","b":"` + strings.Repeat("x", 50) + `"}`, `{"a":"short","b":""}`},
+		{`{"k":"es\"caped \\\\ ` + strings.Repeat("y", 40) + `","n":[1,"ok"]}`, `{"k":"","n":[1,"ok"]}`},
+		{`{"k":"ends with backslash \\\\","m":"` + strings.Repeat("z", 40) + `\""}`, `{"k":"ends with backslash \\\\","m":""}`},
+		{`{"broken":"never closed`, `{"broken":"never closed`},
+	} {
+		if got := string(shrinkJSON([]byte(c.in), 30)); got != c.want {
+			t.Errorf("%s\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
+
+// Marker-less legacy turns: the last turn is decided by its own messages, not by
+// an earlier turn's turn_aborted.
+func TestMarkerlessTurnAfterAbort(t *testing.T) {
+	head := []string{
+		`{"timestamp":"2025-09-03T10:00:00.000Z","type":"session_meta","payload":{"id":"0199a002-0000-7000-8000-000000000003","timestamp":"2025-09-03T10:00:00.000Z","cwd":"/w"}}`,
+		`{"timestamp":"2025-09-03T10:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"first"}}`,
+		`{"timestamp":"2025-09-03T10:00:02.000Z","type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}`,
+		`{"timestamp":"2025-09-03T10:00:03.000Z","type":"event_msg","payload":{"type":"user_message","message":"second"}}`,
+	}
+	for _, c := range []struct {
+		extra []string
+		want  turnState
+	}{
+		{nil, turnOpen},
+		{[]string{`{"timestamp":"2025-09-03T10:00:04.000Z","type":"event_msg","payload":{"type":"agent_message","message":"done"}}`}, turnDone},
+	} {
+		p := filepath.Join(t.TempDir(), "r.jsonl")
+		writeLines(t, p, append(append([]string{}, head...), c.extra...))
+		f, _ := os.Open(p)
+		fi, _ := f.Stat()
+		tl, err := readTail(f, fi.Size(), false, &scratch{})
+		f.Close()
+		if err != nil || !tl.TurnKnown || tl.Turn != c.want {
+			t.Errorf("%d extra lines: turn %v known %v, want %v", len(c.extra), tl.Turn, tl.TurnKnown, c.want)
+		}
+	}
+}

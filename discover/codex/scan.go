@@ -1,0 +1,509 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// Reading limits. A rollout is append-only and can reach many megabytes (tool
+// output), so listing reads its head up to the first prompt and its tail back to
+// the last turn marker, never the middle.
+const (
+	headLimit   = 1 << 20  // bytes read forward looking for session_meta and the first prompt
+	headChunk   = 32 << 10 // bytes per forward read (session_meta alone is ~22 KB)
+	tailFirst   = 4 << 10  // first backward read: a finished turn's last records usually fit
+	tailMax     = 256 << 10
+	tailBudget  = 32 << 20 // give up looking further back than this
+	maxLineSize = discover.MaxLine
+)
+
+type turnState int
+
+const (
+	turnNone        turnState = iota // no turn recorded (or none found within the budget)
+	turnOpen                         // task_started, or a user message, without a close
+	turnDone                         // task_complete
+	turnInterrupted                  // turn_aborted
+)
+
+func (t turnState) String() string {
+	switch t {
+	case turnOpen:
+		return "open"
+	case turnDone:
+		return "completed"
+	case turnInterrupted:
+		return "interrupted"
+	}
+	return "none"
+}
+
+// headInfo is what the start of a rollout says.
+type headInfo struct {
+	Meta        bool // a session_meta line was found
+	ID          string
+	Started     time.Time // session_meta.payload.timestamp
+	Cwd         string
+	Originator  string
+	Source      string
+	CLIVersion  string
+	Provider    string
+	HistoryMode string
+	GitBranch   string
+	GitSHA      string
+	GitOrigin   string
+	Prompt      string
+	PromptTS    time.Time
+}
+
+// tailInfo is what the end of a rollout says.
+type tailInfo struct {
+	LastTS time.Time // timestamp of the last complete line
+
+	Turn        turnState
+	TurnKnown   bool      // the scan found what decides Turn (else it ran out of file or budget)
+	TurnStarted time.Time // line time of the latest task_started
+	TurnEnded   time.Time // line time of the closing task_complete / turn_aborted
+	Reason      string    // turn_aborted reason
+	Pending     string    // open turn whose last record is this approval / user-input request
+	ErrMsg      string    // an error event inside the latest turn
+
+	Tokens *usage // last total_token_usage
+
+	Cwd, Model    string // last turn_context
+	Approval      string
+	SettingsModel string // last thread_settings_applied model (fallback for Model)
+	CtxFound      bool
+	AtStart       bool // the scan reached the first line
+}
+
+// pendingTypes are event_msg types that block an open turn on the user. Names come
+// from the protocol; 0.169 `exec` with approvals bypassed never writes them.
+var pendingTypes = map[string]bool{
+	"exec_approval_request":        true,
+	"apply_patch_approval_request": true,
+	"request_user_input":           true,
+	"elicitation_request":          true,
+}
+
+// scratch is a reusable read buffer: one per worker, so listing thousands of
+// rollouts does not allocate a fresh buffer per file. Lines handed to callbacks
+// point into it and are only valid during the call.
+type scratch struct{ b []byte }
+
+// grow returns a buffer of length n whose first keep bytes are those of the
+// current buffer.
+func (s *scratch) grow(n, keep int) []byte {
+	if cap(s.b) < n {
+		nb := make([]byte, n, n+n/4)
+		copy(nb, s.b[:keep])
+		s.b = nb
+	}
+	return s.b[:n]
+}
+
+// readHead reads session_meta (line 0) and the first real user prompt. Only those
+// lines are decoded; the rest are recognised by sniff and skipped.
+func readHead(f io.ReaderAt, size int64, sc *scratch) (headInfo, error) {
+	var h headInfo
+	var fallback string // first non-injected response_item user text (very old rollouts)
+	var fallbackTS time.Time
+	first := true
+	err := scanForward(f, size, headLimit, sc, func(line []byte, off int64) bool {
+		isFirst := first
+		first = false
+		typ, sub, _, ok := sniff(line)
+		if ok && !isFirst {
+			switch {
+			case typ == "event_msg" && (sub == "user_message" || sub == "task_complete" || sub == "turn_aborted"):
+			case typ == "event_msg" && sub == "item_completed":
+				if itemType(line) != "UserMessage" {
+					return true
+				}
+			case typ == "response_item" && sub == "message":
+				// Only user and assistant messages matter (developer
+				// instructions are kilobytes); a role string cannot occur
+				// unescaped inside a text.
+				if !bytes.Contains(line, []byte(`"role":"user"`)) && !bytes.Contains(line, []byte(`"role":"assistant"`)) {
+					return true
+				}
+			default:
+				return true
+			}
+		}
+		if isFirst && len(line) > 4096 {
+			line = shrinkJSON(line, 1024) // base_instructions
+		}
+		r, err := decode(line)
+		if err != nil || r.Payload == nil {
+			return true
+		}
+		p := r.Payload
+		switch r.Type {
+		case "session_meta":
+			if h.Meta {
+				return true
+			}
+			h.Meta = true
+			h.ID = p.ID
+			h.Started = parseTS(p.Timestamp)
+			if h.Started.IsZero() {
+				h.Started = r.time()
+			}
+			h.Cwd = p.Cwd
+			h.Originator = p.Originator
+			h.Source = rawString(p.Source)
+			h.CLIVersion = p.CLIVersion
+			h.Provider = p.ModelProvider
+			h.HistoryMode = p.HistoryMode
+			if p.Git != nil {
+				h.GitBranch, h.GitSHA, h.GitOrigin = p.Git.Branch, p.Git.CommitHash, p.Git.RepositoryURL
+			}
+		case "event_msg":
+			switch p.Type {
+			case "item_completed":
+				if p.Item != nil && p.Item.Type == "UserMessage" {
+					h.Prompt, h.PromptTS = joinText(p.Item.Content), r.time()
+					return false
+				}
+			case "user_message":
+				h.Prompt, h.PromptTS = p.Message, r.time()
+				return false
+			case "task_complete", "turn_aborted":
+				if fallback != "" {
+					return false // the turn ended without a user event: a pre-event rollout
+				}
+			}
+		case "response_item":
+			if p.Type != "message" {
+				return true
+			}
+			switch p.Role {
+			case "user":
+				if t := joinText(p.Content); fallback == "" && t != "" && !injectedUser(t) {
+					fallback, fallbackTS = t, r.time()
+				}
+			case "assistant":
+				if fallback != "" {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	if h.Prompt == "" && fallback != "" {
+		h.Prompt, h.PromptTS = fallback, fallbackTS
+	}
+	return h, err
+}
+
+// itemType sniffs item.type of an item_completed line ("" when not found).
+func itemType(line []byte) string {
+	const k = `"item":{"type":"`
+	i := bytes.Index(line, []byte(k))
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(k):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+// readTail scans the rollout backwards from its last complete line until it knows
+// the latest turn's state, the last cumulative token count and (needCtx) the last
+// turn_context. It never reads a trailing partial line: Codex may be writing it.
+// Lines are classified by sniff; only the few that answer an open question are
+// decoded.
+func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, error) {
+	var t tailInfo
+	first := true
+	userSeen := false   // a user message closer to the end than any turn marker
+	agentAfter := false // an agent message after that user message (legacy, marker-less turns)
+	meaningful := false // a record that is not bookkeeping was seen (for Pending)
+	tokensDone := false
+	decideMarkerless := func() {
+		t.TurnKnown = true
+		if agentAfter {
+			t.Turn = turnDone
+		} else {
+			t.Turn = turnOpen
+		}
+	}
+	done := func() bool {
+		return t.TurnKnown && tokensDone && (t.CtxFound || !needCtx)
+	}
+	atStart, err := scanBackward(f, size, tailFirst, tailBudget, sc, func(line []byte, off int64) bool {
+		typ, sub, ts, ok := sniff(line)
+		var rec *record
+		if !ok {
+			r, err := decode(line)
+			if err != nil {
+				return true
+			}
+			rec = &r
+			typ, sub, ts = r.Type, r.sub(), r.Timestamp
+		}
+		payload := func() *payload {
+			if rec == nil {
+				r, err := decode(line)
+				if err != nil {
+					return nil
+				}
+				rec = &r
+			}
+			return rec.Payload
+		}
+		if first {
+			first = false
+			t.LastTS = parseTS(ts)
+		}
+		if !meaningful && (typ == "event_msg" || typ == "response_item") &&
+			sub != "token_count" && sub != "thread_settings_applied" && sub != "reasoning" {
+			meaningful = true
+			if pendingTypes[sub] {
+				t.Pending = sub
+			}
+		}
+		switch typ {
+		case "turn_context":
+			if !t.CtxFound && (needCtx || t.Approval == "") {
+				if p := payload(); p != nil {
+					t.CtxFound = true
+					t.Cwd, t.Model, t.Approval = p.Cwd, p.Model, p.ApprovalPolicy
+				}
+			}
+		case "event_msg":
+			switch sub {
+			case "token_count":
+				if !tokensDone {
+					if u, ok := totalUsage(line); ok {
+						t.Tokens, tokensDone = u, true
+					} else if p := payload(); p != nil && p.Info != nil && p.Info.Total != nil {
+						u := *p.Info.Total
+						t.Tokens, tokensDone = &u, true
+					}
+				}
+			case "thread_settings_applied":
+				if needCtx && t.SettingsModel == "" {
+					if p := payload(); p != nil && p.ThreadSettings != nil {
+						t.SettingsModel = p.ThreadSettings.Model
+					}
+				}
+			case "error":
+				if !t.TurnKnown && t.ErrMsg == "" {
+					if p := payload(); p != nil {
+						t.ErrMsg = p.Message
+					}
+				}
+			case "task_complete", "turn_aborted":
+				switch {
+				case t.TurnKnown:
+				case userSeen:
+					decideMarkerless() // the close belongs to an earlier turn
+				default:
+					t.TurnKnown = true
+					t.TurnEnded = parseTS(ts)
+					t.Turn = turnDone
+					if sub == "turn_aborted" {
+						t.Turn, t.Reason = turnInterrupted, "aborted"
+						if p := payload(); p != nil && p.Reason != "" {
+							t.Reason = p.Reason
+						}
+					}
+				}
+			case "task_started":
+				if !t.TurnKnown {
+					t.TurnKnown, t.Turn, t.TurnStarted = true, turnOpen, parseTS(ts)
+				} else if t.TurnStarted.IsZero() && t.Turn != turnOpen {
+					t.TurnStarted = parseTS(ts)
+				}
+			case "user_message", "item_completed":
+				if t.TurnKnown {
+					break
+				}
+				isUser := sub == "user_message"
+				if sub == "item_completed" {
+					it := itemType(line)
+					if it == "" && rec != nil && rec.Payload != nil && rec.Payload.Item != nil {
+						it = rec.Payload.Item.Type
+					}
+					// An AgentMessage can be mid-turn commentary: paginated turns
+					// always carry task markers, so it never closes a turn.
+					isUser = it == "UserMessage"
+				}
+				if isUser {
+					if userSeen {
+						decideMarkerless()
+					} else {
+						userSeen = true
+					}
+				}
+			case "agent_message":
+				if !t.TurnKnown && !userSeen {
+					agentAfter = true
+				}
+			}
+		}
+		return !done()
+	})
+	t.AtStart = atStart
+	if atStart && !t.TurnKnown && userSeen {
+		decideMarkerless()
+	}
+	if t.Turn != turnOpen {
+		t.Pending = ""
+	}
+	return t, err
+}
+
+// scanForward calls fn for every complete line in the first limit bytes of r, in
+// order, until fn returns false. A final line without '\n' is skipped; so is a
+// line longer than maxLineSize.
+func scanForward(r io.ReaderAt, size, limit int64, sc *scratch, fn func(line []byte, off int64) bool) error {
+	if limit > size {
+		limit = size
+	}
+	var pos int64 // file offset of buf[0]
+	n := 0        // valid bytes in buf
+	skipping := false
+	for {
+		buf := sc.b[:cap(sc.b)]
+		// Deliver the complete lines in buf[:n].
+		start := 0
+		for {
+			i := bytes.IndexByte(buf[start:n], '\n')
+			if i < 0 {
+				break
+			}
+			line := bytes.TrimRight(buf[start:start+i], "\r")
+			if skipping {
+				skipping = false
+			} else if len(line) > 0 && !fn(line, pos+int64(start)) {
+				return nil
+			}
+			start += i + 1
+		}
+		// Keep the unfinished line (or drop it while skipping an over-long one) and
+		// read more after it.
+		rest, drop := n-start, 0
+		if skipping || rest > maxLineSize {
+			skipping, drop, rest = true, rest, 0
+		}
+		copy(buf, buf[start+drop:n]) // overlap-safe move to the front
+		pos += int64(start + drop)
+		n = rest
+		if pos+int64(n) >= limit {
+			return nil
+		}
+		want := n + max(headChunk, n)
+		if want > len(buf) {
+			buf = sc.grow(want, n)
+		}
+		m, err := r.ReadAt(buf[n:want], pos+int64(n))
+		if m > int(limit-pos-int64(n)) {
+			m = int(limit - pos - int64(n))
+		}
+		n += m
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if m == 0 {
+			return nil
+		}
+	}
+}
+
+// scanBackward calls fn for every complete line of r, last line first, until fn
+// returns false, the start of the file is reached (atStart) or budget bytes have
+// been read. A final line without '\n' is being written and is skipped. Lines
+// longer than maxLineSize are skipped.
+func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratch, fn func(line []byte, off int64) bool) (atStart bool, err error) {
+	pos := size
+	chunk := int64(first)
+	carry := 0        // bytes at the front of sc.b not yet delivered: the tail of a line whose start is further back
+	trailing := true  // still looking for the '\n' that ends the last complete line
+	skipping := false // inside an over-long line, waiting for its start
+	var read int64
+	for pos > 0 {
+		if read >= budget {
+			return false, nil
+		}
+		n := chunk
+		if n > pos {
+			n = pos
+		}
+		buf := sc.grow(int(n)+carry, carry)
+		copy(buf[n:], buf[:carry]) // move the carry behind the new chunk (overlap-safe)
+		if _, err := r.ReadAt(buf[:n], pos-n); err != nil && err != io.EOF {
+			return false, err
+		}
+		pos -= n
+		read += n
+		if chunk < tailMax {
+			chunk = min(chunk*4, tailMax)
+		}
+		data := buf
+		if trailing || skipping {
+			i := bytes.LastIndexByte(data, '\n')
+			if i < 0 {
+				carry = 0 // all of it belongs to the partial last line / the skipped line
+				continue
+			}
+			data = data[:i+1]
+			trailing, skipping = false, false
+		}
+		// data ends with '\n'. Deliver every line whose start is inside data.
+		end := len(data)
+		for end > 0 {
+			i := bytes.LastIndexByte(data[:end-1], '\n')
+			if i < 0 {
+				break
+			}
+			line := bytes.TrimRight(data[i+1:end-1], "\r")
+			if len(line) > 0 && !fn(line, pos+int64(i+1)) {
+				return false, nil
+			}
+			end = i + 1
+		}
+		carry = end
+		if carry > maxLineSize {
+			carry, skipping = 0, true
+		}
+	}
+	if carry > 0 && !skipping {
+		line := bytes.TrimRight(sc.b[:carry-1], "\r")
+		if len(line) > 0 {
+			fn(line, 0)
+		}
+	}
+	return true, nil
+}
+
+// totalUsage decodes just info.total_token_usage of a token_count line: the
+// object is small and flat, the rest of the line (last_token_usage, rate limits)
+// is not needed. ok is false when the key is not there (info null) or the object
+// does not decode; the caller then decodes the whole line.
+func totalUsage(line []byte) (*usage, bool) {
+	const k = `"total_token_usage":{`
+	i := bytes.Index(line, []byte(k))
+	if i < 0 {
+		return nil, false
+	}
+	obj := line[i+len(k)-1:]
+	j := bytes.IndexByte(obj, '}')
+	if j < 0 {
+		return nil, false
+	}
+	var u usage
+	if json.Unmarshal(obj[:j+1], &u) != nil {
+		return nil, false
+	}
+	return &u, true
+}

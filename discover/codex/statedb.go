@@ -1,0 +1,329 @@
+package codex
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite: keeps the binary static
+)
+
+// threadRow is one row of state_<N>.sqlite's threads table. Columns change between
+// releases, so only those PRAGMA table_info reports are selected; absent ones stay
+// zero.
+type threadRow struct {
+	ID, RolloutPath, Cwd, Model, Provider    string
+	Title, Name, FirstUserMessage            string
+	TokensUsed                               int64
+	HasTokens                                bool
+	CreatedMS, UpdatedMS                     int64 // 0 = unknown
+	Archived                                 bool
+	GitBranch                                string
+	Source, Originator, CLIVersion, Approval string
+	ParentID                                 string // attached_thread_parent_id / thread_spawn_edges
+}
+
+// latestTurn is the newest row of thread_history's thread_turns for a thread.
+type latestTurn struct {
+	Status    string
+	ErrorJSON string
+	Ordinal   int64
+}
+
+// history is the thread_history projection: per thread its latest turn and the
+// rollout byte offset the projection has consumed.
+type history struct {
+	Turns     map[string]latestTurn
+	Projected map[string]int64
+}
+
+// newestDB returns the path of the <prefix><N>.sqlite with the highest N in dir.
+func newestDB(dir, prefix string) string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	best, bestN := "", -1
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, ".sqlite") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, prefix), ".sqlite"))
+		if err != nil || n < bestN {
+			continue
+		}
+		best, bestN = filepath.Join(dir, name), n
+	}
+	return best
+}
+
+// openDB opens a Codex SQLite database read-only, never writing or creating
+// anything in CODEX_HOME.
+//
+// A WAL database holds recent commits in its -wal file, which `immutable=1` would
+// ignore (codex.md pitfall 19), so while a -wal exists we open with mode=ro and see
+// it. Without a -wal file there is nothing uncheckpointed (a connected writer
+// always has one), and mode=ro would *create* -wal/-shm beside the database; then
+// the database file alone is the whole truth and immutable=1 reads it without
+// touching the directory.
+func openDB(path string) (*sql.DB, error) {
+	q := "mode=ro&_pragma=busy_timeout(3000)&_pragma=query_only(1)"
+	if _, err := os.Stat(path + "-wal"); os.IsNotExist(err) {
+		q = "mode=ro&immutable=1&_pragma=query_only(1)"
+	}
+	db, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+q)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+func columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		cols[n] = true
+	}
+	return cols, rows.Err()
+}
+
+type colSpec struct {
+	name  string
+	isInt bool
+	set   func(r *threadRow, s string, n int64, valid bool)
+}
+
+var threadCols = []colSpec{
+	{"id", false, func(r *threadRow, s string, _ int64, _ bool) { r.ID = s }},
+	{"rollout_path", false, func(r *threadRow, s string, _ int64, _ bool) { r.RolloutPath = s }},
+	{"cwd", false, func(r *threadRow, s string, _ int64, _ bool) { r.Cwd = s }},
+	{"model", false, func(r *threadRow, s string, _ int64, _ bool) { r.Model = s }},
+	{"model_provider", false, func(r *threadRow, s string, _ int64, _ bool) { r.Provider = s }},
+	{"title", false, func(r *threadRow, s string, _ int64, _ bool) { r.Title = s }},
+	{"name", false, func(r *threadRow, s string, _ int64, _ bool) { r.Name = s }},
+	{"first_user_message", false, func(r *threadRow, s string, _ int64, _ bool) { r.FirstUserMessage = s }},
+	{"tokens_used", true, func(r *threadRow, _ string, n int64, v bool) { r.TokensUsed, r.HasTokens = n, v }},
+	{"created_at", true, func(r *threadRow, _ string, n int64, v bool) {
+		if v && r.CreatedMS == 0 {
+			r.CreatedMS = n * 1000
+		}
+	}},
+	{"updated_at", true, func(r *threadRow, _ string, n int64, v bool) {
+		if v && r.UpdatedMS == 0 {
+			r.UpdatedMS = n * 1000
+		}
+	}},
+	// The ms columns come after the s columns in this list so they win.
+	{"created_at_ms", true, func(r *threadRow, _ string, n int64, v bool) {
+		if v {
+			r.CreatedMS = n
+		}
+	}},
+	{"updated_at_ms", true, func(r *threadRow, _ string, n int64, v bool) {
+		if v {
+			r.UpdatedMS = n
+		}
+	}},
+	{"archived", true, func(r *threadRow, _ string, n int64, _ bool) { r.Archived = n != 0 }},
+	{"git_branch", false, func(r *threadRow, s string, _ int64, _ bool) { r.GitBranch = s }},
+	{"source", false, func(r *threadRow, s string, _ int64, _ bool) { r.Source = s }},
+	{"originator", false, func(r *threadRow, s string, _ int64, _ bool) { r.Originator = s }},
+	{"cli_version", false, func(r *threadRow, s string, _ int64, _ bool) { r.CLIVersion = s }},
+	{"approval_mode", false, func(r *threadRow, s string, _ int64, _ bool) { r.Approval = s }},
+	{"attached_thread_parent_id", false, func(r *threadRow, s string, _ int64, _ bool) { r.ParentID = s }},
+}
+
+// readThreads reads the threads table, selecting only the columns this schema
+// generation has (codex.md pitfall 20).
+func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error) {
+	cols, err := columns(ctx, db, "threads")
+	if err != nil {
+		return nil, err
+	}
+	if !cols["id"] {
+		return nil, fmt.Errorf("no threads table with an id column")
+	}
+	// Every column costs per row; the second-resolution times only when the ms
+	// ones are missing.
+	skip := map[string]bool{"created_at": cols["created_at_ms"], "updated_at": cols["updated_at_ms"]}
+	var specs []colSpec
+	var names []string
+	for _, c := range threadCols {
+		if cols[c.name] && !skip[c.name] {
+			specs = append(specs, c)
+			names = append(names, `"`+c.name+`"`)
+		}
+	}
+	rows, err := db.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM threads")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]*threadRow{}
+	strs := make([]sql.NullString, len(specs))
+	ints := make([]sql.NullInt64, len(specs))
+	dest := make([]any, len(specs))
+	for i, c := range specs {
+		if c.isInt {
+			dest[i] = &ints[i]
+		} else {
+			dest[i] = &strs[i]
+		}
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		r := &threadRow{}
+		for i, c := range specs {
+			c.set(r, strs[i].String, ints[i].Int64, ints[i].Valid)
+		}
+		if r.ID != "" {
+			out[r.ID] = r
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Sub-agents: a thread that is some edge's child.
+	if ecols, err := columns(ctx, db, "thread_spawn_edges"); err == nil && ecols["parent_thread_id"] && ecols["child_thread_id"] {
+		if erows, err := db.QueryContext(ctx, "SELECT parent_thread_id, child_thread_id FROM thread_spawn_edges"); err == nil {
+			for erows.Next() {
+				var p, c sql.NullString
+				if erows.Scan(&p, &c) == nil {
+					if r := out[c.String]; r != nil && r.ParentID == "" {
+						r.ParentID = p.String
+					}
+				}
+			}
+			erows.Close()
+		}
+	}
+	return out, nil
+}
+
+// readHistory reads the latest turn of every thread and the projection offsets.
+func readHistory(ctx context.Context, db *sql.DB) (*history, error) {
+	tcols, err := columns(ctx, db, "thread_turns")
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range []string{"thread_id", "rollout_ordinal", "status"} {
+		if !tcols[c] {
+			return nil, fmt.Errorf("thread_turns has no %s column", c)
+		}
+	}
+	errCol := "NULL"
+	if tcols["error_json"] {
+		errCol = "error_json"
+	}
+	h := &history{Turns: map[string]latestTurn{}, Projected: map[string]int64{}}
+	rows, err := db.QueryContext(ctx, "SELECT thread_id, rollout_ordinal, status, "+errCol+" FROM thread_turns")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id, status, ej sql.NullString
+		var ord sql.NullInt64
+		if err := rows.Scan(&id, &ord, &status, &ej); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if cur, ok := h.Turns[id.String]; ok && cur.Ordinal > ord.Int64 {
+			continue
+		}
+		h.Turns[id.String] = latestTurn{Status: status.String, ErrorJSON: ej.String, Ordinal: ord.Int64}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	pcols, err := columns(ctx, db, "thread_history_projection_state")
+	if err == nil && pcols["thread_id"] && pcols["next_rollout_byte_offset"] {
+		prows, err := db.QueryContext(ctx, "SELECT thread_id, next_rollout_byte_offset FROM thread_history_projection_state")
+		if err == nil {
+			for prows.Next() {
+				var id sql.NullString
+				var off sql.NullInt64
+				if prows.Scan(&id, &off) == nil && off.Valid {
+					h.Projected[id.String] = off.Int64
+				}
+			}
+			prows.Close()
+		}
+	}
+	return h, nil
+}
+
+// sqliteHome is where Codex keeps its databases: $CODEX_SQLITE_HOME, else the
+// top-level sqlite_home key of config.toml, else CODEX_HOME.
+func sqliteHome(env func(string) string, codexHome string) string {
+	if d := env("CODEX_SQLITE_HOME"); d != "" {
+		return d
+	}
+	if d := configSQLiteHome(filepath.Join(codexHome, "config.toml")); d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(codexHome, d)
+		}
+		return d
+	}
+	return codexHome
+}
+
+// configSQLiteHome reads the top-level `sqlite_home = "…"` of config.toml. Only
+// that key is needed, so this is a line reader, not a TOML parser: top-level keys
+// end at the first [table] header.
+func configSQLiteHome(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			break
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "sqlite_home" {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.Index(v, " #"); i >= 0 && (strings.HasPrefix(v, "'") || strings.Count(v[:i], `"`)%2 == 0) {
+			v = strings.TrimSpace(v[:i])
+		}
+		if s, err := strconv.Unquote(v); err == nil && strings.HasPrefix(v, `"`) {
+			return s
+		}
+		if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+			return v[1 : len(v)-1]
+		}
+		return v
+	}
+	return ""
+}
+
+// sortedIDs returns map keys in order (deterministic warnings and tests).
+func sortedIDs[M ~map[string]V, V any](m M) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,297 @@
+package codex
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// liveness is the exact per-thread evidence of a live writer, read once per
+// command (codex.md §4.1).
+type liveness struct {
+	checkable bool   // false: neither locks nor open files could be inspected
+	why       string // why not checkable
+	method    string // "thread-writer lock" or "open rollout fd"
+	holders   map[string]int
+	lockFiles map[string]bool // a lock file exists (held or stale)
+	daemon    map[int]bool    // holder PIDs that are the TUI's app-server daemon
+}
+
+func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home string, rollouts map[string]string) *liveness {
+	lv := &liveness{holders: map[string]int{}, lockFiles: map[string]bool{}, daemon: map[int]bool{}}
+	lockDir := filepath.Join(home, "thread-writer-locks")
+	ents, err := os.ReadDir(lockDir)
+	switch {
+	case err == nil:
+		lv.method = "thread-writer lock"
+		var files []string
+		byFile := map[string]string{}
+		for _, e := range ents {
+			name := e.Name()
+			id := strings.ToLower(strings.TrimSuffix(name, ".lock"))
+			if !strings.HasSuffix(name, ".lock") || !isUUID(id) {
+				continue // .coordination.lock is Codex-internal
+			}
+			p := filepath.Join(lockDir, name)
+			files = append(files, p)
+			byFile[p] = id
+			lv.lockFiles[id] = true
+		}
+		if len(files) == 0 {
+			lv.checkable = true // clean exits delete their lock: nothing is being written
+			break
+		}
+		if a.Holders == nil {
+			lv.why = ErrLocksUnavailable.Error()
+			break
+		}
+		held, err := a.Holders(ctx, files)
+		if err != nil {
+			lv.why = err.Error()
+			break
+		}
+		lv.checkable = true
+		for f, pid := range held {
+			if id, ok := byFile[f]; ok {
+				lv.holders[id] = pid
+			}
+		}
+	case os.IsNotExist(err):
+		// Codex before thread-writer locks: the writer keeps its rollout open.
+		lv.method = "open rollout fd"
+		if a.OpenFiles == nil || env.Procs == nil || !env.Procs.Available() {
+			lv.why = "no thread-writer-locks directory and open files cannot be inspected"
+			break
+		}
+		lv.checkable = true
+		byPath := map[string]string{}
+		for id, p := range rollouts {
+			byPath[p] = id
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				byPath[r] = id
+			}
+		}
+		for _, p := range env.Procs.All() {
+			if p.Comm != "codex" {
+				if exe, err := env.Procs.Exe(p.PID); err != nil || filepath.Base(exe) != "codex" {
+					continue
+				}
+			}
+			fds, err := a.OpenFiles(p.PID)
+			if err != nil {
+				continue
+			}
+			for _, f := range fds {
+				if id, ok := byPath[f]; ok {
+					lv.holders[id] = p.PID
+				}
+			}
+		}
+	default:
+		lv.why = err.Error()
+	}
+	if len(lv.holders) > 0 {
+		dpid := daemonPID(home)
+		for _, pid := range lv.holders {
+			if pid <= 0 {
+				continue
+			}
+			if pid == dpid {
+				lv.daemon[pid] = true
+				continue
+			}
+			if env.Procs != nil {
+				if argv, err := env.Procs.Argv(pid); err == nil && strings.Contains(strings.Join(argv, " "), "app-server") {
+					lv.daemon[pid] = true
+				}
+			}
+		}
+	}
+	return lv
+}
+
+// turnView is the latest turn as status derivation sees it.
+type turnView struct {
+	state   turnState
+	known   bool
+	pending string // open turn blocked on an approval / user-input request
+	failed  string // the turn ended in an error (message), "" otherwise
+	reason  string // turn_aborted reason
+	source  string // where the turn state came from
+}
+
+// latestTurnView picks the turn state: thread_history when its projection has
+// consumed the whole rollout (codex.md §2.3), else the rollout tail.
+func (st *state) latestTurnView(id string, haveTail bool, tail tailInfo, size int64) turnView {
+	if st.hist != nil {
+		// Current projection, or no rollout to check it against (then the DB is
+		// all there is).
+		if off, ok := st.hist.Projected[id]; (ok && off == size && haveTail) || !haveTail {
+			if lt, ok := st.hist.Turns[id]; ok {
+				v := turnView{known: true, source: "thread_turns"}
+				switch lt.Status {
+				case "completed":
+					v.state = turnDone
+				case "interrupted":
+					v.state = turnInterrupted
+					v.reason = "interrupted"
+				case "inProgress":
+					v.state = turnOpen
+				default:
+					v.state = turnDone
+					v.failed = "turn status " + lt.Status
+				}
+				if ej := strings.TrimSpace(lt.ErrorJSON); ej != "" && ej != "null" {
+					v.failed = "error: " + discover.OneLine(ej, 200)
+				}
+				if haveTail && v.state == turnOpen {
+					v.pending = tail.Pending
+				}
+				return v
+			}
+		}
+	}
+	if !haveTail {
+		return turnView{}
+	}
+	v := turnView{state: tail.Turn, known: tail.TurnKnown, pending: tail.Pending, reason: tail.Reason, source: "rollout"}
+	if tail.ErrMsg != "" {
+		v.failed = "error: " + discover.OneLine(tail.ErrMsg, 200)
+	}
+	return v
+}
+
+// applyStatus sets Status, Evidence, PID and EndedAt (codex.md §4.3, first
+// matching row wins). Launch records are folded in later by the core.
+func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rolloutFile, row *threadRow, haveTail bool, tail tailInfo, size int64) {
+	tv := st.latestTurnView(s.ID, haveTail, tail, size)
+	lv := st.live
+	pid, live := lv.holders[s.ID]
+	if tv.known {
+		s.Extra["last_turn"] = tv.state.String()
+	}
+	if live {
+		by := "a process in another PID namespace"
+		if pid > 0 {
+			by = fmt.Sprintf("pid %d", pid)
+			if env.Procs != nil {
+				if _, ok := env.Procs.Get(pid); ok {
+					s.PID = pid
+				}
+			}
+		}
+		if lv.daemon[pid] {
+			s.Extra["hosted_by"] = "app-server daemon"
+		}
+		s.Evidence = discover.EvidenceRegistry
+		detail := fmt.Sprintf("%s held by %s", lv.method, by)
+		switch {
+		case tv.state == turnOpen && tv.pending != "":
+			s.Status = discover.StatusWaiting
+			s.Inferred = true // request names are from the protocol, unverified as persisted
+			s.EvidenceDetail = detail + "; open turn waits on " + tv.pending
+		case tv.state == turnOpen:
+			s.Status = discover.StatusRunning
+			s.EvidenceDetail = detail + "; turn in progress"
+		default:
+			s.Status = discover.StatusIdle
+			s.EvidenceDetail = detail + "; no turn in progress"
+		}
+		return
+	}
+
+	if !lv.checkable && tv.state == turnOpen {
+		s.Status, s.Evidence = discover.StatusUnknown, discover.EvidenceNone
+		s.EvidenceDetail = "the latest turn is open and liveness cannot be checked: " + lv.why
+		return
+	}
+	s.Evidence = discover.EvidenceTranscript
+	var not string
+	switch {
+	case !lv.checkable:
+		not = "liveness not checkable (" + lv.why + ")"
+	case lv.lockFiles[s.ID]:
+		not = "stale " + lv.method + " (not held)"
+	default:
+		not = "no " + lv.method + " held"
+	}
+	if msg := st.launchFailure(s.ID, tail); msg != "" && tv.failed == "" {
+		tv.failed = msg
+	}
+	ended := func() {
+		if haveTail && !tail.TurnEnded.IsZero() {
+			t := tail.TurnEnded
+			s.EndedAt = &t
+		}
+	}
+	switch {
+	case tv.failed != "":
+		s.Status = discover.StatusFailed
+		s.Extra["reason"] = "error"
+		s.EvidenceDetail = tv.failed + "; " + not
+		ended()
+	case !tv.known || tv.state == turnNone:
+		s.Status = discover.StatusStopped
+		s.EvidenceDetail = "no turn recorded; " + not
+		if rf == nil {
+			s.EvidenceDetail = "rollout not found; " + not
+		}
+	case tv.state == turnDone:
+		s.Status = discover.StatusStopped
+		s.Extra["reason"] = "done"
+		s.EvidenceDetail = "last turn completed (" + tv.source + "); " + not
+		ended()
+	case tv.state == turnInterrupted:
+		s.Status = discover.StatusStopped
+		s.Extra["reason"] = "interrupted"
+		s.EvidenceDetail = "last turn " + nonEmpty(tv.reason, "aborted") + " (" + tv.source + "); " + not
+		ended()
+	default: // open, nobody writing: killed hard (SIGTERM/SIGKILL record nothing)
+		s.Status = discover.StatusFailed
+		s.Extra["reason"] = "crashed"
+		s.EvidenceDetail = "last turn never finished (" + tv.source + "); " + not
+	}
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// launchFailure reads the newest launch log of this thread (codex exec --json
+// stdout) and returns the error its last turn ended with, if any. A log older than
+// the rollout's latest turn says nothing about that turn.
+func (st *state) launchFailure(id string, tail tailInfo) string {
+	refs := st.launchs[id]
+	if len(refs) == 0 {
+		return ""
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].launched.Before(refs[j].launched) })
+	ref := refs[len(refs)-1]
+	fi, err := os.Stat(ref.log)
+	if err != nil {
+		return ""
+	}
+	if !tail.TurnStarted.IsZero() && tail.TurnStarted.After(fi.ModTime().Add(time.Second)) {
+		return ""
+	}
+	msgs := readExecLog(ref.log, 256<<10)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		switch {
+		case m.turnFailed:
+			return "error: " + discover.OneLine(m.Text, 200)
+		case m.turnEnd:
+			return ""
+		}
+	}
+	return ""
+}

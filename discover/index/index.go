@@ -1,0 +1,222 @@
+// Package index is the incremental parse index: per agent file, what an adapter
+// already extracted from it and up to which byte, so the next command parses only
+// what was appended since. It is a pure cache. Losing it, or finding it corrupt,
+// costs time and never changes output: every consumer must produce the same result
+// from a full parse as from cached state plus the appended bytes.
+//
+// One index file per adapter lives in agentctl's cache directory. Entries are keyed
+// by path and validated by a Stamp (device, inode, size, mtime); the payload is the
+// adapter's own type, opaque to this package.
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+// Entry is what the index remembers about one file.
+type Entry[T any] struct {
+	Stamp Stamp
+	// Offset is the end of the last complete line parsed: where parsing resumes.
+	Offset int64
+	// Check is a hash of the bytes just before Offset (see PrefixSum). Before
+	// appending, the caller re-hashes them to prove the parsed prefix is unchanged.
+	Check uint64
+	// Partial means parsing stopped before the end of the file on purpose (e.g. a
+	// time budget), not because the rest was an unfinished line.
+	Partial bool
+	Payload T
+}
+
+// Action is what a caller must do with a file given its current stamp.
+type Action int
+
+const (
+	// Fresh: the entry describes the file as it is; nothing to read.
+	Fresh Action = iota
+	// Append: the same file grew (or parsing was unfinished); parse from Offset
+	// after verifying Check.
+	Append
+	// Rebuild: a different or shrunk file; parse from 0 with a new payload.
+	Rebuild
+)
+
+// Plan decides how to bring e up to date with a file whose stamp is now.
+func (e Entry[T]) Plan(now Stamp) Action {
+	switch {
+	case !now.SameFile(e.Stamp), now.Size < e.Stamp.Size, now.Size < e.Offset:
+		return Rebuild
+	case now == e.Stamp && !e.Partial:
+		return Fresh
+	}
+	return Append
+}
+
+// Index is the in-memory view of one adapter's index file. It is safe for
+// concurrent use. A payload returned by Get belongs to the caller until it is
+// handed back with Put.
+type Index[T any] struct {
+	path   string // "" when caching is disabled
+	header string
+
+	mu      sync.RWMutex // Get only reads the map: workers do not queue on it
+	entries map[string]*slot[T]
+	dirty   bool
+}
+
+// slot holds one entry and whether this run used it (for pruning).
+type slot[T any] struct {
+	E    Entry[T]
+	seen atomic.Bool // not encoded
+}
+
+// file is the on-disk shape.
+type file[T any] struct {
+	Header  string
+	Entries map[string]*slot[T]
+}
+
+// Load reads the index called name from dir. dir "" disables caching: Get always
+// misses and Save does nothing. A missing, unreadable, corrupt or outdated file
+// (other version, or a payload type that changed shape) is silently discarded.
+// Bump version whenever the meaning of the payload changes.
+func Load[T any](dir, name string, version int) *Index[T] {
+	ix := &Index[T]{
+		header:  fmt.Sprintf("agentctl-index/%s/v%d/%s", name, version, typeSig[T]()),
+		entries: map[string]*slot[T]{},
+	}
+	if dir == "" {
+		return ix
+	}
+	ix.path = filepath.Join(dir, name+".index")
+	fd, err := os.Open(ix.path)
+	if err != nil {
+		return ix
+	}
+	defer fd.Close()
+	var f file[T]
+	// Streamed, not read whole: the file can be megabytes, and memory is bounded.
+	if err := gob.NewDecoder(bufio.NewReaderSize(fd, 64<<10)).Decode(&f); err != nil || f.Header != ix.header {
+		ix.dirty = true // rewrite it, so a corrupt file does not cost every run
+		return ix
+	}
+	if f.Entries != nil {
+		ix.entries = f.Entries
+	}
+	return ix
+}
+
+// Enabled reports whether the index is backed by a file.
+func (ix *Index[T]) Enabled() bool { return ix.path != "" }
+
+// Path is the index file ("" when disabled).
+func (ix *Index[T]) Path() string { return ix.path }
+
+// Get returns the entry for path and marks it as still in use.
+func (ix *Index[T]) Get(path string) (Entry[T], bool) {
+	ix.mu.RLock()
+	s := ix.entries[path]
+	ix.mu.RUnlock()
+	if s == nil {
+		return Entry[T]{}, false
+	}
+	s.seen.Store(true)
+	return s.E, true
+}
+
+// Put stores the entry for path.
+func (ix *Index[T]) Put(path string, e Entry[T]) {
+	if ix.path == "" {
+		return
+	}
+	s := &slot[T]{E: e}
+	s.seen.Store(true)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.entries[path] = s
+	ix.dirty = true
+}
+
+// Len is the number of entries.
+func (ix *Index[T]) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.entries)
+}
+
+// PruneUnseen drops the entries under prefix (a directory, "" for all) that were
+// neither read nor written since Load. Call it only after a complete scan of
+// prefix, so files that vanished do not accumulate; entries of other directories
+// (another config root sharing the cache) are kept.
+func (ix *Index[T]) PruneUnseen(prefix string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for p, s := range ix.entries {
+		if !s.seen.Load() && (prefix == "" || strings.HasPrefix(p, prefix)) {
+			delete(ix.entries, p)
+			ix.dirty = true
+		}
+	}
+}
+
+// Save writes the index atomically if anything changed since Load.
+//
+// Deprecated form: Save(true) first prunes every unseen entry, as
+// PruneUnseen(""); it remains for adapters written against the first version of
+// this API. Prefer PruneUnseen(root) then Save().
+func (ix *Index[T]) Save(prune ...bool) error {
+	if ix.path == "" {
+		return nil
+	}
+	if len(prune) > 0 && prune[0] {
+		ix.PruneUnseen("")
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if !ix.dirty {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(file[T]{Header: ix.header, Entries: ix.entries}); err != nil {
+		return fmt.Errorf("encode parse index %s: %w", ix.path, err)
+	}
+	if err := meta.WriteFileAtomic(ix.path, buf.Bytes()); err != nil {
+		return fmt.Errorf("write parse index (a cache; delete %s if this persists): %w", ix.path, err)
+	}
+	ix.dirty = false
+	return nil
+}
+
+// Remove deletes the index file (for tests and `cache clear`-style commands).
+func (ix *Index[T]) Remove() error {
+	if ix.path == "" {
+		return nil
+	}
+	if err := os.Remove(ix.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Paths lists the indexed paths, sorted (for tests and diagnostics).
+func (ix *Index[T]) Paths() []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]string, 0, len(ix.entries))
+	for p := range ix.entries {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
