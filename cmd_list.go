@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -106,10 +105,7 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 	f.Now = e.s.now()
 	ss := f.Apply(res.Sessions)
 	if asJSON {
-		if ss == nil {
-			ss = []discover.Session{}
-		}
-		return len(res.Warnings) > 0, writeJSON(e.s.out, ss)
+		return len(res.Warnings) > 0, writeJSONArray(e.s.out, ss)
 	}
 	e.printTable(ss, f.Now)
 	return len(res.Warnings) > 0, nil
@@ -205,5 +201,3 @@ func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 		}
 	}
 }
-
-var _ = os.Stdout

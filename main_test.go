@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,9 +36,25 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("AGENTCTL_HOME", filepath.Join(env.WorkDir, "state"))
-			env.Setenv("FIXTURES", fixtures)
 			env.Setenv("TZ", "UTC")
 			env.Setenv("NO_COLOR", "")
+			// Each script gets its own copy of the recorded homes, so nothing a
+			// command might create next to a database can touch testdata/.
+			if err := os.CopyFS(filepath.Join(env.WorkDir, "fixture-home"), os.DirFS(fixtures)); err != nil {
+				return err
+			}
+			// Recorded files look an hour old, as on the machine they came from, so
+			// no status depends on when the test happens to run.
+			old := time.Date(2026, 11, 20, 21, 55, 0, 0, time.UTC)
+			if err := filepath.WalkDir(filepath.Join(env.WorkDir, "fixture-home"), func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				return os.Chtimes(p, old, old)
+			}); err != nil {
+				return err
+			}
+			env.Setenv("FIXTURES", filepath.Join(env.WorkDir, "fixture-home"))
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

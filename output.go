@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +24,36 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// writeJSONArray prints items as an indented JSON array one element at a time,
+// so a listing of 10,000 sessions never holds the whole document in memory.
+func writeJSONArray[T any](w io.Writer, items []T) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if len(items) == 0 {
+		bw.WriteString("[]\n")
+		return bw.Flush()
+	}
+	bw.WriteString("[\n")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("  ", "  ")
+	enc.SetEscapeHTML(false)
+	for i := range items {
+		buf.Reset()
+		if err := enc.Encode(items[i]); err != nil {
+			return err
+		}
+		bw.WriteString("  ")
+		bw.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+		if i < len(items)-1 {
+			bw.WriteString(",\n")
+		} else {
+			bw.WriteString("\n")
+		}
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
 }
 
 // age renders a duration as 5s, 5m, 3h, 2d.

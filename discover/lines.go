@@ -28,7 +28,11 @@ type LineStats struct {
 // the last complete line, which is where an incremental reader resumes.
 // Lines longer than MaxLine are skipped (counted in stats) without being buffered.
 func ReadLines(r io.Reader, base int64, fn func(line []byte, off int64) error) (next int64, stats LineStats, err error) {
-	br := bufio.NewReaderSize(r, 256<<10)
+	size := 256 << 10
+	if lr, ok := r.(*io.LimitedReader); ok && lr.N < int64(size) {
+		size = int(lr.N) + 1 // a small file or tail needs no 256 KiB buffer (cold indexes read thousands)
+	}
+	br := bufio.NewReaderSize(r, size)
 	off := base        // bytes consumed so far
 	lineStart := base  // start of the line being assembled
 	var frags [][]byte // pieces of a line longer than the reader's buffer

@@ -1,29 +1,181 @@
-// Package claude is the Claude adapter's read side (spec: agents/claude-code.md).
+// Package claude is the Claude Code adapter's read side (spec: agents/claude-code.md
+// §1–5): sessions from the transcripts under the config root, liveness from
+// Claude's registry and the process table, and the conversation for peek. It only
+// reads Claude's files; its own parse index lives in agentctl's cache dir.
 package claude
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/proc"
 )
 
 // Name is the adapter name.
 const Name = "claude-code"
 
-// Adapter reads Claude sessions.
-type Adapter struct{}
+// Adapter reads Claude Code sessions. The zero value is ready to use; tests set
+// the host identity and start-time conversion so they do not depend on the host.
+type Adapter struct {
+	// MachineID and PidNS identify this host for 2.1.329+ registry pidDomain
+	// checks (default: /etc/machine-id and readlink /proc/self/ns/pid).
+	MachineID func() string
+	PidNS     func() string
+	// StartMillis converts a process start to epoch ms (default: btime + field 22
+	// on Linux). Used for registry entries without procStart and the process scan.
+	StartMillis startMillis
+}
 
 // New returns the Claude adapter.
 func New() *Adapter { return &Adapter{} }
 
+// Name is the adapter name.
 func (a *Adapter) Name() string { return Name }
 
-// Discover is not implemented yet.
-func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
-	return nil, nil
+func (a *Adapter) host() hostIdentity {
+	h := defaultHost()
+	if a.MachineID != nil {
+		h.MachineID = a.MachineID
+	}
+	if a.PidNS != nil {
+		h.PidNS = a.PidNS
+	}
+	return h
 }
 
-// Peek is not implemented yet.
-func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
-	return nil, discover.ErrNoSession
+func (a *Adapter) startMillis() startMillis {
+	if a.StartMillis != nil {
+		return a.StartMillis
+	}
+	return defaultStartMillis()
+}
+
+// Discover lists every session: each transcript under <root>/projects, plus live
+// registry entries whose transcript does not exist yet.
+func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	root := Root(env)
+	ts, err := listTranscripts(root)
+	if err != nil {
+		return nil, fmt.Errorf("read Claude projects in %s: %w (check its permissions, or set CLAUDE_CONFIG_DIR)", root, err)
+	}
+	startMs := a.startMillis()
+	procs := env.Procs
+	if procs == nil {
+		procs = &proc.Fake{NoProcs: true} // no table at all: liveness is unknown, never guessed
+	}
+
+	ix := loadIndex(env.CacheDir())
+	stopAt, giveUpAt := budget(ctx)
+	sc := &scanner{ix: ix, workers: workers(), stopAt: stopAt, giveUpAt: giveUpAt}
+	var regs []regCheck
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the registry is independent of the transcripts
+		defer wg.Done()
+		regs = readRegistry(ctx, root, procs, a.host(), startMs)
+	}()
+	files, errs := sc.scan(ctx, ts)
+	wg.Wait()
+	if sc.cut {
+		_ = ix.Save() // keep what was parsed; the next run continues from it
+		return nil, ctx.Err()
+	}
+	ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
+	if err := ix.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
+	if len(errs) > 0 {
+		env.Warnf("%d transcripts could not be read and are missing (first: %v); check their permissions", len(errs), errs[0])
+	}
+	files = dedupe(env, files)
+	partial := 0
+	for _, f := range files {
+		if !f.Complete {
+			partial++
+		}
+	}
+	if partial > 0 {
+		env.Warnf("%d transcripts were summarised without token totals to answer in time; the next run continues indexing them", partial)
+	}
+
+	cands := make([]candidate, 0, len(files)+len(regs))
+	have := make(map[string]bool, len(files))
+	for _, f := range files {
+		have[f.ID] = true
+		cands = append(cands, candidate{ID: f.ID, Cwd: f.Agg.Cwd, LastCwd: f.Agg.LastCwd, LastMs: f.Agg.LastMs,
+			Mtime: f.Mtime, Entrypoint: f.Agg.Entrypoint, Agg: f.Agg})
+	}
+	var regOnly []*regCheck
+	for i := range regs {
+		r := &regs[i]
+		if r.Verdict == regLive && !have[r.SessionID] {
+			have[r.SessionID] = true
+			regOnly = append(regOnly, r)
+			cands = append(cands, candidate{ID: r.SessionID, Cwd: r.Cwd, Entrypoint: r.Entrypoint})
+		}
+	}
+	var claudes []claudeProc
+	if procs.Available() {
+		claudes = findClaudeProcs(procs, startMs)
+	}
+	now := time.Now
+	if env.Now != nil {
+		now = env.Now
+	}
+	verdicts := judge(cands, regs, procs, claudes, now())
+
+	prices := newPriceTable(env.Config)
+	warned := map[string]bool{}
+	unknownModel := func(m string) {
+		if !warned[m] {
+			warned[m] = true
+			env.Warnf("no price for model %s; its sessions have no cost estimate (add it to `prices` in config.json)", m)
+		}
+	}
+	out := make([]discover.Session, 0, len(cands))
+	for i, f := range files {
+		out = append(out, toSession(f, verdicts[i], prices, unknownModel))
+	}
+	for i, r := range regOnly {
+		out = append(out, registrySession(r, verdicts[len(files)+i]))
+	}
+	return out, nil
+}
+
+// budget is when full parsing must stop (half the time left) and when even
+// quick summaries must (three quarters), so the adapter still answers within its
+// timeout with time to save the index. No deadline, no budget.
+func budget(ctx context.Context) (stopAt, giveUpAt time.Time) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return time.Time{}, time.Time{}
+	}
+	now := time.Now()
+	left := dl.Sub(now)
+	return now.Add(left / 2), now.Add(left * 3 / 4)
+}
+
+// dedupe keeps one transcript per session id: copies in two buckets only happen by
+// hand, and the newest is the one Claude would resume.
+func dedupe(env *discover.Env, files []*fileState) []*fileState {
+	sort.SliceStable(files, func(i, j int) bool {
+		if files[i].ID != files[j].ID {
+			return files[i].ID < files[j].ID
+		}
+		return files[i].Mtime.After(files[j].Mtime)
+	})
+	out := files[:0]
+	for i, f := range files {
+		if i > 0 && files[i-1].ID == f.ID {
+			env.Warnf("session %s has several transcripts; using the newest, %s (ignoring %s)", f.ID, out[len(out)-1].Path, f.Path)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

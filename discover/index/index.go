@@ -170,17 +170,11 @@ func (ix *Index[T]) PruneUnseen(prefix string) {
 	}
 }
 
-// Save writes the index atomically if anything changed since Load.
-//
-// Deprecated form: Save(true) first prunes every unseen entry, as
-// PruneUnseen(""); it remains for adapters written against the first version of
-// this API. Prefer PruneUnseen(root) then Save().
-func (ix *Index[T]) Save(prune ...bool) error {
+// Save writes the index atomically if anything changed since Load. Call
+// PruneUnseen first after a complete scan.
+func (ix *Index[T]) Save() error {
 	if ix.path == "" {
 		return nil
-	}
-	if len(prune) > 0 && prune[0] {
-		ix.PruneUnseen("")
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

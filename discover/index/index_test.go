@@ -224,22 +224,3 @@ func TestPruneUnderPrefix(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
-
-// TestSaveTrue: the first API's Save(true) still prunes every unseen entry.
-func TestSaveTrue(t *testing.T) {
-	dir := t.TempDir()
-	ix := Load[payload](dir, "demo", 1)
-	ix.Put("/a", Entry[payload]{Offset: 1})
-	ix.Put("/b", Entry[payload]{Offset: 1})
-	if err := ix.Save(); err != nil {
-		t.Fatal(err)
-	}
-	ix = Load[payload](dir, "demo", 1)
-	ix.Get("/b")
-	if err := ix.Save(true); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"/b"}, Load[payload](dir, "demo", 1).Paths()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}

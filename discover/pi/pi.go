@@ -48,10 +48,11 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	sc := &scanner{ix: ix, stopAt: budget(ctx)}
 	files := sc.scan(ctx, env, paths)
 	if err := ctx.Err(); err != nil {
-		_ = ix.Save(false) // keep what was parsed; the next run continues from it
+		_ = ix.Save() // keep what was parsed; the next run continues from it
 		return nil, err
 	}
-	if err := ix.Save(true); err != nil {
+	ix.PruneUnseen("")
+	if err := ix.Save(); err != nil {
 		env.Warnf("%v", err)
 	}
 	files = oneper(env, files)

@@ -1,0 +1,217 @@
+package claude
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/proc"
+)
+
+// verdict is the status of one session and what it rests on.
+type verdict struct {
+	Status, Evidence, Detail string
+	Inferred                 bool
+	PID                      int
+}
+
+// candidate is a session as the liveness rules see it.
+type candidate struct {
+	ID         string
+	Cwd        string
+	LastCwd    string
+	LastMs     int64
+	Mtime      time.Time
+	Entrypoint string
+	Agg        *aggregate // nil: registry-only, no transcript yet
+}
+
+// judge decides every session's status from the registry, the process table and
+// the transcripts (§4.2, §4.3). Proof beats inference; a process proven to host
+// one session never makes another one live.
+// The result is parallel to cands.
+func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claudeProc, now time.Time) []verdict {
+	out := map[string]verdict{} // sessions decided by live evidence, few
+	byID := make(map[string]*candidate, len(cands))
+	for i := range cands {
+		byID[cands[i].ID] = &cands[i]
+	}
+
+	// Registry entries: proof, or a reason for failed/unknown.
+	live := map[string]*regCheck{}
+	livePID := map[int]string{}
+	other := map[string]*regCheck{}
+	for i := range regs {
+		r := &regs[i]
+		if r.Verdict == regLive {
+			if _, dup := live[r.SessionID]; !dup {
+				live[r.SessionID] = r
+				livePID[r.PID] = r.SessionID
+			}
+			continue
+		}
+		if o, ok := other[r.SessionID]; !ok || r.StartedAt > o.StartedAt {
+			other[r.SessionID] = r
+		}
+	}
+	argvOf := map[int]args{}
+	for _, p := range claudes {
+		argvOf[p.PID] = p.Flags
+	}
+	for id, r := range live {
+		a, ok := argvOf[r.PID]
+		if !ok {
+			if argv, err := procs.Argv(r.PID); err == nil && len(argv) > 0 {
+				a = parseArgs(argv[1:])
+			}
+		}
+		entry := r.Entrypoint
+		var agg *aggregate
+		if c := byID[id]; c != nil {
+			agg = c.Agg
+			if c.Entrypoint != "" && entry == "" {
+				entry = c.Entrypoint
+			}
+		}
+		st, detail, inf := subState(liveInput{RegStatus: r.Status, WaitingFor: r.WaitingFor, Print: a.Print, Entrypoint: entry, Agg: agg, Now: now})
+		d := r.Detail
+		if detail != "" {
+			d += "; " + detail
+		}
+		out[id] = verdict{Status: st, Evidence: discover.EvidenceRegistry, Detail: d, Inferred: r.Inferred || inf, PID: r.PID}
+	}
+
+	// argv: a live claude naming a session with --resume/--session-id.
+	superseded := map[string]string{}
+	tied := map[int]bool{}
+	for pid := range livePID {
+		tied[pid] = true
+	}
+	for _, p := range claudes {
+		if p.Flags.Names == "" {
+			continue
+		}
+		if host, ok := livePID[p.PID]; ok {
+			if p.Flags.Names != host {
+				superseded[p.Flags.Names] = host // /clear: the process moved on
+			}
+			continue
+		}
+		tied[p.PID] = true
+		if _, done := out[p.Flags.Names]; done {
+			continue
+		}
+		c := byID[p.Flags.Names]
+		if c == nil {
+			continue
+		}
+		st, detail, inf := subState(liveInput{Print: p.Flags.Print, Entrypoint: c.Entrypoint, Agg: c.Agg, Now: now})
+		d := fmt.Sprintf("pid %d argv names the session", p.PID)
+		if detail != "" {
+			d += "; " + detail
+		}
+		out[p.Flags.Names] = verdict{Status: st, Evidence: discover.EvidenceArgv, Detail: d, Inferred: inf, PID: p.PID}
+	}
+
+	// Process scan: weak inference from cwd and timing, for processes not tied to
+	// a session by proof or argv.
+	for _, p := range claudes {
+		if tied[p.PID] || !p.HasStart || p.Cwd == "" {
+			continue
+		}
+		var hits []*candidate
+		for i := range cands {
+			c := &cands[i]
+			if _, done := out[c.ID]; done || superseded[c.ID] != "" || c.Agg == nil {
+				continue
+			}
+			if (c.Cwd == p.Cwd || c.LastCwd == p.Cwd) && c.LastMs >= p.StartMs-2000 {
+				hits = append(hits, c)
+			}
+		}
+		if len(hits) == 0 {
+			continue
+		}
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].LastMs > hits[j].LastMs })
+		c := hits[0]
+		st, detail, _ := subState(liveInput{Print: p.Flags.Print, Entrypoint: c.Entrypoint, Agg: c.Agg, Now: now})
+		d := fmt.Sprintf("pid %d, cwd %s", p.PID, p.Cwd)
+		if len(hits) > 1 {
+			d += fmt.Sprintf(" (ambiguous: %d sessions there)", len(hits))
+		}
+		if detail != "" {
+			d += "; " + detail
+		}
+		out[c.ID] = verdict{Status: st, Evidence: discover.EvidenceProcess, Detail: d, Inferred: true, PID: p.PID}
+		for _, o := range hits[1:] {
+			out[o.ID] = verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess, Inferred: true,
+				Detail: fmt.Sprintf("ambiguous: pid %d in %s may host this session or %s", p.PID, p.Cwd, c.ID)}
+		}
+	}
+
+	// A live TUI registry process in the session's cwd, active after it started,
+	// that now hosts another session: /clear moved it on (only the TUI has /clear).
+	liveRegs := make([]*regCheck, 0, len(live))
+	for _, r := range live {
+		liveRegs = append(liveRegs, r)
+	}
+	sort.Slice(liveRegs, func(i, j int) bool { return liveRegs[i].StartedAt < liveRegs[j].StartedAt })
+	for i := range cands {
+		c := &cands[i]
+		if _, done := out[c.ID]; done || superseded[c.ID] != "" || c.Agg == nil {
+			continue
+		}
+		for _, r := range liveRegs {
+			tui := r.Entrypoint == "cli" && (c.Entrypoint == "cli" || c.Entrypoint == "")
+			if tui && r.SessionID != c.ID && r.StartedAt != 0 && (c.Cwd == r.Cwd || c.LastCwd == r.Cwd) && c.LastMs >= r.StartedAt-2000 {
+				superseded[c.ID] = r.SessionID
+				break
+			}
+		}
+	}
+
+	res := make([]verdict, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		if v, done := out[c.ID]; done {
+			res[i] = v
+			continue
+		}
+		res[i] = notLive(c, other[c.ID], superseded[c.ID], procs.Available(), now)
+	}
+	return res
+}
+
+// notLive is the status of a session no process is proven or inferred to host:
+// stopped, failed on a failure signal, or unknown when the evidence is missing.
+func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, now time.Time) verdict {
+	switch {
+	case reg != nil && (reg.Verdict == regForeign || reg.Verdict == regUnknown):
+		return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceRegistry, Detail: reg.Detail}
+	case !haveProcs:
+		return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: "no process table (/proc) to check liveness"}
+	case supersededBy != "":
+		return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceRegistry, Detail: "superseded by " + supersededBy}
+	case reg != nil:
+		return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceStaleRegistry, Detail: reg.Detail}
+	}
+	a := c.Agg
+	if a == nil {
+		return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
+	}
+	if a.midTurn() {
+		if age := now.Sub(c.Mtime); age < midTurnRecent {
+			return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceTranscript,
+				Detail: fmt.Sprintf("transcript ends mid-turn and was written %s ago, but no live claude process was found", age.Round(time.Second))}
+		}
+	}
+	if a.Last.Kind == tailAPIError && (a.LastTurnEnd == 0 || a.LastTurnEnd < a.Last.TS) {
+		d := a.Last.Text
+		if d == "" {
+			d = "API error"
+		}
+		return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceTranscript, Detail: d}
+	}
+	return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
+}

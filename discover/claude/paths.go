@@ -1,0 +1,124 @@
+package claude
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// Root is Claude's config root: $CLAUDE_CONFIG_DIR when set and non-empty (it
+// relocates everything, independently of HOME), else ~/.claude.
+func Root(env *discover.Env) string {
+	if d := env.LookupEnv("CLAUDE_CONFIG_DIR"); d != "" {
+		return env.ExpandHome(d)
+	}
+	return filepath.Join(env.Home, ".claude")
+}
+
+// isUUID reports whether s is UUID-shaped (8-4-4-4-12 hex digits). Hand-written:
+// it runs once per transcript on every listing.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sessionIDOf returns the session id of a transcript file name, or "" when the
+// file is not a session transcript (agent-*.jsonl, sessions-index.json, …).
+func sessionIDOf(name string) string {
+	id, ok := strings.CutSuffix(name, ".jsonl")
+	if !ok || !isUUID(id) {
+		return ""
+	}
+	return id
+}
+
+// transcript is one <root>/projects/<slug>/<uuid>.jsonl.
+type transcript struct {
+	ID   string
+	Path string
+}
+
+// listTranscripts returns every session transcript under root. Subagent
+// directories (<uuid>/subagents/) and agent-*.jsonl are not sessions. A missing
+// root or projects/ is an empty list: Claude may never have run here. Buckets that
+// vanish while we read (Claude's cleanup deletes old files) are skipped.
+func listTranscripts(root string) ([]transcript, error) {
+	dir := filepath.Join(root, "projects")
+	buckets, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []transcript
+	for _, b := range buckets {
+		if !b.IsDir() && b.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		bdir := filepath.Join(dir, b.Name())
+		names, err := readNames(bdir)
+		if err != nil {
+			continue // gone, or a symlink to something that is not a directory
+		}
+		for _, name := range names {
+			// Directories named like transcripts are weeded out by the stat that
+			// follows: names alone are cheaper to list.
+			if id := sessionIDOf(name); id != "" {
+				out = append(out, transcript{ID: id, Path: bdir + string(filepath.Separator) + name})
+			}
+		}
+	}
+	return out, nil
+}
+
+// findTranscript locates a session's transcript by id: a glob over every bucket.
+// Several hits only happen through manual copies; the newest wins.
+func findTranscript(root, id string) (string, error) {
+	if sessionIDOf(id+".jsonl") == "" {
+		return "", nil
+	}
+	hits, err := filepath.Glob(filepath.Join(root, "projects", "*", id+".jsonl"))
+	if err != nil || len(hits) == 0 {
+		return "", err
+	}
+	best, bestT := "", int64(0)
+	for _, h := range hits {
+		st, err := os.Stat(h)
+		if err != nil {
+			continue
+		}
+		if t := st.ModTime().UnixNano(); best == "" || t > bestT {
+			best, bestT = h, t
+		}
+	}
+	return best, nil
+}
+
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

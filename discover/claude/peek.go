@@ -1,0 +1,361 @@
+package claude
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// maxWindow caps peek's tail read.
+const maxWindow = 64 << 20
+
+// Peek returns the last n items of a session's conversation (§5). Without a
+// transcript it renders the stdout log of agentctl's launch, which holds the same
+// message shapes.
+func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
+	path := s.Path
+	if path == "" || !regular(path) {
+		var err error
+		if path, err = findTranscript(Root(env), s.ID); err != nil {
+			return nil, err
+		}
+	}
+	if path != "" {
+		return peekFile(ctx, path, n)
+	}
+	for _, l := range env.LaunchesFor(Name) {
+		if l.Log != "" && (l.SessionID == s.ID || discover.LaunchSessionID(l) == s.ID) && regular(l.Log) {
+			return peekLaunchLog(ctx, l, n)
+		}
+	}
+	return nil, discover.ErrNoSession
+}
+
+// peekLaunchLog renders a launch's stdout (stream-json). It does not echo the
+// prompt, so the launch record's prompt opens the conversation.
+func peekLaunchLog(ctx context.Context, l meta.Launch, n int) ([]discover.Message, error) {
+	items, err := peekFile(ctx, l.Log, n)
+	if err != nil && err != discover.ErrNoSession {
+		return nil, err
+	}
+	if l.Prompt != "" && (n <= 0 || len(items) < n) {
+		items = append([]discover.Message{{TS: l.LaunchedAt.UTC(), Kind: "user", Text: l.Prompt}}, items...)
+	}
+	if len(items) == 0 {
+		return nil, discover.ErrNoSession
+	}
+	return items, nil
+}
+
+func regular(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// peekFile reads the last 256 KiB and doubles the window (up to 64 MiB) until it
+// holds n items or reaches the start of the file.
+func peekFile(ctx context.Context, path string, n int) ([]discover.Message, error) {
+	window := int64(tailWindow)
+	if n <= 0 {
+		window = maxWindow
+	}
+	for {
+		lines, offs, atStart, err := discover.TailLines(path, window)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		items := buildItems(lines, offs)
+		if (n > 0 && len(items) >= n) || atStart || window >= maxWindow || ctx.Err() != nil {
+			if n > 0 && len(items) > n {
+				items = items[len(items)-n:]
+			}
+			if len(items) == 0 {
+				return nil, discover.ErrNoSession
+			}
+			return items, ctx.Err()
+		}
+		window *= 2
+	}
+}
+
+// item is a peek item under construction.
+type item struct {
+	discover.Message
+	ts    int64 // ms; 0 until filled from its neighbours
+	off   int64
+	texts []string
+	tools map[string]int // tool_use id → index in Tools
+}
+
+// buildItems turns transcript (or stream-json) lines into peek items: prompts,
+// assistant messages (lines grouped by message.id, repeats dropped), tool results
+// attached to their calls, API errors and compactions. Items sort by timestamp,
+// then file offset: file order is not always conversation order.
+func buildItems(lines [][]byte, offs []int64) []discover.Message {
+	var items []*item
+	byMsg := map[string]*item{}
+	calls := map[string]*item{}
+	var r record
+	var lastTS int64 // latest timestamp seen in file order, for records without one
+	for i, line := range lines {
+		if parseRecord(line, &r) != nil || r.Sidechain {
+			continue
+		}
+		raw := json.RawMessage(line)
+		ts := tsMillis(r.Timestamp)
+		if ts == 0 {
+			ts = lastTS
+		} else {
+			lastTS = ts
+		}
+		add := func(kind string) *item {
+			it := &item{Message: discover.Message{Kind: kind, UUID: str(r.UUID), Raw: []json.RawMessage{raw}}, ts: ts, off: offs[i]}
+			items = append(items, it)
+			return it
+		}
+		switch string(unq(r.Type)) {
+		case "user":
+			if r.Meta {
+				continue
+			}
+			m := parseMessage(r.Message)
+			attachResults(m.Content, r.ToolUseResult, calls, raw)
+			c := parseUserContent(m.Content, 0)
+			switch {
+			case c.HasText && slashCommand(c.Text) != "":
+				add("user").Text = slashCommand(c.Text)
+			case c.HasText && !injected(c.Text):
+				add("user").Text = c.Text
+			case !c.HasText && c.Image && !c.ToolResult:
+				add("user").Text = "[image]"
+			}
+		case "assistant":
+			m := parseMessage(r.Message)
+			if strEq(m.Model, "<synthetic>") || r.APIError {
+				it := add("error")
+				it.Text, it.IsError = assistantText(m.Content), true
+				continue
+			}
+			id := str(m.ID)
+			it := byMsg[id]
+			if it == nil {
+				it = add("assistant")
+				it.MessageID = id
+				if id != "" {
+					byMsg[id] = it
+				}
+			} else {
+				it.Raw = append(it.Raw, raw)
+			}
+			it.addBlocks(m.Content, calls)
+		case "system":
+			if strEq(r.Subtype, "compact_boundary") {
+				add("system").Text = compactText(r.CompactMetadata)
+			}
+		}
+	}
+	// Records without a timestamp (2.1.197 stream-json assistant lines) took the
+	// latest one before them; leading ones take the first one after them, so they
+	// keep their place in file order.
+	for i := len(items) - 2; i >= 0; i-- {
+		if items[i].ts == 0 {
+			items[i].ts = items[i+1].ts
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].ts != items[j].ts {
+			return items[i].ts < items[j].ts
+		}
+		return items[i].off < items[j].off
+	})
+	out := make([]discover.Message, 0, len(items))
+	for _, it := range items {
+		if it.Kind == "assistant" {
+			it.Text = strings.Join(it.texts, "\n")
+			if it.Text == "" && len(it.Tools) == 0 {
+				continue // only thinking blocks
+			}
+		}
+		if it.ts != 0 {
+			it.TS = time.UnixMilli(it.ts).UTC()
+		}
+		out = append(out, it.Message)
+	}
+	return out
+}
+
+// addBlocks appends an assistant line's blocks, dropping repeats: the same
+// tool_use id or the same text seen on an earlier line of the message.
+func (it *item) addBlocks(content []byte, calls map[string]*item) {
+	if isString(content) {
+		it.addText(str(content))
+		return
+	}
+	_ = eachElem(content, func(blk []byte) bool {
+		var typ, text, id, name, input []byte
+		_ = eachField(blk, func(k, v []byte) bool {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "text":
+				text = v
+			case "id":
+				id = v
+			case "name":
+				name = v
+			case "input":
+				input = v
+			}
+			return true
+		})
+		switch {
+		case strEq(typ, "text"):
+			it.addText(str(text))
+		case strEq(typ, "tool_use"):
+			tid := str(id)
+			if _, dup := it.tools[tid]; dup && tid != "" {
+				return true
+			}
+			if it.tools == nil {
+				it.tools = map[string]int{}
+			}
+			it.tools[tid] = len(it.Tools)
+			it.Tools = append(it.Tools, discover.ToolCall{ID: tid, Name: str(name), Summary: toolSummary(str(name), input)})
+			if tid != "" {
+				calls[tid] = it
+			}
+		}
+		return true
+	})
+}
+
+func (it *item) addText(t string) {
+	if strings.TrimSpace(t) == "" {
+		return
+	}
+	for _, s := range it.texts {
+		if s == t {
+			return
+		}
+	}
+	it.texts = append(it.texts, t)
+}
+
+// attachResults hangs tool_result blocks under their calls. A result whose call
+// is outside the window is dropped.
+func attachResults(content, toolUseResult []byte, calls map[string]*item, raw json.RawMessage) {
+	if !isArray(content) {
+		return
+	}
+	interrupted := isObject(toolUseResult) && isTrue(field(toolUseResult, "interrupted"))
+	_ = eachElem(content, func(blk []byte) bool {
+		var typ, id, body, isErr []byte
+		_ = eachField(blk, func(k, v []byte) bool {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "tool_use_id":
+				id = v
+			case "content":
+				body = v
+			case "is_error":
+				isErr = v
+			}
+			return true
+		})
+		if !strEq(typ, "tool_result") {
+			return true
+		}
+		it := calls[str(id)]
+		if it == nil {
+			return true
+		}
+		k := it.tools[str(id)]
+		tc := &it.Tools[k]
+		tc.HasResult = true
+		tc.IsError = isTrue(isErr)
+		tc.Interrupted = interrupted
+		tc.Result = firstLine(resultText(body), 100)
+		it.Raw = append(it.Raw, raw)
+		return true
+	})
+}
+
+// resultText is a tool_result's content: a string or text blocks.
+func resultText(body []byte) string {
+	if isString(body) {
+		return strPrefix(body, 64<<10)
+	}
+	var parts []string
+	_ = eachElem(body, func(blk []byte) bool {
+		if strEq(field(blk, "type"), "text") {
+			parts = append(parts, strPrefix(field(blk, "text"), 64<<10))
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
+}
+
+// firstLine is the first non-empty line of s, at most max runes.
+func firstLine(s string, max int) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return cut(l, max)
+		}
+	}
+	return ""
+}
+
+// toolSummary is the one-line argument shown after a tool's name (§5.5).
+func toolSummary(name string, input []byte) string {
+	get := func(k string) string { return str(field(input, k)) }
+	var s string
+	switch name {
+	case "Bash":
+		s = get("command")
+	case "Read", "Edit", "Write", "MultiEdit":
+		s = get("file_path")
+	case "NotebookEdit", "NotebookRead":
+		s = get("notebook_path")
+	case "Grep", "Glob":
+		s = get("pattern")
+	case "Task", "Agent":
+		s = get("description")
+		if t := get("subagent_type"); t != "" {
+			s = "(" + t + ") " + s
+		}
+	case "WebFetch":
+		s = get("url")
+	case "WebSearch":
+		s = get("query")
+	}
+	if s != "" || !isObject(input) {
+		return s
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, input); err != nil {
+		return string(input)
+	}
+	return b.String()
+}
+
+// compactText renders a compact_boundary: "context compacted (auto, 167000 tokens)".
+func compactText(meta []byte) string {
+	trigger := str(field(meta, "trigger"))
+	pre := num(field(meta, "preTokens"))
+	switch {
+	case trigger != "" && pre > 0:
+		return fmt.Sprintf("context compacted (%s, %d tokens)", trigger, pre)
+	case trigger != "":
+		return fmt.Sprintf("context compacted (%s)", trigger)
+	}
+	return "context compacted"
+}

@@ -1,0 +1,111 @@
+package claude
+
+import (
+	"strings"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+// defaultPrices are USD per million tokens (input, output) by model-id prefix;
+// the longest matching prefix wins. Cache writes cost 1.25× input (5 minutes) or
+// 2× input (1 hour), cache reads 0.1× input. The opus-4-8 entry reproduces
+// Claude Code 2.1.197's own total_cost_usd exactly. claude-opus-5-5 has no entry:
+// its cache prices do not fit these multipliers, and a wrong estimate is worse
+// than none.
+var defaultPrices = map[string]meta.Price{
+	"claude-opus-4-8":    {Input: 5, Output: 25},
+	"claude-opus-4-7":    {Input: 5, Output: 25},
+	"claude-opus-4-6":    {Input: 5, Output: 25},
+	"claude-opus-4-5":    {Input: 5, Output: 25},
+	"claude-opus-4-1":    {Input: 15, Output: 75},
+	"claude-opus-4-2025": {Input: 15, Output: 75},
+	"claude-opus-4-0":    {Input: 15, Output: 75},
+	"claude-sonnet-4":    {Input: 3, Output: 15},
+	"claude-3-7-sonnet":  {Input: 3, Output: 15},
+	"claude-3-5-sonnet":  {Input: 3, Output: 15},
+	"claude-haiku-4-5":   {Input: 1, Output: 5},
+	"claude-3-5-haiku":   {Input: 0.8, Output: 4},
+	"claude-3-haiku":     {Input: 0.25, Output: 1.25},
+	"claude-3-opus":      {Input: 15, Output: 75},
+}
+
+// priceTable resolves model ids to prices: the built-in table with the user's
+// config.json `prices` on top. It remembers each model's answer (a listing asks
+// about the same few models thousands of times); it is not safe for concurrent
+// use.
+type priceTable struct {
+	prices map[string]meta.Price
+	memo   map[string]priced
+}
+
+type priced struct {
+	p  meta.Price
+	ok bool
+}
+
+func newPriceTable(cfg *meta.Config) *priceTable {
+	t := &priceTable{prices: map[string]meta.Price{}, memo: map[string]priced{}}
+	for k, v := range defaultPrices {
+		t.prices[k] = v
+	}
+	if cfg != nil {
+		for k, v := range cfg.Prices {
+			t.prices[normModel(k)] = v
+		}
+	}
+	return t
+}
+
+// normModel drops a trailing "[…]" context tag: stream-json init says
+// claude-opus-4-8[1m] where the transcript says claude-opus-4-8.
+func normModel(m string) string {
+	if strings.HasSuffix(m, "]") {
+		if i := strings.LastIndexByte(m, '['); i > 0 {
+			m = m[:i]
+		}
+	}
+	return m
+}
+
+// lookup finds the price of a model by longest prefix.
+func (t *priceTable) lookup(model string) (meta.Price, bool) {
+	if r, ok := t.memo[model]; ok {
+		return r.p, r.ok
+	}
+	norm := normModel(model)
+	best, found := "", false
+	var p meta.Price
+	for k, v := range t.prices {
+		if strings.HasPrefix(norm, k) && (!found || len(k) > len(best)) {
+			best, p, found = k, v, true
+		}
+	}
+	t.memo[model] = priced{p, found}
+	return p, found
+}
+
+// cost estimates the cost of a transcript's usage. unknown lists the models with
+// tokens but no price; then there is no estimate at all (a partial sum would
+// understate the cost without saying so).
+func (t *priceTable) cost(usage []modelUsage) (usd float64, unknown []string) {
+	for _, m := range usage {
+		if m.U.zero() {
+			continue
+		}
+		p, ok := t.lookup(m.Model)
+		if !ok {
+			unknown = append(unknown, m.Model)
+			continue
+		}
+		cw5, cw1, cr := 1.25*p.Input, 2*p.Input, 0.1*p.Input
+		if p.CacheWrite != 0 {
+			cw5, cw1 = p.CacheWrite, p.CacheWrite*2/1.25
+		}
+		if p.CacheRead != 0 {
+			cr = p.CacheRead
+		}
+		u := m.U
+		usd += (float64(u.In)*p.Input + float64(u.Out)*p.Output + float64(u.CW5m)*cw5 + float64(u.CW1h)*cw1 + float64(u.CR)*cr) / 1e6
+	}
+	return usd, unknown
+}

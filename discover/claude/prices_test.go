@@ -1,0 +1,89 @@
+package claude
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+func TestPriceLookup(t *testing.T) {
+	cfg := &meta.Config{Prices: map[string]meta.Price{
+		"claude-opus-4-8-custom": {Input: 1, Output: 2},
+		"claude-opus-5":          {Input: 4, Output: 20},
+	}}
+	tbl := newPriceTable(cfg)
+	tests := []struct {
+		model string
+		want  meta.Price
+		ok    bool
+	}{
+		{"claude-opus-4-8", meta.Price{Input: 5, Output: 25}, true},
+		{"claude-opus-4-8[1m]", meta.Price{Input: 5, Output: 25}, true}, // stream-json init spelling
+		{"claude-opus-4-8-custom-x", meta.Price{Input: 1, Output: 2}, true},
+		{"claude-opus-4-1-20250805", meta.Price{Input: 15, Output: 75}, true},
+		{"claude-opus-4-20250514", meta.Price{Input: 15, Output: 75}, true},
+		{"claude-sonnet-4-5-20250929", meta.Price{Input: 3, Output: 15}, true},
+		{"claude-haiku-4-5", meta.Price{Input: 1, Output: 5}, true},
+		{"claude-3-5-haiku-20241022", meta.Price{Input: 0.8, Output: 4}, true},
+		{"claude-opus-5-5", meta.Price{Input: 4, Output: 20}, true}, // only through config
+		{"gpt-5", meta.Price{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := tbl.lookup(tt.model)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("lookup(%q) = %+v, %v; want %+v, %v", tt.model, got, ok, tt.want, tt.ok)
+		}
+	}
+	if _, ok := newPriceTable(nil).lookup("claude-opus-5-5"); ok {
+		t.Error("claude-opus-5-5 has a built-in price; the spec says it must not")
+	}
+}
+
+func TestCost(t *testing.T) {
+	tbl := newPriceTable(nil)
+	tests := []struct {
+		name    string
+		usage   []modelUsage
+		want    float64
+		unknown []string
+	}{
+		// 2.1.197's own total_cost_usd for 14/84/200/2000 (spec §3.2).
+		{"opus-4-8 verified", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 14, Out: 84, CW5m: 200, CR: 2000}}}, 0.00442, nil},
+		// result.total_cost_usd of the 75098152 capture: 20 in / 10 out.
+		{"fixture 75098152", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 20, Out: 10}}}, 0.00035, nil},
+		{"1h cache write is 2x input", []modelUsage{{"claude-haiku-4-5", tokenCounts{CW1h: 1_000_000}}}, 2, nil},
+		{"unknown model", []modelUsage{{"claude-opus-5-5", tokenCounts{In: 10, Out: 5}}}, 0, []string{"claude-opus-5-5"}},
+		{"unknown model without tokens costs nothing", []modelUsage{{"claude-opus-5-5", tokenCounts{}}}, 0, nil},
+	}
+	for _, tt := range tests {
+		got, unknown := tbl.cost(tt.usage)
+		if d := got - tt.want; d > 1e-12 || d < -1e-12 {
+			t.Errorf("%s: cost = %v, want %v", tt.name, got, tt.want)
+		}
+		if diff := cmp.Diff(tt.unknown, unknown); diff != "" {
+			t.Errorf("%s: unknown models (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestUnknownModelCost: claude-opus-5-5 (two fixture sessions) gets no cost, never
+// 0, and exactly one warning.
+func TestUnknownModelCost(t *testing.T) {
+	env := newEnv(t, copyHome(t), nil)
+	got := discoverAll(t, testAdapter(), env.Env)
+	for _, id := range []string{"ff38fc66-0e6f-49a9-bddf-965cd7d30d7f", "d957d5fe-663c-4e98-a802-1b18889c112d"} {
+		if s := got[id]; s.CostUSD != nil || s.CostSource != "" {
+			t.Errorf("%s: cost %v (%q), want none", id[:8], *s.CostUSD, s.CostSource)
+		}
+	}
+	s := got["75098152-d081-42b6-b9b6-e7787f9a8747"]
+	if s.CostUSD == nil || *s.CostUSD != 0.00035 || s.CostSource != "estimate" {
+		t.Errorf("75098152: cost %v %q, want 0.00035 estimate", s.CostUSD, s.CostSource)
+	}
+	want := []string{"no price for model claude-opus-5-5; its sessions have no cost estimate (add it to `prices` in config.json)"}
+	if diff := cmp.Diff(want, env.warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}

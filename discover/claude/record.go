@@ -1,0 +1,291 @@
+package claude
+
+import (
+	"strings"
+	"time"
+)
+
+// record is the top level of one transcript line, as raw sub-slices of the line
+// (valid only while the line is): what listing, status and peek read. Everything
+// else in a line, including unknown fields and record types, is skipped.
+type record struct {
+	Type, Subtype   []byte
+	Timestamp       []byte
+	Cwd             []byte
+	GitBranch       []byte
+	Version         []byte
+	Entrypoint      []byte
+	PermissionMode  []byte
+	RequestID       []byte
+	UUID            []byte
+	Operation       []byte
+	Content         []byte // queue-operation content
+	Message         []byte
+	ToolUseResult   []byte
+	CompactMetadata []byte
+	CustomTitle     []byte
+	AgentName       []byte
+	AITitle         []byte
+	Summary         []byte
+	Sidechain       bool
+	Meta            bool // isMeta, isCompactSummary or isVisibleInTranscriptOnly
+	APIError        bool // isApiErrorMessage
+}
+
+func parseRecord(line []byte, r *record) error {
+	*r = record{}
+	return eachField(line, func(k, v []byte) bool {
+		switch string(k) {
+		case "type":
+			r.Type = v
+		case "subtype":
+			r.Subtype = v
+		case "timestamp":
+			r.Timestamp = v
+		case "cwd":
+			r.Cwd = v
+		case "gitBranch":
+			r.GitBranch = v
+		case "version":
+			r.Version = v
+		case "entrypoint":
+			r.Entrypoint = v
+		case "permissionMode":
+			r.PermissionMode = v
+		case "requestId":
+			r.RequestID = v
+		case "uuid":
+			r.UUID = v
+		case "operation":
+			r.Operation = v
+		case "content":
+			r.Content = v
+		case "message":
+			r.Message = v
+		case "toolUseResult", "tool_use_result":
+			r.ToolUseResult = v
+		case "compactMetadata":
+			r.CompactMetadata = v
+		case "customTitle":
+			r.CustomTitle = v
+		case "agentName":
+			r.AgentName = v
+		case "aiTitle":
+			r.AITitle = v
+		case "summary":
+			r.Summary = v
+		case "isSidechain":
+			r.Sidechain = isTrue(v)
+		case "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly":
+			r.Meta = r.Meta || isTrue(v)
+		case "isApiErrorMessage":
+			r.APIError = isTrue(v)
+		}
+		return true
+	})
+}
+
+// tsMillis parses a record timestamp (ISO-8601 UTC with milliseconds); 0 when
+// absent or malformed.
+func tsMillis(v []byte) int64 {
+	s := str(v)
+	if s == "" {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// message is the part of a user or assistant `message` field agentctl reads.
+type message struct {
+	ID, Model, StopReason []byte
+	Content               []byte
+	tokenCounts           []byte
+}
+
+func parseMessage(b []byte) (m message) {
+	if !isObject(b) {
+		return m
+	}
+	_ = eachField(b, func(k, v []byte) bool {
+		switch string(k) {
+		case "id":
+			m.ID = v
+		case "model":
+			m.Model = v
+		case "stop_reason":
+			m.StopReason = v
+		case "content":
+			m.Content = v
+		case "usage":
+			m.tokenCounts = v
+		}
+		return true
+	})
+	return m
+}
+
+// tokenCounts is one API response's token counts; cache writes are split by TTL
+// because they are priced differently.
+type tokenCounts struct {
+	In, Out, CW5m, CW1h, CR int64
+}
+
+func (u *tokenCounts) add(o tokenCounts) {
+	u.In += o.In
+	u.Out += o.Out
+	u.CW5m += o.CW5m
+	u.CW1h += o.CW1h
+	u.CR += o.CR
+}
+
+func (u *tokenCounts) sub(o tokenCounts) {
+	u.In -= o.In
+	u.Out -= o.Out
+	u.CW5m -= o.CW5m
+	u.CW1h -= o.CW1h
+	u.CR -= o.CR
+}
+
+func (u tokenCounts) zero() bool { return u == tokenCounts{} }
+
+// parseUsage reads message.usage. cache_creation_input_tokens is split into 5m and
+// 1h from cache_creation when present, else it is all 5m.
+func parseUsage(b []byte) (u tokenCounts) {
+	if !isObject(b) {
+		return u
+	}
+	var cw int64
+	var split []byte
+	_ = eachField(b, func(k, v []byte) bool {
+		switch string(k) {
+		case "input_tokens":
+			u.In = num(v)
+		case "output_tokens":
+			u.Out = num(v)
+		case "cache_creation_input_tokens":
+			cw = num(v)
+		case "cache_read_input_tokens":
+			u.CR = num(v)
+		case "cache_creation":
+			split = v
+		}
+		return true
+	})
+	if isObject(split) {
+		_ = eachField(split, func(k, v []byte) bool {
+			switch string(k) {
+			case "ephemeral_5m_input_tokens":
+				u.CW5m = num(v)
+			case "ephemeral_1h_input_tokens":
+				u.CW1h = num(v)
+			}
+			return true
+		})
+	}
+	if u.CW5m+u.CW1h != cw {
+		// No split, or one that does not add up: the total wins, the rest is 5m.
+		if u.CW1h > cw {
+			u.CW1h = 0
+		}
+		u.CW5m = cw - u.CW1h
+	}
+	return u
+}
+
+// injectedPrefixes start user texts that Claude Code or the harness wrote, not the
+// user (§3.3).
+var injectedPrefixes = []string{
+	"<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+	"<local-command-stderr>", "<local-command-caveat>", "Caveat:", "<bash-input>",
+	"<bash-stdout>", "<bash-stderr>", "<system-reminder>", "<task-notification>",
+	"[Request interrupted by user", "This session is being continued from a previous conversation",
+}
+
+func injected(text string) bool {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return true
+	}
+	for _, p := range injectedPrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// slashCommand extracts "/clear" from a `<command-name>/clear</command-name>` text.
+func slashCommand(text string) string {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "<command-name>") {
+		return ""
+	}
+	t = t[len("<command-name>"):]
+	if i := strings.Index(t, "</command-name>"); i >= 0 {
+		t = t[:i]
+	}
+	t = strings.TrimSpace(t)
+	if t != "" && !strings.HasPrefix(t, "/") {
+		t = "/" + t
+	}
+	return t
+}
+
+// userContent is what a user record's message.content holds.
+type userContent struct {
+	Text       string // string content, or the text blocks not starting with <system-reminder>
+	HasText    bool
+	ToolResult bool
+	Image      bool
+}
+
+// parseUserContent classifies message.content, decoding at most max bytes of each
+// text (0: all).
+func parseUserContent(c []byte, max int) (u userContent) {
+	dec := func(v []byte) string {
+		if max > 0 {
+			return strPrefix(v, max)
+		}
+		return str(v)
+	}
+	switch {
+	case isString(c):
+		u.Text = dec(c)
+		u.HasText = true
+	case isArray(c):
+		var parts []string
+		_ = eachElem(c, func(blk []byte) bool {
+			var typ, text []byte
+			_ = eachField(blk, func(k, v []byte) bool {
+				switch string(k) {
+				case "type":
+					typ = v
+				case "text":
+					text = v
+				}
+				return true
+			})
+			switch {
+			case strEq(typ, "text"):
+				t := dec(text)
+				if !strings.HasPrefix(strings.TrimSpace(t), "<system-reminder>") {
+					parts = append(parts, t)
+				}
+			case strEq(typ, "tool_result"):
+				u.ToolResult = true
+			case strEq(typ, "image"):
+				u.Image = true
+			}
+			return true
+		})
+		if len(parts) > 0 {
+			u.Text = strings.Join(parts, "\n")
+			u.HasText = true
+		}
+	}
+	return u
+}

@@ -1,0 +1,189 @@
+package claude
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/discover/proc"
+)
+
+// regEntry is <root>/sessions/<pid>.json: Claude's own record of a live process
+// and the session it hosts now.
+type regEntry struct {
+	PID        int             `json:"pid"`
+	SessionID  string          `json:"sessionId"`
+	Cwd        string          `json:"cwd"`
+	StartedAt  int64           `json:"startedAt"` // ms
+	ProcStart  json.RawMessage `json:"procStart"` // decimal string (field 22)
+	Version    string          `json:"version"`
+	Kind       string          `json:"kind"`
+	Entrypoint string          `json:"entrypoint"`
+	Name       string          `json:"name"`
+	Status     string          `json:"status"`
+	WaitingFor string          `json:"waitingFor"`
+	UpdatedAt  int64           `json:"updatedAt"` // ms
+	PidDomain  string          `json:"pidDomain"`
+}
+
+// Registry verdicts.
+const (
+	regLive     = iota // the process runs and is the one that wrote the entry
+	regStale           // no such process: killed or crashed (Claude removes the file on a clean exit)
+	regRecycled        // the PID runs, but it is another process
+	regForeign         // written in another PID namespace: the PID means nothing here
+	regUnknown         // cannot tell (no process table, no usable start time)
+)
+
+// regCheck is one verified registry entry.
+type regCheck struct {
+	regEntry
+	File     string // sessions/<pid>.json, relative to the root, for messages
+	Verdict  int
+	Inferred bool   // live through the startedAt fallback, not procStart
+	Detail   string // evidence_detail
+}
+
+var regName = regexp.MustCompile(`^[0-9]+\.json$`)
+
+// hostIdentity is what a 2.1.329+ pidDomain must match: this machine and this PID
+// namespace. Injectable so tests do not depend on the host.
+type hostIdentity struct {
+	MachineID func() string // trimmed /etc/machine-id
+	PidNS     func() string // readlink /proc/self/ns/pid, e.g. "pid:[4026531836]"
+}
+
+func defaultHost() hostIdentity {
+	return hostIdentity{
+		MachineID: func() string {
+			b, err := os.ReadFile("/etc/machine-id")
+			if err != nil {
+				return ""
+			}
+			return strings.TrimSpace(string(b))
+		},
+		PidNS: func() string {
+			s, err := os.Readlink("/proc/self/ns/pid")
+			if err != nil {
+				return ""
+			}
+			return s
+		},
+	}
+}
+
+// readRegistry reads and verifies every registry entry (§4.2). It never writes or
+// removes anything, stale entries included.
+func readRegistry(ctx context.Context, root string, procs proc.Table, host hostIdentity, startMs startMillis) []regCheck {
+	dir := filepath.Join(root, "sessions")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var domain string
+	var out []regCheck
+	for _, e := range ents {
+		if e.IsDir() || !regName.MatchString(e.Name()) {
+			continue // <pid>.<sha>.key and others are not entries
+		}
+		pid, _ := strconv.Atoi(strings.TrimSuffix(e.Name(), ".json"))
+		entry, ok := readEntry(ctx, filepath.Join(dir, e.Name()))
+		if !ok || entry.PID != pid || entry.SessionID == "" {
+			continue
+		}
+		c := regCheck{regEntry: entry, File: "sessions/" + e.Name()}
+		if entry.PidDomain != "" && domain == "" {
+			domain = "linux:" + host.MachineID() + ":" + host.PidNS()
+		}
+		verify(&c, procs, domain, startMs)
+		out = append(out, c)
+	}
+	return out
+}
+
+// readEntry parses one entry; Claude rewrites these files in place, so a parse
+// error is retried once after 50 ms before the entry is skipped.
+func readEntry(ctx context.Context, path string) (regEntry, bool) {
+	for try := 0; try < 2; try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return regEntry{}, false
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return regEntry{}, false
+		}
+		var e regEntry
+		if err == nil && json.Unmarshal(b, &e) == nil {
+			return e, true
+		}
+	}
+	return regEntry{}, false
+}
+
+// startMillis converts a process's start to epoch milliseconds (false: unknown).
+type startMillis func(p proc.Process) (int64, bool)
+
+func verify(c *regCheck, procs proc.Table, domain string, startMs startMillis) {
+	if c.PidDomain != "" && c.PidDomain != domain {
+		c.Verdict = regForeign
+		c.Detail = fmt.Sprintf("%s: foreign PID namespace (pidDomain %s, here %s)", c.File, c.PidDomain, domain)
+		return
+	}
+	if !procs.Available() {
+		c.Verdict = regUnknown
+		c.Detail = fmt.Sprintf("%s: no process table to verify pid %d", c.File, c.PID)
+		return
+	}
+	p, alive := procs.Get(c.PID)
+	if !alive {
+		c.Verdict = regStale
+		c.Detail = fmt.Sprintf("%s: pid %d is gone; killed or crashed", c.File, c.PID)
+		return
+	}
+	if ps, ok := procStartOf(c.ProcStart); ok {
+		if ps == p.StartTicks {
+			c.Verdict = regLive
+			c.Detail = fmt.Sprintf("%s procStart=%d matches", c.File, ps)
+			return
+		}
+		c.Verdict = regRecycled
+		c.Detail = fmt.Sprintf("%s: pid %d was recycled (procStart %d, running process started at %d); killed or crashed", c.File, c.PID, ps, p.StartTicks)
+		return
+	}
+	// No procStart (older versions): the process must have started by the time
+	// the entry says the session did.
+	ms, ok := startMs(p)
+	switch {
+	case !ok || c.StartedAt == 0:
+		c.Verdict = regUnknown
+		c.Detail = fmt.Sprintf("%s: no procStart and no start time to compare for pid %d", c.File, c.PID)
+	case ms <= c.StartedAt+2000:
+		c.Verdict, c.Inferred = regLive, true
+		c.Detail = fmt.Sprintf("%s: no procStart; pid %d started before the session (inferred)", c.File, c.PID)
+	default:
+		c.Verdict = regRecycled
+		c.Detail = fmt.Sprintf("%s: pid %d was recycled (started after the session); killed or crashed", c.File, c.PID)
+	}
+}
+
+// procStartOf reads procStart, a decimal string (a number is accepted too).
+func procStartOf(raw json.RawMessage) (uint64, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, false
+	}
+	s := strings.Trim(string(raw), `"`)
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil
+}

@@ -1,0 +1,340 @@
+package claude
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
+)
+
+// indexVersion changes whenever aggregate's meaning changes (not only its shape, which
+// the index checks by itself).
+const indexVersion = 1
+
+// Windows for reads that must not depend on a transcript's size.
+const (
+	tailWindow  = 256 << 10 // peek's first window
+	quickTail   = 64 << 10  // last bytes read for a quick summary
+	quickHead   = 1 << 20   // most bytes read from the start for a quick summary
+	quickBuffer = 32 << 10  // first read of a quick summary's head: most hold it all
+)
+
+// loadIndex opens the adapter's parse index in dir ("": caching disabled).
+func loadIndex(dir string) *index.Index[*aggregate] {
+	return index.Load[*aggregate](dir, Name, indexVersion)
+}
+
+// fileState is one transcript as seen by this command.
+type fileState struct {
+	transcript
+	Stamp index.Stamp
+	Mtime time.Time
+	Agg   *aggregate
+	// Complete is false when the transcript was summarised from its head and tail
+	// only (time budget exhausted before a full parse): token totals are unknown.
+	Complete bool
+}
+
+// scanner brings the parse index up to date for a set of transcripts.
+type scanner struct {
+	ix *index.Index[*aggregate]
+	// stopAt ends full parsing (zero: no limit): the remaining files get a quick
+	// head+tail summary so the adapter answers within its timeout, and the next run
+	// continues from the saved partial state. After giveUpAt even that is skipped:
+	// the session is listed from its file name and mtime alone.
+	stopAt, giveUpAt time.Time
+	workers          int
+	// cut is set when the context ended the scan before every file was handled.
+	cut bool
+}
+
+var errBudget = errors.New("time budget exhausted")
+
+func workers() int {
+	n := runtime.GOMAXPROCS(0)
+	switch {
+	case n < 2:
+		return 2
+	case n > 4:
+		return 4
+	}
+	return n
+}
+
+// parallel runs fn(i) for i in [0,n) on w goroutines, stopping early when ctx
+// ends; it reports whether every i was run.
+func parallel(ctx context.Context, n, w int, fn func(i int)) bool {
+	if w > n {
+		w = n
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	done := true
+	for i := 0; i < n; i++ {
+		if ctx.Err() != nil {
+			done = false
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return done
+}
+
+// scan returns the state of every transcript that still exists. Files whose index
+// entry is fresh are only stat'ed; the others are parsed (appended bytes only when
+// possible), newest first, so a cold index fills in the order users care about.
+// Files that vanished meanwhile are skipped silently; other read errors are
+// returned alongside (their sessions are missing).
+func (s *scanner) scan(ctx context.Context, ts []transcript) ([]*fileState, []error) {
+	states := make([]*fileState, len(ts))
+	var mu sync.Mutex
+	var pending []*fileState
+	var errs []error
+	s.cut = !parallel(ctx, len(ts), s.workers, func(i int) {
+		stamp, regular, err := index.StatPath(ts[i].Path)
+		if err != nil || !regular {
+			return // vanished between ReadDir and Stat (gone, not an error), or not a file
+		}
+		f := &fileState{transcript: ts[i], Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)}
+		states[i] = f
+		if e, ok := s.ix.Get(f.Path); ok && e.Payload != nil && e.Plan(f.Stamp) == index.Fresh {
+			f.Agg, f.Complete = e.Payload, true
+			return
+		}
+		mu.Lock()
+		pending = append(pending, f)
+		mu.Unlock()
+	})
+	sort.Slice(pending, func(i, j int) bool { return pending[i].Mtime.After(pending[j].Mtime) })
+	if !parallel(ctx, len(pending), s.workers, func(i int) {
+		if err := s.update(pending[i]); err != nil {
+			pending[i].Agg = nil
+			if !errors.Is(err, fs.ErrNotExist) {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}
+	}) {
+		s.cut = true
+	}
+	out := states[:0]
+	for _, f := range states {
+		if f != nil && f.Agg != nil {
+			out = append(out, f)
+		}
+	}
+	return out, errs
+}
+
+func (s *scanner) overBudget() bool { return !s.stopAt.IsZero() && time.Now().After(s.stopAt) }
+
+// update parses what the index does not cover yet.
+func (s *scanner) update(fst *fileState) error {
+	f, err := os.Open(fst.Path)
+	if err != nil {
+		return err // ENOENT: deleted by Claude's cleanup meanwhile
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	stamp := index.StampOf(st)
+	fst.Stamp, fst.Mtime = stamp, st.ModTime()
+
+	var agg aggregate
+	start := int64(0)
+	if e, ok := s.ix.Get(fst.Path); ok && e.Payload != nil {
+		switch e.Plan(stamp) {
+		case index.Fresh:
+			fst.Agg, fst.Complete = e.Payload, true
+			return nil
+		case index.Append:
+			if sum, err := index.PrefixSum(f, e.Offset); err == nil && sum == e.Check {
+				agg, start = e.Payload.clone(), e.Offset
+			}
+		}
+	}
+	if start == 0 && s.overBudget() {
+		if !s.giveUpAt.IsZero() && time.Now().After(s.giveUpAt) {
+			fst.Agg = &aggregate{}
+			return nil
+		}
+		fst.Agg = quickSummary(f, stamp.Size, nil)
+		return nil
+	}
+	next, partial, err := parseRange(f, start, stamp.Size, &agg, s.stopAt)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", fst.Path, err)
+	}
+	sum, err := index.PrefixSum(f, next)
+	if err == nil {
+		s.ix.Put(fst.Path, index.Entry[*aggregate]{Stamp: stamp, Offset: next, Check: sum, Partial: partial, Payload: &agg})
+	}
+	if partial {
+		fst.Agg = quickSummary(f, stamp.Size, &agg)
+		return nil
+	}
+	fst.Agg, fst.Complete = &agg, true
+	return nil
+}
+
+// parseRange feeds the complete lines in [start, end) to a. With a budget it may
+// stop early; it then returns the start of the first line not consumed.
+func parseRange(f *os.File, start, end int64, a *aggregate, stopAt time.Time) (next int64, partial bool, err error) {
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return start, false, err
+	}
+	resume := start
+	lastCheck := start
+	next, stats, err := discover.ReadLines(io.LimitReader(f, end-start), start, func(line []byte, off int64) error {
+		if !stopAt.IsZero() && off-lastCheck > 1<<20 {
+			lastCheck = off
+			if time.Now().After(stopAt) {
+				resume = off
+				return errBudget
+			}
+		}
+		a.consume(line, off)
+		return nil
+	})
+	a.TooLong += stats.TooLong
+	if errors.Is(err, errBudget) {
+		return resume, true, nil
+	}
+	return next, false, err
+}
+
+// quickSummary describes a transcript from its first lines (cwd, first prompt,
+// start, entrypoint) and its last 64 KiB (model, last activity, turn state)
+// without reading the middle. Token totals are not known this way. head, when
+// given, is a partial parse from offset 0 to use instead of reading the head.
+func quickSummary(f *os.File, size int64, head *aggregate) *aggregate {
+	var h aggregate
+	if head != nil {
+		h = head.clone()
+	} else {
+		// The first 32 KiB usually hold everything; read more only if not.
+		off := int64(0)
+		for _, limit := range []int64{min(size, quickBuffer), min(size, quickHead)} {
+			if off >= limit {
+				continue
+			}
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				break
+			}
+			next, _, err := discover.ReadLines(io.LimitReader(f, limit-off), off, func(line []byte, at int64) error {
+				h.consume(line, at)
+				if h.Cwd != "" && h.Prompt != "" && h.Entrypoint != "" {
+					return io.EOF // enough
+				}
+				return nil
+			})
+			if err != nil {
+				break
+			}
+			off = next
+		}
+	}
+	var t aggregate
+	start := max(size-quickTail, 0)
+	if _, err := f.Seek(start, io.SeekStart); err == nil {
+		first := start > 0
+		_, _, _ = discover.ReadLines(io.LimitReader(f, size-start), start, func(line []byte, off int64) error {
+			if first && !lineStartsAt(f, off) {
+				first = false
+				return nil // the window began inside this line
+			}
+			first = false
+			t.consume(line, off)
+			return nil
+		})
+	}
+	h.mergeTail(&t)
+	return &h
+}
+
+func lineStartsAt(f io.ReaderAt, off int64) bool {
+	if off == 0 {
+		return true
+	}
+	var b [1]byte
+	_, err := f.ReadAt(b[:], off-1)
+	return err == nil && b[0] == '\n'
+}
+
+// mergeTail takes the "last seen" facts from t, a parse of the file's tail.
+func (a *aggregate) mergeTail(t *aggregate) {
+	if a.Cwd == "" {
+		a.Cwd = t.Cwd
+	}
+	if t.LastCwd != "" {
+		a.LastCwd = t.LastCwd
+	}
+	if t.Model != "" {
+		a.Model = t.Model
+	}
+	for _, m := range t.ByModel {
+		a.modelIndex(m.Model)
+	}
+	if t.StartMs != 0 && (a.StartMs == 0 || t.StartMs < a.StartMs) {
+		a.StartMs = t.StartMs
+	}
+	a.LastMs = max(a.LastMs, t.LastMs)
+	for _, p := range []struct {
+		dst *string
+		src string
+	}{
+		{&a.CustomTitle, t.CustomTitle}, {&a.AgentName, t.AgentName}, {&a.AITitle, t.AITitle},
+		{&a.Summary, t.Summary}, {&a.Version, t.Version}, {&a.PermMode, t.PermMode},
+		{&a.PromptPermMode, t.PromptPermMode},
+	} {
+		if p.src != "" {
+			*p.dst = p.src
+		}
+	}
+	if a.Entrypoint == "" {
+		a.Entrypoint = t.Entrypoint
+	}
+	if t.HasBranch {
+		a.GitBranch, a.HasBranch = t.GitBranch, true
+	}
+	if t.Last.Kind != tailNone {
+		a.setLast(t.Last)
+	}
+	a.LastTurnEnd = max(a.LastTurnEnd, t.LastTurnEnd)
+}
+
+// clone copies a so that appending to it does not touch the index's copy, and
+// decodes the open message groups appending needs.
+func (a aggregate) clone() aggregate {
+	a.ByModel = append([]modelUsage(nil), a.ByModel...)
+	if a.Recent == nil && a.recentRaw != nil {
+		a.Recent = decodeGroups(a.recentRaw, len(a.ByModel))
+	} else {
+		a.Recent = append([]msgGroup(nil), a.Recent...)
+	}
+	a.recentRaw = nil
+	return a
+}

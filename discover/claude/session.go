@@ -1,0 +1,146 @@
+package claude
+
+import (
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// titleMax bounds a title derived from the first prompt (the prompt itself is in
+// `prompt`; the title is for one-line displays).
+const titleMax = 100
+
+// toSession builds the listing of one transcript (§3).
+func toSession(f *fileState, v verdict, prices *priceTable, unknownModel func(string)) discover.Session {
+	a := f.Agg
+	s := discover.Session{
+		ID:             f.ID,
+		Adapter:        Name,
+		Cwd:            a.Cwd,
+		Model:          a.Model,
+		Models:         a.Models(),
+		Prompt:         a.firstPrompt(),
+		AgentVersion:   a.Version,
+		Entrypoint:     a.Entrypoint,
+		PermissionMode: a.permissionMode(),
+		Path:           f.Path,
+	}
+	if a.LastCwd != a.Cwd {
+		s.LastCwd = a.LastCwd
+	}
+	if a.HasBranch && a.GitBranch != "" {
+		s.GitBranch = a.GitBranch
+	}
+	s.Title = a.title()
+	if a.StartMs != 0 {
+		t := time.UnixMilli(a.StartMs).UTC()
+		s.StartedAt = &t
+	}
+	last := f.Mtime.UTC()
+	if a.LastMs != 0 {
+		last = time.UnixMilli(a.LastMs).UTC()
+	}
+	s.LastActivity = &last
+	if f.Complete {
+		u := a.Tokens()
+		s.Tokens = &discover.Tokens{Input: u.In, Output: u.Out, CacheRead: u.CR, CacheWrite: u.CW5m + u.CW1h}
+		usd, unknown := prices.cost(a.ByModel)
+		for _, m := range unknown {
+			unknownModel(m)
+		}
+		if len(unknown) == 0 {
+			s.CostUSD = &usd
+			s.CostSource = "estimate"
+		}
+	}
+	applyVerdict(&s, v)
+	return s
+}
+
+// registrySession lists a live registry entry whose session has no transcript
+// yet: an unprompted TUI, or a -p run in its first 100 ms.
+func registrySession(r *regCheck, v verdict) discover.Session {
+	s := discover.Session{
+		ID:           r.SessionID,
+		Adapter:      Name,
+		Cwd:          r.Cwd,
+		AgentVersion: r.Version,
+		Entrypoint:   r.Entrypoint,
+	}
+	if r.StartedAt != 0 {
+		t := time.UnixMilli(r.StartedAt).UTC()
+		s.StartedAt = &t
+		l := t
+		if r.UpdatedAt > r.StartedAt {
+			l = time.UnixMilli(r.UpdatedAt).UTC()
+		}
+		s.LastActivity = &l
+	}
+	applyVerdict(&s, v)
+	return s
+}
+
+func applyVerdict(s *discover.Session, v verdict) {
+	s.Status, s.Evidence, s.EvidenceDetail, s.Inferred = v.Status, v.Evidence, v.Detail, v.Inferred
+	if v.Status == discover.StatusUnknown {
+		return // pid only when verified alive
+	}
+	if discover.Alive(v.Status) {
+		s.PID = v.PID
+		return
+	}
+	if s.LastActivity != nil {
+		e := *s.LastActivity
+		s.EndedAt = &e
+	}
+}
+
+// firstPrompt is the first real prompt, else the first queued prompt, else the
+// first slash command (§3.3).
+func (a *aggregate) firstPrompt() string {
+	switch {
+	case a.Prompt != "":
+		return a.Prompt
+	case a.Enqueue != "":
+		return a.Enqueue
+	}
+	return a.Slash
+}
+
+// title: last custom title, else agent name, else AI title, else summary, else the
+// first prompt on one line.
+func (a *aggregate) title() string {
+	for _, t := range []string{a.CustomTitle, a.AgentName, a.AITitle, a.Summary} {
+		if t != "" {
+			return t
+		}
+	}
+	if a.PromptTitle != "" {
+		return a.PromptTitle
+	}
+	return a.firstPrompt()
+}
+
+// setPromptTitle keeps the one-line form of the first prompt when it differs from
+// the prompt, so listings do not redo it for every session on every run.
+func (a *aggregate) setPromptTitle() {
+	a.PromptTitle = ""
+	if p := a.firstPrompt(); !plainLine(p, titleMax) {
+		a.PromptTitle = discover.OneLine(p, titleMax)
+	}
+}
+
+// plainLine reports whether OneLine(s, max) would return s unchanged: short,
+// printable ASCII, no runs of spaces and no leading or trailing space.
+func plainLine(s string, max int) bool {
+	if len(s) > max || s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || (c == ' ' && s[i-1] == ' ') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,40 @@
+# agentctl recipes. `just` itself comes from the e2e npm install (rust-just) or
+# your package manager; every recipe is also a plain command you can copy.
+
+default: build
+
+# Build the static binary into ./bin/agentctl.
+build:
+    CGO_ENABLED=0 go build -trimpath -o bin/agentctl .
+
+# Everything CI runs (unit, CLI transcripts, real-agent end-to-end).
+test:
+    go test -timeout 45m ./...
+
+# Unit tests and CLI transcripts only (no real agents).
+test-short:
+    go test -short ./...
+
+# Only the real-agent end-to-end suite; AGENTCTL_E2E=require fails on missing tools.
+e2e:
+    AGENTCTL_E2E=require go test -timeout 30m -v ./e2e/...
+
+# gofmt, vet, staticcheck, and the macOS cross-build.
+lint:
+    test -z "$(gofmt -l .)"
+    go vet ./...
+    staticcheck ./...
+    GOOS=darwin CGO_ENABLED=0 go build ./...
+
+# Go benchmarks plus the whole-process benchmark over a generated home.
+bench: build
+    go test -run '^$' -bench . -benchmem ./discover/...
+    go run ./e2e/bench -runs 10
+
+# Regenerate testdata recordings from the real CLIs.
+record-fixtures:
+    AGENTCTL_E2E=require AGENTCTL_RECORD_DIR={{justfile_directory()}}/testdata/recorded go test -timeout 20m -run TestRecordFixtures -v ./e2e/
+
+# A quick look at the recorded fixture home.
+demo: build
+    AGENTCTL_HOME=$(mktemp -d) ./bin/agentctl --home testdata/home list -a
