@@ -154,6 +154,14 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			peekCommand(s, "peek", 20),
 			peekCommand(s, "logs", 50),
 			versionCommand(s),
+			launchCommand(s),
+			stopCommand(s),
+			resumeCommand(s),
+			waitCommand(s),
+			lockCommand(s),
+			unlockCommand(s),
+			locksCommand(s),
+			superviseCommand(s),
 		},
 	}
 	for _, c := range app.Commands {
@@ -206,6 +214,7 @@ func flagStrings(c *cli.Context, name string) []string {
 type cmdEnv struct {
 	s        *streams
 	home     string
+	homeFlag bool // --home was given
 	store    *meta.Store
 	config   *meta.Config
 	timeout  time.Duration
@@ -227,6 +236,7 @@ func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
 			e.home = h
 		}
 	} else {
+		e.homeFlag = true
 		abs, err := filepath.Abs(e.home)
 		if err != nil {
 			return nil, usageErrorf("--home %s: %v", e.home, err)
@@ -307,6 +317,7 @@ func validAdapter(n string) bool {
 // discoverAll runs the one fan-out for this command and prints its warnings.
 func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.Env) {
 	env := e.newEnv()
+	e.finaliseDead(ctx) // launches whose agent and supervisor died: finalise once, now
 	launches, err := e.store.ReadLaunches()
 	if err != nil {
 		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
@@ -331,6 +342,18 @@ func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.En
 func (e *cmdEnv) newEnv() *discover.Env {
 	env := discover.DefaultEnv(e.home, e.store.Dir)
 	env.Getenv = e.s.getenv
+	if e.homeFlag {
+		// --home replaces $HOME, and the XDG dirs that default from it.
+		env.Getenv = func(k string) string {
+			switch k {
+			case "HOME":
+				return e.home
+			case "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME":
+				return ""
+			}
+			return e.s.getenv(k)
+		}
+	}
 	env.Now = e.s.now
 	env.Config = e.config
 	if e.s.getenv("AGENTCTL_NO_CACHE") != "" {

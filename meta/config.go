@@ -28,6 +28,12 @@ type AdapterConfig struct {
 	// Gateway settings (openclaw): URL and token.
 	URL   string `json:"url,omitempty"`
 	Token string `json:"token,omitempty"`
+	// IsSandbox lets a launch as root add IS_SANDBOX=1 for bypass permission mode
+	// (claude-code; the same as `launch --sandbox`).
+	IsSandbox bool `json:"is_sandbox,omitempty"`
+	// LaunchTimeout bounds how long a launch waits for the agent to confirm its
+	// session id (Go duration; default per adapter).
+	LaunchTimeout string `json:"launch_timeout,omitempty"`
 }
 
 // Config is config.json (product.md §9).

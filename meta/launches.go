@@ -1,6 +1,11 @@
 package meta
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -45,6 +50,26 @@ type Launch struct {
 	// The supervisor process (owner of the auto-lock until the agent is known).
 	SupervisorPID   int    `json:"supervisor_pid,omitempty"`
 	SupervisorStart uint64 `json:"supervisor_start,omitempty"`
+	// The launching command, which owns the record until the supervisor runs.
+	LauncherPID   int    `json:"launcher_pid,omitempty"`
+	LauncherStart uint64 `json:"launcher_start,omitempty"`
+
+	Bin        string   `json:"bin,omitempty"`
+	EnvNames   []string `json:"env_names,omitempty"`   // names of variables changed for the agent, never values
+	LogOffset  int64    `json:"log_offset,omitempty"`  // where the agent's output starts in Log
+	BaseBranch string   `json:"base_branch,omitempty"` // --worktree launches
+	User       string   `json:"user,omitempty"`
+	// Webhook target resolved at launch time (env wins over config), so that a lazy
+	// finaliser run from another shell delivers to the same place.
+	WebhookURL    string `json:"webhook_url,omitempty"`
+	WebhookSecret string `json:"webhook_secret,omitempty"`
+
+	Init   *InitInfo   `json:"init,omitempty"`
+	Result *ResultInfo `json:"result,omitempty"`
+	Stop   *StopInfo   `json:"stop,omitempty"`
+	// OnCreateResult / OnCompleteResult: "ok", "exit N", "timeout" or an error.
+	OnCreateResult   string `json:"on_create_result,omitempty"`
+	OnCompleteResult string `json:"on_complete_result,omitempty"`
 
 	LaunchedAt    time.Time  `json:"launched_at"`
 	ConfirmedAt   *time.Time `json:"confirmed_at,omitempty"`
@@ -64,4 +89,145 @@ func (s *Store) ReadLaunches() ([]Launch, error) {
 		return nil, err
 	}
 	return l.Records, nil
+}
+
+// InitInfo is what the agent said about itself when it confirmed the session.
+type InitInfo struct {
+	Model          string `json:"model,omitempty"`
+	PermissionMode string `json:"permission_mode,omitempty"`
+	APIKeySource   string `json:"api_key_source,omitempty"`
+	Version        string `json:"version,omitempty"`
+}
+
+// ResultInfo is the agent's own final result line, when it wrote one.
+type ResultInfo struct {
+	Subtype        string   `json:"subtype,omitempty"`
+	IsError        bool     `json:"is_error,omitempty"`
+	APIErrorStatus int      `json:"api_error_status,omitempty"`
+	NumTurns       int      `json:"num_turns,omitempty"`
+	TotalCostUSD   *float64 `json:"total_cost_usd,omitempty"`
+	TerminalReason string   `json:"terminal_reason,omitempty"`
+	Text           string   `json:"result,omitempty"`
+}
+
+// StopInfo records what `agentctl stop` did.
+type StopInfo struct {
+	RequestedAt  time.Time `json:"requested_at"`
+	Signals      []string  `json:"signals,omitempty"`
+	ExitObserved bool      `json:"exit_observed"`
+}
+
+// DefaultLaunchTTL is how long a launch record outlives its session.
+const DefaultLaunchTTL = 7 * 24 * time.Hour
+
+// Find returns the record with this launch id.
+func (l *Launches) Find(id string) *Launch {
+	for i := range l.Records {
+		if l.Records[i].ID == id {
+			return &l.Records[i]
+		}
+	}
+	return nil
+}
+
+// Owned reports whether some process that owns the record is verifiably alive:
+// the agent, the supervisor or the launching command.
+func (s *Store) Owned(l *Launch) bool {
+	return s.AgentAlive(l) || s.alive(l.SupervisorPID, l.SupervisorStart, "") || s.alive(l.LauncherPID, l.LauncherStart, "")
+}
+
+// AgentAlive reports whether the record's agent process is verifiably alive.
+func (s *Store) AgentAlive(l *Launch) bool {
+	return l.PID > 0 && s.alive(l.PID, l.StartTicks, l.BootID)
+}
+
+// UpdateLaunches is Update on launches.json plus lazy TTL eviction: whoever opens
+// the file for writing drops records whose session ended more than LaunchTTL ago
+// (never one whose agent is alive), and their logs go with them (removed after the
+// lock is released).
+func (s *Store) UpdateLaunches(fn func(*Launches) (bool, error)) error {
+	var logs []string
+	err := Update(s, LaunchesFile, func(l *Launches) (bool, error) {
+		changed, err := fn(l)
+		if err != nil {
+			return false, err
+		}
+		var evicted []Launch
+		l.Records, evicted = s.evictLaunches(l.Records)
+		for _, r := range evicted {
+			if r.Log != "" {
+				logs = append(logs, r.Log)
+			}
+		}
+		if changed || len(evicted) > 0 {
+			l.Schema = Schema
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	s.removeLogs(logs)
+	return nil
+}
+
+// EvictLaunches opens launches.json only if something in it has expired.
+func (s *Store) EvictLaunches() error {
+	recs, err := s.ReadLaunches()
+	if err != nil {
+		return err
+	}
+	if _, ev := s.evictLaunches(append([]Launch(nil), recs...)); len(ev) == 0 {
+		return nil
+	}
+	return s.UpdateLaunches(func(*Launches) (bool, error) { return false, nil })
+}
+
+func (s *Store) launchTTL() time.Duration {
+	if s.LaunchTTL > 0 {
+		return s.LaunchTTL
+	}
+	return DefaultLaunchTTL
+}
+
+func (s *Store) evictLaunches(recs []Launch) (kept, evicted []Launch) {
+	now := s.now()
+	ttl := s.launchTTL()
+	kept = recs[:0]
+	for _, r := range recs {
+		var gone bool
+		switch {
+		case r.EndedAt != nil:
+			gone = now.Sub(*r.EndedAt) > ttl
+		default:
+			// Never finalised (no command noticed the end): age from the launch.
+			gone = now.Sub(r.LaunchedAt) > ttl
+		}
+		if gone && !s.Owned(&r) {
+			evicted = append(evicted, r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, evicted
+}
+
+// removeLogs deletes evicted launch logs, but only files inside the state dir's
+// logs/ directory: a record is not allowed to point agentctl at anything else.
+func (s *Store) removeLogs(paths []string) {
+	dir := filepath.Join(s.Dir, "logs") + string(filepath.Separator)
+	for _, p := range paths {
+		if !strings.HasPrefix(filepath.Clean(p), dir) {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.warn("remove expired launch log %s: %v", p, err)
+		}
+	}
+}
+
+// LogPath is the launch log of a launch id.
+func (s *Store) LogPath(launchID string) string {
+	return filepath.Join(s.Dir, "logs", launchID+".log")
 }

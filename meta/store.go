@@ -25,11 +25,46 @@ type Store struct {
 	Dir  string
 	Now  func() time.Time
 	Warn func(format string, args ...any) // corrupt files and other non-fatal problems
+	// Alive reports whether pid is alive with exactly this start time (and, when
+	// bootID is set, on this boot). It decides which records still have an owner:
+	// launch records are never evicted, and auto-locks never dropped, while it says
+	// yes. NewStore wires the real process table; tests inject a fake.
+	Alive func(pid int, start uint64, bootID string) bool
+	// LaunchTTL is how long a launch record is kept after its session ended
+	// (config launch_ttl); 0 means DefaultLaunchTTL.
+	LaunchTTL time.Duration
+	// EventsMaxBytes is the size at which events.ndjson is rotated; 0 means
+	// DefaultEventsMaxBytes.
+	EventsMaxBytes int64
 }
 
-// NewStore returns a store rooted at dir, with the real clock and warnings dropped.
+// NewStore returns a store rooted at dir, with the real clock, the real process
+// table and warnings dropped.
 func NewStore(dir string) *Store {
-	return &Store{Dir: dir, Now: time.Now, Warn: func(string, ...any) {}}
+	return &Store{Dir: dir, Now: time.Now, Warn: func(string, ...any) {}, Alive: ProcessAlive}
+}
+
+func (s *Store) alive(pid int, start uint64, bootID string) bool {
+	if pid <= 0 {
+		return false
+	}
+	if s.Alive == nil {
+		return ProcessAlive(pid, start, bootID)
+	}
+	return s.Alive(pid, start, bootID)
+}
+
+func (s *Store) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
+}
+
+func (s *Store) warn(format string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(format, args...)
+	}
 }
 
 // Path returns the absolute path of a file in the state dir.
@@ -126,11 +161,11 @@ func Update[T any](s *Store, name string, fn func(*T) (changed bool, err error))
 			if !errors.As(derr, &ce) {
 				return derr
 			}
-			aside := fmt.Sprintf("%s.corrupt-%s", path, s.Now().UTC().Format("20060102T150405.000000000Z"))
+			aside := fmt.Sprintf("%s.corrupt-%s", path, s.now().UTC().Format("20060102T150405.000000000Z"))
 			if rerr := os.Rename(path, aside); rerr != nil {
 				return fmt.Errorf("%v; moving it aside failed: %w", derr, rerr)
 			}
-			s.Warn("%v; moved it to %s and started a new one", derr, aside)
+			s.warn("%v; moved it to %s and started a new one", derr, aside)
 			var zero T
 			v = zero
 		}
@@ -198,3 +233,11 @@ func WriteFileAtomic(path string, b []byte) error {
 	}
 	return nil
 }
+
+// IsAlive is the store's owner check (Alive, defaulting to the real process table).
+func (s *Store) IsAlive(pid int, start uint64, bootID string) bool {
+	return s.alive(pid, start, bootID)
+}
+
+// Time is the store's clock (Now, defaulting to time.Now).
+func (s *Store) Time() time.Time { return s.now() }

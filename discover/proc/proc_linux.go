@@ -98,6 +98,11 @@ func parseStat(pid int, b []byte) (Process, error) {
 	if len(fields) < 20 {
 		return Process{}, fmt.Errorf("short stat for pid %d", pid)
 	}
+	// A zombie (or a dying task) has exited; only its exit status is left for a
+	// parent that may never reap it (an orphan's init need not). It is not alive.
+	if st := string(fields[0]); st == "Z" || st == "X" || st == "x" {
+		return Process{}, ErrGone
+	}
 	atoi := func(i int) int { v, _ := strconv.Atoi(string(fields[i])); return v }
 	p.PPID = atoi(1)
 	p.PGID = atoi(2)

@@ -1,0 +1,409 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/locks"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// multiFlag is a repeatable string flag that never splits on commas (urfave's
+// StringSlice does, which would cut `--env NO_PROXY=a,b` or a path with a comma).
+type multiFlag struct{ vals []string }
+
+func (m *multiFlag) Set(v string) error { m.vals = append(m.vals, v); return nil }
+func (m *multiFlag) String() string     { return strings.Join(m.vals, ", ") }
+
+func multi(c *cli.Context, name string) []string {
+	if g, ok := c.Generic(name).(*multiFlag); ok && g != nil {
+		return g.vals
+	}
+	return nil
+}
+
+// launchFlags are shared by launch and resume.
+func agentFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "model", Usage: "model for the agent"},
+		&cli.GenericFlag{Name: "env", Value: &multiFlag{}, Usage: "add `K=V` to the agent's environment (repeatable; never logged)"},
+		&cli.StringFlag{Name: "permission-mode", Usage: "the agent's permission mode (claude-code: default, acceptEdits, plan, bypassPermissions, …)"},
+		&cli.StringFlag{Name: "append-system-prompt", Usage: "text appended to the agent's system prompt"},
+		&cli.BoolFlag{Name: "sandbox", Usage: "this machine is a sandbox: allow bypassPermissions as root (sets IS_SANDBOX=1 for claude-code)"},
+		&cli.StringFlag{Name: "on-create", Usage: "run `CMD` (sh -c, in the session's cwd) once the session id is confirmed"},
+		&cli.StringFlag{Name: "on-complete", Usage: "run `CMD` (sh -c, in the session's cwd) when the agent exits"},
+		&cli.StringFlag{Name: "callback-session", Usage: "callback session key, stored in meta (callback_session_key)"},
+		&cli.StringFlag{Name: "callback-agent", Usage: "callback agent id, stored in meta (callback_agent_id)"},
+		&cli.BoolFlag{Name: "force", Usage: "override a directory lock"},
+		&cli.BoolFlag{Name: "wait", Usage: "block until the session ends and exit with the agent's exit code"},
+		&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {id, adapter, model, cwd, group, branch, pid, log}"},
+	}
+}
+
+func launchCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:      "launch",
+		Usage:     "start an agent session, supervised without a daemon",
+		ArgsUsage: "[ADAPTER]",
+		Description: `Starts the agent (default: config "adapter", else claude-code) in --cwd under a
+detached supervisor, and prints the session id once the agent itself confirmed it.
+The prompt reaches the agent on stdin from a private temp file, never on the
+command line. The directory is auto-locked while the agent runs (--force overrides).
+
+--file/--spec attach text files as "--- File: <path> ---" blocks before the prompt;
+--issue N prepends a GitHub issue (needs gh). --worktree REPO --branch B runs the
+agent in a new git worktree of REPO on a new branch B, based on --base-branch
+(default: the repository's current HEAD).
+
+With --home DIR the agent runs with HOME=DIR, so it writes where agentctl reads.
+
+--on-create runs after the id is confirmed; if it fails, launch exits 1 but the
+agent keeps running. --on-complete runs when the agent exits, with
+AGENTCTL_EXIT_CODE. Both get AGENTCTL_SESSION_ID, AGENTCTL_CWD, AGENTCTL_ADAPTER,
+AGENTCTL_MODEL, AGENTCTL_GROUP, AGENTCTL_BRANCH.
+
+Examples:
+  agentctl launch -p "fix the flaky test in ./store"
+  agentctl launch claude-code --cwd ~/code/api --model claude-sonnet-4-5 -p "add pagination"
+  agentctl launch --issue 42 --repo acme/api --worktree ~/code/api --branch fix/42
+  agentctl launch -p "review this" --file ./design.md --wait`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task (`TEXT`; - reads stdin)"},
+			&cli.StringFlag{Name: "cwd", Usage: "working `DIR` (default: config cwd, else the current directory)"},
+			&cli.GenericFlag{Name: "file", Value: &multiFlag{}, Usage: "attach a text `FILE` before the prompt (repeatable)"},
+			&cli.StringFlag{Name: "spec", Usage: "attach a spec `FILE` first"},
+			&cli.Int64Flag{Name: "max-file-size", Value: launch.DefaultMaxFileSize, Usage: "per-file limit for --file/--spec in `BYTES`"},
+			&cli.StringFlag{Name: "issue", Usage: "prepend GitHub issue `N` (gh issue view)"},
+			&cli.StringFlag{Name: "repo", Usage: "`OWNER/REPO` for --issue"},
+			&cli.StringFlag{Name: "worktree", Usage: "run in a new git worktree of `REPO` (with --branch)"},
+			&cli.StringFlag{Name: "branch", Usage: "new branch for --worktree"},
+			&cli.StringFlag{Name: "base-branch", Usage: "base of --branch (default: the repository's current HEAD)"},
+		}, agentFlags()...),
+		Action: func(c *cli.Context) error {
+			return runLaunch(c, s)
+		},
+	}
+}
+
+func runLaunch(c *cli.Context, s *streams) error {
+	if c.NArg() > 1 {
+		return usageErrorf("launch takes at most one adapter (got %q); the prompt goes in -p", strings.Join(c.Args().Slice(), " "))
+	}
+	e, err := setup(c, s)
+	if err != nil {
+		return err
+	}
+	adapter := c.Args().First()
+	if adapter == "" {
+		switch names := flagStrings(c, "adapter"); {
+		case len(names) > 1:
+			return usageErrorf("launching several adapters at once is not supported yet; launch them one by one")
+		case len(names) == 1:
+			adapter = names[0]
+		case e.config.Adapter != "":
+			adapter = e.config.Adapter
+		default:
+			adapter = "claude-code"
+		}
+	}
+	if !validAdapter(adapter) {
+		return usageErrorf("unknown adapter %q; known adapters: %s", adapter, strings.Join(adapterNames, ", "))
+	}
+	if _, err := launch.DriverFor(adapter); err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if c.Int64("max-file-size") <= 0 {
+		return usageErrorf("--max-file-size %d: want a positive number of bytes", c.Int64("max-file-size"))
+	}
+	if v := c.String("issue"); v != "" {
+		if err := launch.ValidIssue(v); err != nil {
+			return usageErrorf("%v", err)
+		}
+	} else if c.String("repo") != "" {
+		return usageErrorf("--repo only applies to --issue")
+	}
+	wt, branch := c.String("worktree"), c.String("branch")
+	switch {
+	case wt != "" && branch == "":
+		return usageErrorf("--worktree needs --branch NAME for the new branch")
+	case wt == "" && branch != "":
+		return usageErrorf("--branch needs --worktree REPO")
+	case wt == "" && c.String("base-branch") != "":
+		return usageErrorf("--base-branch needs --worktree REPO and --branch NAME")
+	case wt != "" && c.String("cwd") != "":
+		return usageErrorf("--worktree and --cwd exclude each other: the agent runs in the new worktree")
+	}
+	sp, err := e.agentSpec(c, adapter)
+	if err != nil {
+		return err
+	}
+	// The working directory: --cwd, config cwd (~ expanded), or where we are.
+	cwd := c.String("cwd")
+	if cwd == "" && wt == "" {
+		cwd = e.config.Cwd
+	}
+	if wt != "" {
+		cwd = wt
+	}
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return &exitError{exitFailed, err}
+		}
+	}
+	real, err := locks.Canonical(e.expand(cwd))
+	if err != nil {
+		what := "--cwd"
+		if wt != "" {
+			what = "--worktree"
+		}
+		return usageErrorf("%s %s: %v", what, cwd, err)
+	}
+	sp.Cwd = real
+	prompt := c.String("prompt")
+	if prompt == "-" {
+		b, err := io.ReadAll(s.in)
+		if err != nil {
+			return &exitError{exitFailed, fmt.Errorf("read the prompt from stdin: %w", err)}
+		}
+		prompt = string(b)
+	}
+	sp.Prompt, err = launch.BuildPrompt(c.Context, launch.PromptInput{
+		Prompt: prompt, Files: multi(c, "file"), Spec: c.String("spec"), MaxFileSize: c.Int64("max-file-size"),
+		Issue: c.String("issue"), Repo: c.String("repo"), Cwd: real,
+	})
+	if err != nil {
+		return inputErr(err)
+	}
+	sp.Summary = prompt
+	if strings.TrimSpace(sp.Summary) == "" {
+		sp.Summary = sp.Prompt
+	}
+	sp.Summary = truncateBytes(sp.Summary, 4096)
+	sp.SpecPath = c.String("spec")
+	if sp.SpecPath != "" {
+		if abs, err := filepath.Abs(sp.SpecPath); err == nil {
+			sp.SpecPath = abs
+		}
+	}
+	l := e.launcher()
+	if _, _, err := l.Plan(sp); err != nil {
+		return inputErr(err)
+	}
+	if wt != "" {
+		path, err := launch.AddWorktree(c.Context, real, branch, c.String("base-branch"))
+		if err != nil {
+			return inputErr(err)
+		}
+		sp.Worktree, sp.Branch, sp.BaseBranch, sp.Cwd = path, branch, c.String("base-branch"), path
+	}
+	res, err := l.Start(c.Context, *sp)
+	if err != nil && sp.Worktree != "" {
+		if rerr := launch.RemoveWorktree(context.Background(), sp.Worktree, sp.Branch); rerr != nil {
+			warn(s, fmt.Sprintf("remove the worktree %s made for this launch: %v", sp.Worktree, rerr))
+		}
+	}
+	return e.reportStart(c, res, err, adapter)
+}
+
+// agentSpec reads the flags launch and resume share.
+func (e *cmdEnv) agentSpec(c *cli.Context, adapter string) (*launch.Spec, error) {
+	env := multi(c, "env")
+	if err := launch.ParseEnv(env); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	sp := &launch.Spec{Adapter: adapter, Model: c.String("model"), PermissionMode: c.String("permission-mode"),
+		AppendSystemPrompt: c.String("append-system-prompt"), Sandbox: c.Bool("sandbox"), UserEnv: env,
+		OnCreate: c.String("on-create"), OnComplete: c.String("on-complete"), Force: c.Bool("force"), User: userName(e.s)}
+	if sp.Model == "" && e.config.Model != "" && adapter == e.configAdapter() {
+		sp.Model = e.config.Model
+	}
+	if flagString(c, "home") != "" {
+		sp.Home = e.home
+	}
+	if v := c.String("callback-session"); v != "" {
+		sp.Meta = map[string]string{"callback_session_key": v}
+	}
+	if v := c.String("callback-agent"); v != "" {
+		if sp.Meta == nil {
+			sp.Meta = map[string]string{}
+		}
+		sp.Meta["callback_agent_id"] = v
+	}
+	sp.WebhookURL, sp.WebhookSecret = e.config.WebhookURL, e.config.WebhookSecret
+	if v := e.s.getenv("AGENTCTL_WEBHOOK_URL"); v != "" {
+		sp.WebhookURL = v
+	}
+	if v := e.s.getenv("AGENTCTL_WEBHOOK_SECRET"); v != "" {
+		sp.WebhookSecret = v
+	}
+	if sp.WebhookURL != "" {
+		u, err := url.Parse(sp.WebhookURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usageErrorf("webhook url %q (AGENTCTL_WEBHOOK_URL or config webhook_url): want an http(s) URL", sp.WebhookURL)
+		}
+	}
+	return sp, nil
+}
+
+func (e *cmdEnv) configAdapter() string {
+	if e.config.Adapter != "" {
+		return e.config.Adapter
+	}
+	return "claude-code"
+}
+
+// inputErr maps launch errors to exit codes: bad input 2, a locked dir 5, else 1.
+func inputErr(err error) error {
+	var ie *launch.InputError
+	var ce *locks.ConflictError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ie):
+		return &exitError{exitUsage, err}
+	case errors.As(err, &ce):
+		return &exitError{exitLocked, err}
+	}
+	return &exitError{exitFailed, err}
+}
+
+// deps wires the write side to this command's store and config.
+func (e *cmdEnv) deps() *launch.Deps {
+	if e.store.LaunchTTL == 0 {
+		e.store.ApplyConfig(e.config) // once per command (it warns about a bad launch_ttl)
+	}
+	d := launch.DefaultDeps(e.store, e.config)
+	d.Warn = func(m string) { warn(e.s, m) }
+	return d
+}
+
+func (e *cmdEnv) launcher() *launch.Launcher {
+	self, _ := os.Executable()
+	return &launch.Launcher{Deps: e.deps(), Self: self, Euid: os.Geteuid()}
+}
+
+// launchOut is one element of `launch --json`.
+type launchOut struct {
+	ID      string `json:"id,omitempty"`
+	Adapter string `json:"adapter"`
+	Model   string `json:"model,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	Group   string `json:"group,omitempty"`
+	Branch  string `json:"branch,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	Log     string `json:"log,omitempty"`
+	// LaunchID and ResumedFrom are agentctl's own additions.
+	LaunchID    string `json:"launch_id,omitempty"`
+	ResumedFrom string `json:"resumed_from,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// reportStart prints a launch's (or resume's) outcome and handles --wait.
+func (e *cmdEnv) reportStart(c *cli.Context, res *launch.Result, err error, adapter string) error {
+	asJSON := c.Bool("json")
+	if err != nil {
+		if asJSON {
+			_ = writeJSON(e.s.out, []launchOut{{Adapter: adapter, Error: err.Error()}})
+		}
+		return inputErr(err)
+	}
+	for _, w := range res.Warnings {
+		warn(e.s, w)
+	}
+	r := res.Record
+	id := r.SessionID
+	if r.ResumedAs != "" {
+		id = r.ResumedAs
+	}
+	model := r.Model
+	if model == "" && r.Init != nil {
+		model = r.Init.Model
+	}
+	if asJSON {
+		o := launchOut{ID: id, Adapter: r.Adapter, Model: model, Cwd: r.Cwd, Group: r.Group, Branch: r.Branch, PID: r.PID, Log: r.Log, LaunchID: r.ID}
+		if r.Kind == launch.KindResume && r.ResumedAs != "" {
+			o.ResumedFrom = r.SessionID
+		}
+		if err := writeJSON(e.s.out, []launchOut{o}); err != nil {
+			return err
+		}
+	} else {
+		switch {
+		case r.Kind == launch.KindResume && r.ResumedAs != "":
+			fmt.Fprintf(e.s.out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
+		case r.Kind == launch.KindResume:
+			fmt.Fprintf(e.s.out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
+		default:
+			fmt.Fprintf(e.s.out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
+		}
+	}
+	if res.OnCreateErr != nil {
+		return &exitError{exitFailed, fmt.Errorf("%v; the agent keeps running (%s)", res.OnCreateErr, id)}
+	}
+	if !c.Bool("wait") {
+		return nil
+	}
+	end, err := e.deps().WaitLaunch(c.Context, r.ID)
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"id": id, "exit_code": end.ExitCode, "failure": end.Failure})
+		fmt.Fprintln(e.s.out, string(b))
+	} else {
+		fmt.Fprintf(e.s.out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
+	}
+	if end.ExitCode == nil {
+		return &exitError{exitFailed, fmt.Errorf("%s ended but its exit code is unknown (the supervisor did not see it)", id)}
+	}
+	return &exitError{*end.ExitCode, nil}
+}
+
+func failureSuffix(r *meta.Launch) string {
+	if r.Failure == "" {
+		return ""
+	}
+	return ": " + r.Failure
+}
+
+func userName(s *streams) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if v := s.getenv("USER"); v != "" {
+		return v
+	}
+	return "unknown"
+}
+
+// truncateBytes cuts s to at most n bytes on a rune boundary.
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// finaliseDead is the lazy half of supervision, run by every command that reads
+// sessions: launches whose agent and supervisor both died get finalised once.
+func (e *cmdEnv) finaliseDead(ctx context.Context) {
+	if _, err := e.deps().FinaliseDead(ctx); err != nil {
+		warn(e.s, fmt.Sprintf("finalise ended launches: %v", err))
+	}
+}

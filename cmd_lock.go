@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/locks"
+	"github.com/agentctl/agentctl/meta"
+)
+
+func lockCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:      "lock",
+		Usage:     "lock a directory so that launches into it are refused",
+		ArgsUsage: "DIR",
+		Description: `A manual lock lives until "agentctl unlock DIR" or its --ttl. A launch into a
+locked directory exits 5 unless it is given --force; a lock on a parent or
+child directory is only a warning.
+
+Examples:
+  agentctl lock ~/code/api --reason "release freeze" --ttl 2h
+  agentctl locks`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "by", Usage: "who holds the lock (default: your user name)"},
+			&cli.StringFlag{Name: "reason", Usage: "why (shown to whoever is refused)"},
+			&cli.StringFlag{Name: "ttl", Usage: "expire after `DUR` (e.g. 30m, 2h, 1d)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing lock on DIR"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, "one directory"); err != nil {
+				return err
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			dir, err := locks.Canonical(e.expand(c.Args().First()))
+			if err != nil {
+				return usageErrorf("lock %s: %v", c.Args().First(), err)
+			}
+			now := s.now().UTC()
+			l := locks.Lock{Directory: dir, Type: locks.Manual, LockedBy: c.String("by"), Reason: c.String("reason"), LockedAt: now}
+			if l.LockedBy == "" {
+				l.LockedBy = userName(s)
+			}
+			if v := c.String("ttl"); v != "" {
+				d, err := meta.ParseDuration(v)
+				if err != nil || d <= 0 {
+					return usageErrorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", v)
+				}
+				t := now.Add(d)
+				l.ExpiresAt = &t
+			}
+			e.store.Now = s.now
+			warns, err := locks.Acquire(e.store, l, c.Bool("force"))
+			if err != nil {
+				var ce *locks.ConflictError
+				if errors.As(err, &ce) {
+					return &exitError{exitLocked, err}
+				}
+				return &exitError{exitFailed, err}
+			}
+			for _, w := range warns {
+				warn(s, w)
+			}
+			if l.ExpiresAt != nil {
+				fmt.Fprintf(s.out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
+			} else {
+				fmt.Fprintf(s.out, "locked %s\n", dir)
+			}
+			return nil
+		},
+	}
+}
+
+func unlockCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:      "unlock",
+		Usage:     "remove a manual directory lock",
+		ArgsUsage: "DIR",
+		Description: `Removes the manual lock on DIR. An auto-lock belongs to a running launch and goes
+away when its agent exits; --force removes it anyway.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force", Usage: "also remove a running launch's auto-lock"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, "one directory"); err != nil {
+				return err
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			arg := e.expand(c.Args().First())
+			dir, err := locks.Canonical(arg)
+			if err != nil {
+				// A directory that is gone can still be unlocked by its path.
+				if dir, err = filepath.Abs(arg); err != nil {
+					return usageErrorf("unlock %s: %v", arg, err)
+				}
+			}
+			if _, err := locks.Unlock(e.store, dir, c.Bool("force")); err != nil {
+				var nl *locks.NotLockedError
+				var al *locks.AutoLockError
+				switch {
+				case errors.As(err, &nl):
+					return &exitError{exitFailed, err}
+				case errors.As(err, &al):
+					return &exitError{exitLocked, err}
+				}
+				return &exitError{exitFailed, err}
+			}
+			fmt.Fprintf(s.out, "unlocked %s\n", dir)
+			return nil
+		},
+	}
+}
+
+func locksCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:  "locks",
+		Usage: "list active directory locks",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("locks takes no arguments")
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			ls, err := locks.List(e.store)
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			if c.Bool("json") {
+				if ls == nil {
+					ls = []locks.Lock{}
+				}
+				return writeJSON(s.out, ls)
+			}
+			if len(ls) == 0 {
+				fmt.Fprintln(s.out, "No active locks.")
+				return nil
+			}
+			var t table
+			t.add("DIRECTORY", "TYPE", "BY", "REASON", "SINCE")
+			now := s.now()
+			for _, l := range ls {
+				t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+			}
+			t.write(s.out, nil)
+			return nil
+		},
+	}
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

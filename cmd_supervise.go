@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// superviseCommand is the hidden `agentctl __supervise <launch-id>` that `launch`
+// starts detached (setsid, stdio on the launch log). fd 3 is the report pipe to
+// the launcher, fd 4 the prompt file that becomes the agent's stdin.
+func superviseCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:      "__supervise",
+		Hidden:    true,
+		Usage:     "internal: supervise one launched agent (started by agentctl launch)",
+		ArgsUsage: "LAUNCH-ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"},
+			&cli.StringFlag{Name: "confirm-timeout", Usage: "how long to wait for the session confirmation"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, "one launch id"); err != nil {
+				return err
+			}
+			state := c.String("state")
+			if state == "" {
+				return usageErrorf("__supervise is internal: agentctl launch starts it")
+			}
+			var timeout time.Duration
+			if v := c.String("confirm-timeout"); v != "" {
+				d, err := meta.ParseDuration(v)
+				if err != nil {
+					return usageErrorf("--confirm-timeout %q: %v", v, err)
+				}
+				timeout = d
+			}
+			ready, prompt := inheritedFile(3, "report"), inheritedFile(4, "prompt")
+			if ready == nil || prompt == nil {
+				return usageErrorf("__supervise is internal: agentctl launch starts it with its report pipe and prompt")
+			}
+			store := meta.NewStore(state)
+			store.Now = s.now
+			logw := func(f string, a ...any) {
+				fmt.Fprintf(s.err, "agentctl: supervisor: %s: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
+			}
+			store.Warn = logw
+			cfg, warns, err := store.LoadConfig()
+			if err != nil {
+				cfg = &meta.Config{}
+				logw("%v", err)
+			}
+			for _, w := range warns {
+				logw("%s", w)
+			}
+			store.ApplyConfig(cfg)
+			deps := launch.DefaultDeps(store, cfg)
+			deps.Warn = func(m string) { logw("%s", m) }
+			if err := deps.Supervise(c.Context, c.Args().First(), ready, prompt, os.Environ(), timeout); err != nil {
+				logw("%v", err)
+				return &exitError{exitFailed, nil}
+			}
+			return nil
+		},
+	}
+}
+
+// inheritedFile adopts an inherited descriptor and marks it close-on-exec, so the
+// agent does not inherit the report pipe (the launcher must see EOF when the
+// supervisor dies) or a second copy of its prompt.
+func inheritedFile(fd int, name string) *os.File {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), name)
+}

@@ -1,0 +1,191 @@
+// Package launch is the write side: it starts agents under a detached supervisor
+// (`agentctl __supervise`), confirms the agent's real session id before anyone is
+// told "launched", records the verified agent PID, and finalises the launch when
+// the agent exits — or lazily, from whichever command notices first, when the
+// supervisor died. It also stops, resumes and waits. There is no daemon.
+package launch
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+// Launch kinds.
+const (
+	KindLaunch = "launch"
+	KindResume = "resume"
+)
+
+// Request is what a driver needs to build an agent's command line.
+type Request struct {
+	Kind               string // KindLaunch or KindResume
+	SessionID          string // resume: the session to continue
+	Cwd                string // realpath, must exist
+	Model              string
+	PermissionMode     string
+	AppendSystemPrompt string
+	Sandbox            bool     // the user vouched this machine is a sandbox (claude root guard)
+	UserEnv            []string // --env K=V, applied last
+	Environ            []string // the launching command's environment
+	Euid               int
+	Home               string // --home: the agent's HOME ("" keeps the inherited one)
+	Config             *meta.Config
+	LookPath           func(string) (string, error)
+}
+
+// getenv reads the request's base environment.
+func (r *Request) getenv(k string) string {
+	v, _ := lookupEnv(r.Environ, k)
+	return v
+}
+
+func (r *Request) adapterConfig(name string) meta.AdapterConfig {
+	if r.Config == nil {
+		return meta.AdapterConfig{}
+	}
+	return r.Config.Adapters[name]
+}
+
+// Plan is the exact command a driver wants run. The prompt is never in Args: it
+// goes to the agent's stdin from a 0600 file.
+type Plan struct {
+	Bin            string
+	Args           []string
+	Env            []string
+	EnvNames       []string // variables changed from the launcher's environment
+	SessionID      string   // pre-assigned id ("" when the agent picks it)
+	ConfirmTimeout time.Duration
+}
+
+// Outcome classifies how a run ended (or failed to start): Class is "" for a
+// success, else a short class such as "auth" or "bad-flag"; Message is one line
+// for a human.
+type Outcome struct {
+	Class   string
+	Message string
+	Result  *meta.ResultInfo
+}
+
+// Failure renders the outcome for the launch record ("" for a success).
+func (o Outcome) Failure() string {
+	if o.Class == "" {
+		return ""
+	}
+	return o.Class + ": " + o.Message
+}
+
+// Driver knows one agent's launch mechanics (agents/*.md §6–8).
+type Driver interface {
+	Name() string
+	// Plan builds the command for a launch or resume. Errors are user-facing and
+	// say what to fix (binary missing, root guard, …); no state is written yet.
+	Plan(req *Request) (*Plan, error)
+	// Confirm looks at the agent's complete output lines so far. ok means the
+	// agent itself confirmed sessionID (the pre-assigned one, want, or — for a
+	// resume answered under a new id — another one).
+	Confirm(lines [][]byte, want string) (sessionID string, init *meta.InitInfo, ok bool)
+	// Classify explains a run that ended, from its last output lines.
+	Classify(lines [][]byte, exitCode int, stopRequested bool) Outcome
+}
+
+// DriverFor returns the launch driver of an adapter, or an error that says which
+// adapters agentctl can launch today.
+func DriverFor(adapter string) (Driver, error) {
+	switch adapter {
+	case "claude-code":
+		return Claude{}, nil
+	case "codex":
+		return Codex{}, nil
+	case "opencode", "pi", "pi-rust", "openclaw":
+		return nil, fmt.Errorf("launching %s sessions is not supported yet; agentctl launches claude-code and codex today (start %s yourself — agentctl list still shows it)", adapter, adapter)
+	}
+	return nil, fmt.Errorf("unknown adapter %q; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw", adapter)
+}
+
+// lookupEnv finds k in a KEY=VALUE list (the last one wins, as in exec).
+func lookupEnv(env []string, k string) (string, bool) {
+	v, ok := "", false
+	for _, kv := range env {
+		if n, val, found := strings.Cut(kv, "="); found && n == k {
+			v, ok = val, true
+		}
+	}
+	return v, ok
+}
+
+// envSet is an ordered environment that tracks which names it changed.
+type envSet struct {
+	vars    []string
+	changed map[string]bool
+}
+
+func newEnvSet(base []string) *envSet {
+	e := &envSet{changed: map[string]bool{}}
+	seen := map[string]int{}
+	for _, kv := range base {
+		n, _, ok := strings.Cut(kv, "=")
+		if !ok || n == "" {
+			continue
+		}
+		if i, dup := seen[n]; dup {
+			e.vars[i] = kv
+			continue
+		}
+		seen[n] = len(e.vars)
+		e.vars = append(e.vars, kv)
+	}
+	return e
+}
+
+func (e *envSet) get(k string) (string, bool) { return lookupEnv(e.vars, k) }
+
+func (e *envSet) set(k, v string) {
+	if old, ok := e.get(k); ok && old == v {
+		return
+	}
+	e.unset(k)
+	e.vars = append(e.vars, k+"="+v)
+	e.changed[k] = true
+}
+
+func (e *envSet) unset(k string) {
+	out := e.vars[:0]
+	for _, kv := range e.vars {
+		if n, _, _ := strings.Cut(kv, "="); n == k {
+			e.changed[k] = true
+			continue
+		}
+		out = append(out, kv)
+	}
+	e.vars = out
+}
+
+func (e *envSet) names() []string {
+	var out []string
+	for k := range e.changed {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
+
+// ParseEnv checks --env K=V arguments.
+func ParseEnv(kvs []string) error {
+	for _, kv := range kvs {
+		n, _, ok := strings.Cut(kv, "=")
+		if !ok || n == "" || strings.ContainsAny(n, " \t\n") {
+			return fmt.Errorf("--env %q: want NAME=VALUE", kv)
+		}
+	}
+	return nil
+}
+
+// executable reports whether path is a regular file with an execute bit.
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}

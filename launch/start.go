@@ -1,0 +1,319 @@
+package launch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/agentctl/agentctl/locks"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// Spec is one launch (or resume), its inputs already validated by the command.
+type Spec struct {
+	Adapter   string
+	Kind      string // KindLaunch (default) or KindResume
+	SessionID string // resume: the session to continue
+	Prompt    string // the full prompt, delivered on stdin
+	Summary   string // what the record keeps of the prompt (shown by list, sent in webhooks)
+	Cwd       string // realpath
+
+	Model, PermissionMode, AppendSystemPrompt string
+	Sandbox                                   bool
+	UserEnv                                   []string
+	Home                                      string
+
+	OnCreate, OnComplete string
+	Meta                 map[string]string
+	Force                bool
+	User                 string
+
+	Group, SpecPath, Branch, Worktree, BaseBranch string
+	WebhookURL, WebhookSecret                     string
+}
+
+// Launcher starts supervised agents.
+type Launcher struct {
+	*Deps
+	// Self is how to run agentctl itself (the supervisor is `Self __supervise`).
+	Self     string
+	Euid     int
+	LookPath func(string) (string, error)
+	// ConfirmTimeout overrides the driver's confirmation window (0: the driver's).
+	ConfirmTimeout time.Duration
+}
+
+// Result is a launch that the agent confirmed.
+type Result struct {
+	Record   meta.Launch
+	Warnings []string
+	// OnCreateErr is a failed on-create hook: reported with exit 1, but the agent
+	// keeps running.
+	OnCreateErr error
+}
+
+// StartError is a launch that did not get confirmed: Class and Message come from
+// the agent's output (auth, bad-flag, …) or from agentctl (timeout, aborted).
+type StartError struct {
+	Class, Message, Log string
+}
+
+func (e *StartError) Error() string {
+	if e.Log != "" {
+		return fmt.Sprintf("launch failed (%s): %s (log: %s)", e.Class, e.Message, e.Log)
+	}
+	return fmt.Sprintf("launch failed (%s): %s", e.Class, e.Message)
+}
+
+// Plan checks everything about a launch that can be checked without writing any
+// state: the adapter, the binary, the environment policy, the root guard.
+func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
+	drv, err := DriverFor(sp.Adapter)
+	if err != nil {
+		return nil, nil, &InputError{err.Error()}
+	}
+	if err := ParseEnv(sp.UserEnv); err != nil {
+		return nil, nil, &InputError{err.Error()}
+	}
+	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, Cwd: sp.Cwd, Model: sp.Model, PermissionMode: sp.PermissionMode,
+		AppendSystemPrompt: sp.AppendSystemPrompt, Sandbox: sp.Sandbox, UserEnv: sp.UserEnv, Environ: l.Environ,
+		Euid: l.Euid, Home: sp.Home, Config: l.Config, LookPath: l.LookPath}
+	plan, err := drv.Plan(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if abs, err := filepath.Abs(plan.Bin); err == nil {
+		plan.Bin = abs
+	}
+	if l.ConfirmTimeout > 0 {
+		plan.ConfirmTimeout = l.ConfirmTimeout
+	}
+	return drv, plan, nil
+}
+
+// Start launches one agent (product.md §4.3): lock the directory, write the launch
+// record, start the detached supervisor and wait for its ready/failed report.
+// Locking conflicts come back as *locks.ConflictError, unconfirmed launches as
+// *StartError.
+func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
+	if sp.Kind == "" {
+		sp.Kind = KindLaunch
+	}
+	_, plan, err := l.Plan(&sp)
+	if err != nil {
+		return nil, err
+	}
+	st := l.Store
+	if err := st.EnsureDir(); err != nil {
+		return nil, err
+	}
+	// The prompt goes to the agent's stdin from a 0600 file under the state dir,
+	// never through argv (ps, 128 KiB limit, a leading "-") nor an open pipe.
+	promptDir := filepath.Join(st.Dir, "prompts")
+	if err := os.MkdirAll(promptDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", promptDir, err)
+	}
+	pf, err := os.CreateTemp(promptDir, sp.Adapter+"-prompt-*")
+	if err != nil {
+		return nil, fmt.Errorf("prompt file: %w", err)
+	}
+	defer func() {
+		pf.Close()
+		os.Remove(pf.Name())
+	}()
+	if _, err := pf.WriteString(sp.Prompt); err != nil {
+		return nil, fmt.Errorf("write prompt file: %w", err)
+	}
+	if _, err := pf.Seek(0, 0); err != nil {
+		return nil, err
+	}
+
+	id := NewLaunchID()
+	me, myStart := l.self()
+	now := l.now()
+	reason := fmt.Sprintf("%s %s %s", sp.Adapter, sp.Kind, id)
+	warns, err := locks.Acquire(st, locks.Lock{Directory: sp.Cwd, Type: locks.Auto, PID: me, PIDStart: myStart,
+		SessionID: plan.SessionID, LaunchID: id, LockedBy: sp.User, Reason: reason, LockedAt: now}, sp.Force)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Warnings: warns}
+	logPath := st.LogPath(id)
+	rec := meta.Launch{ID: id, Kind: sp.Kind, Adapter: sp.Adapter, SessionID: plan.SessionID, Model: sp.Model, Cwd: sp.Cwd,
+		Prompt: sp.Summary, Group: sp.Group, Spec: sp.SpecPath, Branch: sp.Branch, Worktree: sp.Worktree, BaseBranch: sp.BaseBranch,
+		Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
+		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User,
+		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now}
+	if err := st.UpdateLaunches(func(ls *meta.Launches) (bool, error) {
+		ls.Records = append(ls.Records, rec)
+		return true, nil
+	}); err != nil {
+		_ = locks.ReleaseLaunch(st, id)
+		return nil, err
+	}
+	abort := func(class, msg string) error {
+		_, _ = l.finalise(ctx, id, ended{Outcome: Outcome{Class: class, Message: msg}, Startup: true}, false)
+		return &StartError{Class: class, Message: msg, Log: logPath}
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return nil, abort("error", err.Error())
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, abort("error", err.Error())
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "agentctl: %s %s %s in %s at %s\n", sp.Kind, sp.Adapter, id, sp.Cwd, now.Format(time.RFC3339))
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, abort("error", err.Error())
+	}
+	defer pr.Close()
+	self := l.Self
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			pw.Close()
+			return nil, abort("error", "cannot find the agentctl executable: "+err.Error())
+		}
+	}
+	sup := &exec.Cmd{
+		Path: self,
+		Args: []string{self, "__supervise", "--state", st.Dir, "--confirm-timeout", plan.ConfirmTimeout.String(), id},
+		// The supervisor's environment is the agent's (after the env policy); it
+		// hands it on unchanged.
+		Env:    plan.Env,
+		Dir:    sp.Cwd,
+		Stdout: logf, Stderr: logf,
+		// fd 3: the report pipe; fd 4: the prompt.
+		ExtraFiles:  []*os.File{pw, pf},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if err := sup.Start(); err != nil {
+		pw.Close()
+		return nil, abort("error", "start the supervisor: "+err.Error())
+	}
+	pw.Close()
+	// Reap the supervisor if this process lives on (tests, --wait); a CLI launcher
+	// simply exits and the supervisor carries on.
+	go func() { _ = sup.Wait() }()
+
+	rep, rerr := readReport(ctx, pr, plan.ConfirmTimeout+15*time.Second)
+	if rerr != nil || rep.Status != "ready" {
+		if rerr == nil && rep.Status == "failed" {
+			return nil, &StartError{Class: rep.Class, Message: rep.Message, Log: logPath}
+		}
+		// The supervisor died or hung before reporting: nothing confirmed the
+		// session, so stop whatever agent it started and call the launch failed.
+		// (Also when we were interrupted: a launch nobody saw confirmed must not
+		// leave an agent behind.) The supervisor goes first, so it cannot start
+		// an agent after we looked.
+		msg := "the supervisor exited without confirming the session"
+		if rerr != nil && !errors.Is(rerr, errEOF) {
+			msg = rerr.Error()
+		}
+		_ = l.Kill(sup.Process.Pid, syscall.SIGKILL)
+		bg := context.Background()
+		if cur := l.record(id); cur != nil && cur.PID > 0 {
+			if _, ok := l.verify(cur.PID, cur.StartTicks, cur.BootID); ok {
+				_, _ = l.Stop(bg, StopTarget{SessionID: cur.SessionID, PID: cur.PID, Start: cur.StartTicks, BootID: cur.BootID, PGID: cur.PGID, Group: true, LaunchID: id}, StopOptions{Force: true})
+			}
+		}
+		_, _ = l.finalise(bg, id, ended{Outcome: Outcome{Class: "aborted", Message: msg}, Startup: true}, false)
+		return nil, &StartError{Class: "aborted", Message: msg, Log: logPath}
+	}
+	cur := l.record(id)
+	if cur == nil {
+		return nil, &StartError{Class: "error", Message: "the launch record vanished", Log: logPath}
+	}
+	res.Record = *cur
+	if sp.OnCreate != "" {
+		env := HookEnv(cur, nil)
+		out, herr := l.RunHook(ctx, "on-create", sp.OnCreate, cur.Cwd, env, logPath)
+		l.setField(id, func(r *meta.Launch) { r.OnCreateResult = out })
+		res.OnCreateErr = herr
+	}
+	return res, nil
+}
+
+var errEOF = errors.New("EOF")
+
+// readReport reads the supervisor's one-line report.
+func readReport(ctx context.Context, r *os.File, timeout time.Duration) (Report, error) {
+	type answer struct {
+		rep Report
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			ch <- answer{err: errEOF}
+			return
+		}
+		var rep Report
+		if jerr := json.Unmarshal(line, &rep); jerr != nil {
+			ch <- answer{err: fmt.Errorf("garbled report from the supervisor: %q", line)}
+			return
+		}
+		ch <- answer{rep: rep}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case a := <-ch:
+		return a.rep, a.err
+	case <-t.C:
+		return Report{}, fmt.Errorf("no report from the supervisor within %s", timeout)
+	case <-ctx.Done():
+		return Report{}, ctx.Err()
+	}
+}
+
+// WaitLaunch blocks until the launch's run has ended and its record says so
+// (finalising it lazily if its supervisor died), polling with back-off.
+func (d *Deps) WaitLaunch(ctx context.Context, id string) (*meta.Launch, error) {
+	interval := 100 * time.Millisecond
+	for {
+		cur := d.record(id)
+		if cur == nil {
+			return nil, fmt.Errorf("launch record %s is gone", id)
+		}
+		// The supervisor exits only after on-complete and the webhook, so "ended"
+		// means: neither the agent nor the supervisor is alive any more.
+		running := d.Store.AgentAlive(cur) || d.Store.IsAlive(cur.SupervisorPID, cur.SupervisorStart, "")
+		if !running {
+			if cur.FinalisedAt == nil {
+				if _, err := d.FinaliseDead(ctx); err != nil {
+					return nil, err
+				}
+				if again := d.record(id); again != nil {
+					cur = again
+				}
+			}
+			if cur.EndedAt != nil {
+				return cur, nil
+			}
+		}
+		if err := d.Sleep(ctx, interval); err != nil {
+			return nil, err
+		}
+		interval = min(interval*2, 2*time.Second)
+	}
+}
+
+// ExitStatus renders an exit code for people ("exit 0", "exit unknown").
+func ExitStatus(code *int) string {
+	if code == nil {
+		return "exit unknown"
+	}
+	return "exit " + strconv.Itoa(*code)
+}
