@@ -23,6 +23,12 @@ import (
 )
 
 func main() {
+	// Exec mode: become the measured command (see run's comment on vfork).
+	if len(os.Args) > 2 && os.Args[1] == "-exec" {
+		err := syscall.Exec(os.Args[2], os.Args[2:], os.Environ())
+		fmt.Fprintln(os.Stderr, "bench: exec:", err)
+		os.Exit(1)
+	}
 	home := flag.String("home", filepath.Join(os.TempDir(), "agentctl-bench-home"), "synthetic home (generated if missing)")
 	nClaude := flag.Int("claude", 10000, "Claude Code sessions (all but -big are 10–300 KB)")
 	big := flag.Int("big", 20, "of which this many are 5–50 MB")
@@ -91,12 +97,19 @@ func run(home string, nClaude, big, nCodex, nOpenCode, nPi, runs int, bin string
 	}
 	env := append(os.Environ(), "AGENTCTL_HOME="+state, "HOME="+home, "NO_COLOR=1")
 	agentctl := func(args ...string) ([]byte, time.Duration, int64, error) {
-		cmd := exec.Command(bin, append([]string{"--home", home}, args...)...)
+		// Go starts children with vfork, so a child's ru_maxrss starts from the
+		// parent's RSS. Starting a fresh copy of this small program that execs
+		// agentctl makes the reading agentctl's own.
+		self, err := os.Executable()
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		cmd := exec.Command(self, append([]string{"-exec", bin, "--home", home}, args...)...)
 		cmd.Env = env
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		t0 := time.Now()
-		err := cmd.Run()
+		err = cmd.Run()
 		el := time.Since(t0)
 		if err != nil {
 			return nil, el, 0, fmt.Errorf("agentctl %s: %v\n%s", strings.Join(args, " "), err, errb.String())

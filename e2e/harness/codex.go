@@ -1,0 +1,84 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentctl/agentctl/e2e/stub"
+)
+
+// Codex runs the pinned Codex CLI against a stub (codex.md §10): a fresh HOME,
+// CODEX_HOME set explicitly, a config.toml naming the stub as provider "fake".
+type Codex struct {
+	Bin  string
+	Home string // CODEX_HOME is Home/.codex
+	Env  Env
+}
+
+// NewCodex prepares a fresh home whose model provider is srv.
+func NewCodex(t testing.TB, srv *stub.Server) *Codex {
+	t.Helper()
+	bin := Tool(t, "codex")
+	root := TempDir(t)
+	home := filepath.Join(root, "home")
+	codexHome := filepath.Join(home, ".codex")
+	tmp := filepath.Join(root, "tmp")
+	mkdirs(t, codexHome, tmp)
+	cfg := fmt.Sprintf(`model = "fake-model"
+model_provider = "fake"
+
+[model_providers.fake]
+name = "Fake local"
+base_url = "%s/v1"
+env_key = "FAKE_API_KEY"
+wire_api = "responses"
+`, srv.URL())
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := BaseEnv(home, tmp).Merge(Env{
+		"CODEX_HOME":   codexHome,
+		"FAKE_API_KEY": "sk-fake",
+	})
+	return &Codex{Bin: bin, Home: home, Env: env}
+}
+
+// Exec starts `codex exec --json --skip-git-repo-check -C dir <args> -` with the
+// prompt on stdin.
+func (c *Codex) Exec(t testing.TB, dir, prompt string, args ...string) *Proc {
+	t.Helper()
+	argv := append([]string{"exec", "--json", "--skip-git-repo-check", "-C", dir}, args...)
+	argv = append(argv, "-")
+	return Start(t, Spec{Path: c.Bin, Args: argv, Dir: dir, Env: c.Env.With("PWD", dir), Stdin: prompt, Name: "codex"})
+}
+
+// Resume starts `codex exec -C dir resume --json --skip-git-repo-check <id> -`
+// (-C belongs to exec, before resume; codex.md §7).
+func (c *Codex) Resume(t testing.TB, dir, id, prompt string) *Proc {
+	t.Helper()
+	argv := []string{"exec", "-C", dir, "resume", "--json", "--skip-git-repo-check", id, "-"}
+	return Start(t, Spec{Path: c.Bin, Args: argv, Dir: dir, Env: c.Env.With("PWD", dir), Stdin: prompt, Name: "codex"})
+}
+
+// CodexThreadID returns thread_id of the thread.started line.
+func CodexThreadID(stdout string) string {
+	for _, l := range lines(stdout) {
+		var v struct {
+			Type     string `json:"type"`
+			ThreadID string `json:"thread_id"`
+		}
+		if json.Unmarshal([]byte(l), &v) == nil && v.Type == "thread.started" {
+			return v.ThreadID
+		}
+	}
+	return ""
+}
+
+// Rollouts returns the rollout files under CODEX_HOME/sessions.
+func (c *Codex) Rollouts() []string {
+	m, _ := filepath.Glob(filepath.Join(c.Home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	return m
+}

@@ -1,0 +1,86 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentctl/agentctl/e2e/stub"
+)
+
+// OpenCode runs the pinned OpenCode CLI against a stub (opencode.md §10): a fresh
+// HOME with every XDG variable set under it, so a developer's own XDG values
+// cannot leak in, and a global config naming the stub as provider "fake".
+type OpenCode struct {
+	Bin  string
+	Home string
+	Env  Env
+}
+
+// NewOpenCode prepares a fresh home whose provider "fake" is srv.
+func NewOpenCode(t testing.TB, srv *stub.Server) *OpenCode {
+	t.Helper()
+	bin := Tool(t, "opencode")
+	root := TempDir(t)
+	home := filepath.Join(root, "home")
+	tmp := filepath.Join(root, "tmp")
+	cfgDir := filepath.Join(home, ".config", "opencode")
+	mkdirs(t, cfgDir, tmp)
+	cfg := fmt.Sprintf(`{
+  "$schema": "https://opencode.ai/config.json",
+  "model": "fake/fake-model",
+  "small_model": "fake/fake-model",
+  "autoupdate": false,
+  "share": "disabled",
+  "provider": {
+    "fake": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Fake local",
+      "options": { "baseURL": "%s/v1", "apiKey": "sk-fake" },
+      "models": { "fake-model": { "name": "Fake Model" } }
+    }
+  }
+}
+`, srv.URL())
+	if err := os.WriteFile(filepath.Join(cfgDir, "opencode.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := BaseEnv(home, tmp).Merge(Env{
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
+		// The model catalog lives on the internet; the stub is the only peer.
+		"OPENCODE_DISABLE_MODELS_FETCH": "1",
+		"OPENCODE_DISABLE_AUTOUPDATE":   "1",
+	})
+	return &OpenCode{Bin: bin, Home: home, Env: env}
+}
+
+// Run starts `opencode run --format json --dir dir -m fake/fake-model <args>`
+// with the prompt on stdin and PWD = dir (OpenCode trusts $PWD over the cwd).
+func (o *OpenCode) Run(t testing.TB, dir, prompt string, args ...string) *Proc {
+	t.Helper()
+	argv := append([]string{"run", "--format", "json", "--dir", dir, "-m", "fake/fake-model"}, args...)
+	return Start(t, Spec{Path: o.Bin, Args: argv, Dir: dir, Env: o.Env.With("PWD", dir), Stdin: prompt, Name: "opencode"})
+}
+
+// DB is OpenCode's SQLite store in this home.
+func (o *OpenCode) DB() string {
+	return filepath.Join(o.Home, ".local", "share", "opencode", "opencode.db")
+}
+
+// OpenCodeSessionID returns the first sessionID on the JSON event stream.
+func OpenCodeSessionID(stdout string) string {
+	for _, l := range lines(stdout) {
+		var v struct {
+			SessionID string `json:"sessionID"`
+		}
+		if json.Unmarshal([]byte(l), &v) == nil && v.SessionID != "" {
+			return v.SessionID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentctl/agentctl/e2e/stub"
+)
+
+// Pi runs the pinned pi CLI against a stub (pi.md §11): a fresh HOME (so the agent
+// dir is Home/.pi/agent), PI_OFFLINE=1, and a models.json naming the stub as
+// provider "fakeoai" with prices, so cost is non-zero.
+type Pi struct {
+	Bin  string
+	Home string
+	Env  Env
+}
+
+// NewPi prepares a fresh home whose provider "fakeoai" is srv.
+func NewPi(t testing.TB, srv *stub.Server) *Pi {
+	t.Helper()
+	bin := Tool(t, "pi")
+	root := TempDir(t)
+	home := filepath.Join(root, "home")
+	tmp := filepath.Join(root, "tmp")
+	agentDir := filepath.Join(home, ".pi", "agent")
+	mkdirs(t, agentDir, tmp)
+	models := fmt.Sprintf(`{ "providers": { "fakeoai": {
+    "baseUrl": "%s/v1", "api": "openai-completions", "apiKey": "sk-fake",
+    "compat": { "supportsDeveloperRole": false, "supportsReasoningEffort": false },
+    "models": [ { "id": "fake-model", "name": "Fake Model", "reasoning": false, "input": ["text"],
+                  "contextWindow": 32000, "maxTokens": 4096,
+                  "cost": { "input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0 } } ] } } }
+`, srv.URL())
+	if err := os.WriteFile(filepath.Join(agentDir, "models.json"), []byte(models), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := BaseEnv(home, tmp).Merge(Env{"PI_OFFLINE": "1"})
+	return &Pi{Bin: bin, Home: home, Env: env}
+}
+
+// Print starts `pi --mode json --provider fakeoai --model fake-model <args> -p`
+// with the prompt on stdin (-p goes last: it swallows the next argument).
+func (p *Pi) Print(t testing.TB, dir, prompt string, args ...string) *Proc {
+	t.Helper()
+	argv := append([]string{"--mode", "json", "--provider", "fakeoai", "--model", "fake-model"}, args...)
+	argv = append(argv, "-p")
+	return Start(t, Spec{Path: p.Bin, Args: argv, Dir: dir, Env: p.Env.With("PWD", dir), Stdin: prompt, Name: "pi"})
+}
+
+// Sessions returns pi's session files under the agent dir.
+func (p *Pi) Sessions() []string {
+	m, _ := filepath.Glob(filepath.Join(p.Home, ".pi", "agent", "sessions", "*", "*.jsonl"))
+	return m
+}
+
+// PiSessionID returns the id of the header line (stdout line 1 in json mode).
+func PiSessionID(stdout string) string {
+	for _, l := range lines(stdout) {
+		var v struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+		}
+		if json.Unmarshal([]byte(l), &v) == nil && v.Type == "session" {
+			return v.ID
+		}
+	}
+	return ""
+}
