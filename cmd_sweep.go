@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/locks"
+)
+
+// sweepReport is what one sweep did (--json prints it as is).
+type sweepReport struct {
+	Finalised        []string `json:"finalised"`
+	LocksDropped     int      `json:"locks_dropped"`
+	WebhooksSent     int      `json:"webhooks_delivered"`
+	WebhooksPending  int      `json:"webhooks_pending"`
+	LaunchRecordsNow int      `json:"launch_records"`
+}
+
+func sweepCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:    "sweep",
+		Aliases: []string{"prune"},
+		Usage:   "housekeeping for cron: finalise dead launches, drop dead locks, retry webhooks",
+		Description: `There is no daemon; sweep does, on demand, what any other command also does lazily:
+finalises launches whose agent died without its supervisor noticing (firing
+on-complete and the webhook exactly once), evicts launch records (and their logs)
+7 days after their session ended, drops locks whose owner is dead or whose TTL
+passed, and retries webhook deliveries waiting in the outbox. Idempotent and safe
+to run concurrently.
+
+Example crontab line:
+  * * * * * agentctl sweep >/dev/null`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print what was done as one JSON object"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("sweep takes no arguments")
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			d := e.deps()
+			var rep sweepReport
+			if rep.Finalised, err = d.FinaliseDead(c.Context); err != nil {
+				return &exitError{exitFailed, fmt.Errorf("finalise ended launches: %w", err)}
+			}
+			before, err := locks.Read(e.store)
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			after, err := locks.List(e.store) // drops dead and expired locks
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			rep.LocksDropped = len(before) - len(after)
+			if rep.WebhooksSent, rep.WebhooksPending, err = d.RetryOutbox(c.Context); err != nil {
+				warn(s, fmt.Sprintf("webhook outbox: %v", err))
+			}
+			recs, err := e.store.ReadLaunches()
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			rep.LaunchRecordsNow = len(recs)
+			if rep.Finalised == nil {
+				rep.Finalised = []string{}
+			}
+			if c.Bool("json") {
+				return writeJSON(s.out, rep)
+			}
+			for _, id := range rep.Finalised {
+				fmt.Fprintf(s.out, "finalised launch %s (agent gone, supervisor gone)\n", id)
+			}
+			fmt.Fprintf(s.out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
+				len(rep.Finalised), rep.LocksDropped, rep.WebhooksSent, rep.WebhooksPending, rep.LaunchRecordsNow)
+			return nil
+		},
+	}
+}
