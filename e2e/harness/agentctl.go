@@ -28,6 +28,7 @@ func binDir() string {
 //
 //	func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 func Main(m *testing.M) int {
+	guard()
 	code := m.Run()
 	os.RemoveAll(binDir())
 	return code

@@ -89,7 +89,7 @@ func Start(t testing.TB, s Spec) *Proc {
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env.With(tokenVar, token).List()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", s.Path, err)
 	}
@@ -102,10 +102,14 @@ func Start(t testing.TB, s Spec) *Proc {
 	return p
 }
 
+// runOwner names this test binary in every token ("<pid>.<start ticks>-<random>"),
+// so a later run can tell leftovers of a dead run from another live run's processes.
+var runOwner = owner()
+
 func newToken() string {
 	b := make([]byte, 8)
 	rand.Read(b)
-	return hex.EncodeToString(b)
+	return runOwner + "-" + hex.EncodeToString(b)
 }
 
 func (p *Proc) kill(t testing.TB, token string) {
