@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 )
 
 // parseChat reads a Chat Completions body (opencode.md §10, pi.md §11). The last
-// message that is a user message or a tool result decides the script.
+// message that is a user message or a tool result decides the script (OpenClaw's
+// internal-context message excepted).
 func parseChat(r *Request) {
 	var b struct {
 		Model    string `json:"model"`
@@ -36,11 +38,19 @@ func parseChat(r *Request) {
 			r.ToolOutput = outputText(m.Content)
 			return
 		case "user":
-			r.LastUser = outputText(m.Content)
+			text := outputText(m.Content)
+			if strings.HasPrefix(strings.TrimSpace(text), openClawContext) {
+				continue // injected after the prompt, not typed by anyone
+			}
+			r.LastUser = text
 			return
 		}
 	}
 }
+
+// openClawContext opens the user message OpenClaw sends after the real prompt
+// (active exec sessions, subagents): the prompt is the user message before it.
+const openClawContext = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 
 // chatTool picks the shell tool the agent offered (pi and OpenCode: "bash").
 func chatTool(tools []string) string {

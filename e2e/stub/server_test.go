@@ -252,6 +252,20 @@ func TestChatToolCallThenResult(t *testing.T) {
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
 
+// OpenClaw sends its internal context as a user message after the prompt; the
+// keywords are in the prompt.
+func TestChatSkipsOpenClawInternalContext(t *testing.T) {
+	s := Start(t, nil)
+	post(t, s, "/v1/chat/completions", chatBody(true,
+		map[string]any{"role": "system", "content": "sys"},
+		user("[Fri 2026-11-20 23:14 UTC] hello WORDS=3"),
+		user([]any{map[string]any{"type": "text", "text": "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"}})))
+	e := s.ModelExchanges(nil)[0]
+	if e.Request.LastUser != "[Fri 2026-11-20 23:14 UTC] hello WORDS=3" || e.Text != Words(3) {
+		t.Errorf("last user %q, reply %q", e.Request.LastUser, e.Text)
+	}
+}
+
 // A request without tools (OpenCode's title generation) must not be held by a
 // HOLD meant for the turn.
 func TestAuxiliaryRequestIgnoresHold(t *testing.T) {
