@@ -144,13 +144,17 @@ func runLaunch(c *cli.Context, s *streams) error {
 	case wt != "" && c.String("cwd") != "":
 		return usageErrorf("--worktree and --cwd exclude each other: the agent runs in the new worktree")
 	}
+	gateway := adapter == "openclaw"
+	if gateway && (wt != "" || c.String("cwd") != "") {
+		return usageErrorf("openclaw runs its turns in the gateway's agent workspace: --cwd and --worktree do not apply")
+	}
 	sp, err := e.agentSpec(c, adapter)
 	if err != nil {
 		return err
 	}
 	// The working directory: --cwd, config cwd (~ expanded), or where we are.
 	cwd := c.String("cwd")
-	if cwd == "" && wt == "" {
+	if cwd == "" && wt == "" && !gateway {
 		cwd = e.config.Cwd
 	}
 	if wt != "" {
@@ -170,6 +174,11 @@ func runLaunch(c *cli.Context, s *streams) error {
 		return usageErrorf("%s %s: %v", what, cwd, err)
 	}
 	sp.Cwd = real
+	if gateway {
+		// No directory to lock or run in; --file paths are still shown
+		// relative to where we are.
+		sp.Cwd = ""
+	}
 	prompt := c.String("prompt")
 	if prompt == "-" {
 		b, err := io.ReadAll(s.in)

@@ -68,21 +68,26 @@ Examples:
 					return &exitError{exitLocked, fmt.Errorf("%s is still %s (%sevidence %s); wait for it or stop it first — two writers would interleave one transcript", sess.ID, sess.Status, pid, sess.Evidence)}
 				}
 			}
-			if sess.Cwd == "" {
+			// An OpenClaw session lives in its gateway's workspace: no directory.
+			gateway := sess.Adapter == "openclaw"
+			if sess.Cwd == "" && !gateway {
 				return &exitError{exitFailed, fmt.Errorf("%s has no recorded start directory; cannot resume it", sess.ID)}
 			}
-			if st, err := os.Stat(sess.Cwd); err != nil || !st.IsDir() {
-				return &exitError{exitFailed, fmt.Errorf("start directory %s no longer exists; %s only resumes a session from its own directory", sess.Cwd, sess.Adapter)}
+			cwd := ""
+			if !gateway {
+				if st, err := os.Stat(sess.Cwd); err != nil || !st.IsDir() {
+					return &exitError{exitFailed, fmt.Errorf("start directory %s no longer exists; %s only resumes a session from its own directory", sess.Cwd, sess.Adapter)}
+				}
+				if cwd, err = locks.Canonical(sess.Cwd); err != nil {
+					return &exitError{exitFailed, err}
+				}
 			}
 			sp, err := e.agentSpec(c, sess.Adapter)
 			if err != nil {
 				return err
 			}
-			cwd, err := locks.Canonical(sess.Cwd)
-			if err != nil {
-				return &exitError{exitFailed, err}
-			}
 			sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
+			sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
 			sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
 			sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
 			res, err := e.launcher().Start(c.Context, *sp)

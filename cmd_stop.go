@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -20,9 +19,14 @@ func stopCommand(s *streams) *cli.Command {
 		Description: `Signals only a verified process: a PID from agentctl's launch record or the
 agent's own registry, re-checked against its exact start time immediately before
 every signal. Launched sessions get their whole process group signalled.
-Escalation: SIGINT, 3 s, SIGTERM, 5 s, SIGKILL (--force: sooner). Prints
+Escalation: SIGINT, 3 s, SIGTERM, 5 s, SIGKILL (--force: sooner); opencode and
+pi get SIGTERM first (5 s), codex SIGINT to the PID (10 s). Prints
 "stopped ID (exit observed)" only once the exit is seen; otherwise exits 1.
 A session known only from a process-table scan needs --force.
+
+OpenClaw sessions live in their gateway: stop aborts the run (sessions.abort)
+and prints "stopped KEY (run RUN aborted)" once the gateway shows it ended. A
+run agentctl did not start needs --force (connects with operator.admin).
 
 Examples:
   agentctl stop 75098152
@@ -43,22 +47,19 @@ Examples:
 			if err != nil {
 				return err
 			}
+			if sess.Adapter == "openclaw" {
+				return e.stopGateway(c, sess, env)
+			}
 			target, err := e.stopTarget(sess, env, c.Bool("force"))
 			if err != nil {
 				return err
 			}
 			d := e.deps()
 			opts := launch.StopOptions{Force: c.Bool("force")}
-			if sess.Adapter == "codex" {
-				// SIGINT is codex's graceful stop (it records turn_aborted); give it
-				// 10 s before SIGTERM (codex.md §8).
-				intWait := 10 * time.Second
-				if opts.Force {
-					intWait = 2 * time.Second
-				}
-				target.IntToPIDOnly = true
-				opts.Steps = []launch.StopStep{{Signal: syscall.SIGINT, Wait: intWait}, {Signal: syscall.SIGTERM, Wait: 5 * time.Second}, {Signal: syscall.SIGKILL, Wait: 2 * time.Second}}
-			}
+			// Each agent's own escalation (agents/*.md §8): codex SIGINT to the
+			// PID, opencode and pi SIGTERM first, the others the default.
+			plan := launch.StopPlanFor(sess.Adapter, opts.Force)
+			opts.Steps, target.IntToPIDOnly = plan.Steps, plan.IntToPIDOnly
 			res, err := d.Stop(c.Context, target, opts)
 			if err != nil {
 				return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
@@ -91,6 +92,57 @@ Examples:
 	}
 }
 
+// stopGateway aborts an OpenClaw run through the gateway (openclaw.md §6.3):
+// there is no process to signal. A run agentctl started is aborted with its own
+// device identity; any other run only with --force (operator.admin).
+func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discover.Env) error {
+	if !discover.Alive(sess.Status) {
+		return &exitError{exitFailed, fmt.Errorf("%s is not running (%s); nothing to stop", sess.ID, sess.Status)}
+	}
+	force := c.Bool("force")
+	var rec *meta.Launch
+	if sess.LaunchID != "" {
+		rec = findLaunch(env.Launches, sess.LaunchID)
+	}
+	t := launch.GatewayStopTarget{Key: sess.ID, Home: e.home}
+	if rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
+		t.RunID, t.LaunchID = rec.Gateway.RunID, rec.ID
+	} else if !force {
+		return &exitError{exitFailed, fmt.Errorf("%s's current run was not started by agentctl, and the gateway lets only the device that started a run abort it; use --force to abort it with operator.admin scope", sess.ID)}
+	}
+	res, err := e.deps().StopGateway(c.Context, t, force)
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
+	}
+	if res.Stopped {
+		e.finaliseDead(c.Context)
+	}
+	run := res.AbortedRunID
+	if run == "" {
+		run = t.RunID
+	}
+	if c.Bool("json") {
+		out := map[string]any{"id": sess.ID, "run_id": run, "aborted": res.AbortedRunID != "", "exit_observed": res.Stopped,
+			"no_active_run": res.NoActiveRun, "elapsed_ms": res.Elapsed.Milliseconds()}
+		if err := writeJSON(e.s.out, out); err != nil {
+			return err
+		}
+	}
+	switch {
+	case res.Stopped && res.NoActiveRun:
+		if !c.Bool("json") {
+			fmt.Fprintf(e.s.out, "%s: no active run\n", sess.ID)
+		}
+		return nil
+	case res.Stopped:
+		if !c.Bool("json") {
+			fmt.Fprintf(e.s.out, "stopped %s (run %s aborted)\n", sess.ID, run)
+		}
+		return nil
+	}
+	return &exitError{exitFailed, fmt.Errorf("abort sent to %s (run %s); still running after %s", sess.ID, run, res.Elapsed.Round(100*time.Millisecond))}
+}
+
 // stopTarget picks the verified PID to signal: the launch record's (its process
 // group), or the agent registry's / argv's (the PID alone). A process-scan
 // inference needs --force.
@@ -110,8 +162,6 @@ func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool
 	}
 	switch sess.Evidence {
 	case discover.EvidenceRegistry, discover.EvidenceArgv, discover.EvidenceLaunchRecord:
-	case discover.EvidenceGateway:
-		return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("stopping %s sessions is not supported yet", sess.Adapter)}
 	default:
 		if !force || sess.Evidence != discover.EvidenceProcess {
 			return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s's pid %d is only inferred (%s); check it with `agentctl status %s` and use --force to stop it anyway", sess.ID, sess.PID, sess.Evidence, sess.ID)}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentctl/agentctl/meta"
@@ -22,19 +23,25 @@ const (
 
 // Request is what a driver needs to build an agent's command line.
 type Request struct {
-	Kind               string // KindLaunch or KindResume
-	SessionID          string // resume: the session to continue
-	Cwd                string // realpath, must exist
-	Model              string
-	PermissionMode     string
-	AppendSystemPrompt string
-	Sandbox            bool     // the user vouched this machine is a sandbox (claude root guard)
-	UserEnv            []string // --env K=V, applied last
-	Environ            []string // the launching command's environment
-	Euid               int
-	Home               string // --home: the agent's HOME ("" keeps the inherited one)
-	Config             *meta.Config
-	LookPath           func(string) (string, error)
+	Kind      string // KindLaunch or KindResume
+	SessionID string // resume: the session to continue
+	// SessionPath is the resumed session's own file (pi resumes by path) and
+	// SessionModel its recorded model (opencode resumes with it); both from
+	// the read side.
+	SessionPath, SessionModel string
+	LaunchID                  string // agentctl's launch id ("" while only validating)
+	Prompt                    string // the composed prompt (for agents that title a session by it)
+	Cwd                       string // realpath, must exist ("" for openclaw: the gateway's workspace)
+	Model                     string
+	PermissionMode            string
+	AppendSystemPrompt        string
+	Sandbox                   bool     // the user vouched this machine is a sandbox (claude root guard)
+	UserEnv                   []string // --env K=V, applied last
+	Environ                   []string // the launching command's environment
+	Euid                      int
+	Home                      string // --home: the agent's HOME ("" keeps the inherited one)
+	Config                    *meta.Config
+	LookPath                  func(string) (string, error)
 }
 
 // getenv reads the request's base environment.
@@ -92,6 +99,56 @@ type Driver interface {
 	Classify(lines [][]byte, exitCode int, stopRequested bool) Outcome
 }
 
+// Prober is a driver that can also confirm a session from the agent's own store:
+// OpenCode's session row appears ~1 s after start, while its first output line
+// waits for the first model reply (opencode.md §6). The supervisor asks it about
+// every 200 ms until the confirmation window closes.
+type Prober interface {
+	Probe(p *Probe) (sessionID string, ok bool)
+}
+
+// Probe is what a Prober may look at: the launch as recorded and the agent's
+// own environment (which names its data dirs).
+type Probe struct {
+	Kind, Want, Cwd string
+	Argv, Environ   []string
+	Spawned         time.Time
+}
+
+// StopPlan is an agent's stop escalation (agents/*.md §8): which signals, how
+// long to wait after each, and whether SIGINT goes to the PID alone.
+type StopPlan struct {
+	Steps        []StopStep
+	IntToPIDOnly bool
+}
+
+// StopPlanFor returns the escalation of adapter; nil Steps means the default
+// (SIGINT 3 s, SIGTERM 5 s, SIGKILL).
+func StopPlanFor(adapter string, force bool) StopPlan {
+	switch adapter {
+	case "codex":
+		// SIGINT is codex's graceful stop (it records turn_aborted); give it
+		// 10 s before SIGTERM, and send it to the PID only: an npm shim forwards
+		// it (codex.md §8).
+		intWait := 10 * time.Second
+		if force {
+			intWait = 2 * time.Second
+		}
+		return StopPlan{IntToPIDOnly: true, Steps: []StopStep{{syscall.SIGINT, intWait}, {syscall.SIGTERM, 5 * time.Second}, {syscall.SIGKILL, 2 * time.Second}}}
+	case "opencode", "pi":
+		// `opencode run` ignores SIGINT and pi has no SIGINT handler (Node's
+		// default kills it without cleanup); SIGTERM is the one signal both
+		// handle (opencode.md §8, pi.md §8).
+		termWait := 5 * time.Second
+		if force {
+			termWait = time.Second
+		}
+		return StopPlan{Steps: []StopStep{{syscall.SIGTERM, termWait}, {syscall.SIGKILL, 2 * time.Second}}}
+	}
+	// claude-code, pi-rust (its Ctrl-C handler aborts the run): the default.
+	return StopPlan{}
+}
+
 // DriverFor returns the launch driver of an adapter, or an error that says which
 // adapters agentctl can launch today.
 func DriverFor(adapter string) (Driver, error) {
@@ -100,8 +157,14 @@ func DriverFor(adapter string) (Driver, error) {
 		return Claude{}, nil
 	case "codex":
 		return Codex{}, nil
-	case "opencode", "pi", "pi-rust", "openclaw":
-		return nil, fmt.Errorf("launching %s sessions is not supported yet; agentctl launches claude-code and codex today (start %s yourself — agentctl list still shows it)", adapter, adapter)
+	case "opencode":
+		return OpenCode{}, nil
+	case "pi":
+		return Pi{}, nil
+	case "pi-rust":
+		return PiRust{}, nil
+	case "openclaw":
+		return OpenClaw{}, nil
 	}
 	return nil, fmt.Errorf("unknown adapter %q; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw", adapter)
 }

@@ -180,6 +180,14 @@ func (d *Deps) FinaliseDead(ctx context.Context) ([]string, error) {
 		}
 		e := ended{}
 		switch {
+		case r.Gateway != nil && r.ConfirmedAt != nil:
+			// No process to see die: only the gateway knows whether the run
+			// ended. Unreachable now → leave the record for the next command.
+			code, o, ok := d.gatewayEnded(ctx, r)
+			if !ok {
+				continue
+			}
+			e.ExitCode, e.Outcome = &code, o
 		case r.PID == 0:
 			e.Startup = true
 			e.Outcome = Outcome{Class: "aborted", Message: "the supervisor exited before the agent started; see " + r.Log}

@@ -22,9 +22,14 @@ type Spec struct {
 	Adapter   string
 	Kind      string // KindLaunch (default) or KindResume
 	SessionID string // resume: the session to continue
-	Prompt    string // the full prompt, delivered on stdin
-	Summary   string // what the record keeps of the prompt (shown by list, sent in webhooks)
-	Cwd       string // realpath
+	// SessionPath and SessionModel describe the resumed session as the read side
+	// found it (pi resumes by file path; opencode keeps the session's model).
+	SessionPath, SessionModel string
+	// LaunchID is assigned by Start (kept when already set).
+	LaunchID string
+	Prompt   string // the full prompt, delivered on stdin
+	Summary  string // what the record keeps of the prompt (shown by list, sent in webhooks)
+	Cwd      string // realpath
 
 	Model, PermissionMode, AppendSystemPrompt string
 	Sandbox                                   bool
@@ -83,15 +88,18 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	if err := ParseEnv(sp.UserEnv); err != nil {
 		return nil, nil, &InputError{err.Error()}
 	}
-	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, Cwd: sp.Cwd, Model: sp.Model, PermissionMode: sp.PermissionMode,
+	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, SessionPath: sp.SessionPath, SessionModel: sp.SessionModel,
+		LaunchID: sp.LaunchID, Prompt: sp.Prompt, Cwd: sp.Cwd, Model: sp.Model, PermissionMode: sp.PermissionMode,
 		AppendSystemPrompt: sp.AppendSystemPrompt, Sandbox: sp.Sandbox, UserEnv: sp.UserEnv, Environ: l.Environ,
 		Euid: l.Euid, Home: sp.Home, Config: l.Config, LookPath: l.LookPath}
 	plan, err := drv.Plan(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	if abs, err := filepath.Abs(plan.Bin); err == nil {
-		plan.Bin = abs
+	if plan.Bin != "" {
+		if abs, err := filepath.Abs(plan.Bin); err == nil {
+			plan.Bin = abs
+		}
 	}
 	if l.ConfirmTimeout > 0 {
 		plan.ConfirmTimeout = l.ConfirmTimeout
@@ -106,6 +114,9 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	if sp.Kind == "" {
 		sp.Kind = KindLaunch
+	}
+	if sp.LaunchID == "" {
+		sp.LaunchID = NewLaunchID()
 	}
 	_, plan, err := l.Plan(&sp)
 	if err != nil {
@@ -136,14 +147,18 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		return nil, err
 	}
 
-	id := NewLaunchID()
+	id := sp.LaunchID
 	me, myStart := l.self()
 	now := l.now()
 	reason := fmt.Sprintf("%s %s %s", sp.Adapter, sp.Kind, id)
-	warns, err := locks.Acquire(st, locks.Lock{Directory: sp.Cwd, Type: locks.Auto, PID: me, PIDStart: myStart,
-		SessionID: plan.SessionID, LaunchID: id, LockedBy: sp.User, Reason: reason, LockedAt: now}, sp.Force)
-	if err != nil {
-		return nil, err
+	var warns []string
+	// An OpenClaw turn runs in the gateway's own workspace: no directory to lock.
+	if sp.Cwd != "" {
+		warns, err = locks.Acquire(st, locks.Lock{Directory: sp.Cwd, Type: locks.Auto, PID: me, PIDStart: myStart,
+			SessionID: plan.SessionID, LaunchID: id, LockedBy: sp.User, Reason: reason, LockedAt: now}, sp.Force)
+		if err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{Warnings: warns}
 	logPath := st.LogPath(id)
@@ -171,7 +186,11 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		return nil, abort("error", err.Error())
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "agentctl: %s %s %s in %s at %s\n", sp.Kind, sp.Adapter, id, sp.Cwd, now.Format(time.RFC3339))
+	where := sp.Cwd
+	if where == "" {
+		where = "the gateway's workspace"
+	}
+	fmt.Fprintf(logf, "agentctl: %s %s %s in %s at %s\n", sp.Kind, sp.Adapter, id, where, now.Format(time.RFC3339))
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -226,6 +245,9 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 			if _, ok := l.verify(cur.PID, cur.StartTicks, cur.BootID); ok {
 				_, _ = l.Stop(bg, StopTarget{SessionID: cur.SessionID, PID: cur.PID, Start: cur.StartTicks, BootID: cur.BootID, PGID: cur.PGID, Group: true, LaunchID: id}, StopOptions{Force: true})
 			}
+		} else if cur != nil && cur.Gateway != nil {
+			// A gateway run the supervisor started before it went away.
+			_, _ = l.StopGateway(bg, GatewayStopTarget{Key: sessionIDOf(cur), RunID: cur.Gateway.RunID, LaunchID: id, Home: sp.Home}, false)
 		}
 		_, _ = l.finalise(bg, id, ended{Outcome: Outcome{Class: "aborted", Message: msg}, Startup: true}, false)
 		return nil, &StartError{Class: "aborted", Message: msg, Log: logPath}

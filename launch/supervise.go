@@ -65,6 +65,9 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	if err != nil {
 		return err
 	}
+	if gw, ok := drv.(gatewayDriver); ok {
+		return d.superviseGateway(ctx, gw, rec, report, prompt, environ, confirmTimeout)
+	}
 	fail := func(o Outcome, exit *int) error {
 		// Finalise first: when `launch` reports the failure, the lock is released
 		// and the record says why.
@@ -130,6 +133,7 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 		prompt.Close() // the child has its own descriptor
 	}
 	pid := cmd.Process.Pid
+	spawned := time.Now()
 	exited := make(chan int, 1)
 	go func() {
 		_ = cmd.Wait()
@@ -184,10 +188,22 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	interval := 10 * time.Millisecond
 	var sid string
 	var init *meta.InitInfo
+	prober, _ := drv.(Prober)
+	var probe *Probe
+	if prober != nil {
+		probe = &Probe{Kind: rec.Kind, Want: want, Cwd: rec.Cwd, Argv: rec.Argv, Environ: environ, Spawned: spawned}
+	}
+	var lastProbe time.Time
 	for confirmed := false; !confirmed; {
 		readMore()
 		if sid, init, confirmed = drv.Confirm(lines, want); confirmed {
 			break
+		}
+		if prober != nil && time.Since(lastProbe) >= 200*time.Millisecond {
+			lastProbe = time.Now()
+			if sid, confirmed = prober.Probe(probe); confirmed {
+				break
+			}
 		}
 		select {
 		case code := <-exited:

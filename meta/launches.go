@@ -64,6 +64,10 @@ type Launch struct {
 	WebhookURL    string `json:"webhook_url,omitempty"`
 	WebhookSecret string `json:"webhook_secret,omitempty"`
 
+	// Gateway is an OpenClaw launch's handle on its gateway: there is no local
+	// process, so no PID (openclaw.md §6.1).
+	Gateway *GatewayInfo `json:"gateway,omitempty"`
+
 	Init   *InitInfo   `json:"init,omitempty"`
 	Result *ResultInfo `json:"result,omitempty"`
 	Stop   *StopInfo   `json:"stop,omitempty"`
@@ -89,6 +93,16 @@ func (s *Store) ReadLaunches() ([]Launch, error) {
 		return nil, err
 	}
 	return l.Records, nil
+}
+
+// GatewayInfo is where an OpenClaw run lives: the gateway, the session's
+// transcript generation (sessionId), the run, and the device identity that
+// started it (the only one allowed to abort it without admin scope).
+type GatewayInfo struct {
+	URL       string `json:"url"`
+	SessionID string `json:"session_id,omitempty"`
+	RunID     string `json:"run_id,omitempty"`
+	DeviceID  string `json:"device_id,omitempty"`
 }
 
 // InitInfo is what the agent said about itself when it confirmed the session.
