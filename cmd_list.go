@@ -101,6 +101,7 @@ func (e *cmdEnv) expand(p string) string {
 
 // listOnce prints one listing; failed reports whether any adapter failed.
 func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (failed bool, err error) {
+	e.onlyAlive = !f.All && len(f.Statuses) == 0 // adapters may skip the dead; Apply drops them anyway
 	res, _ := e.discoverAll(ctx)
 	f.Now = e.s.now()
 	ss := f.Apply(res.Sessions)

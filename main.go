@@ -222,6 +222,8 @@ type cmdEnv struct {
 	adapters []discover.Adapter
 	only     map[string]bool // --adapter filter on session.adapter ("" = all)
 	color    bool
+	// onlyAlive: this command shows alive sessions only (discover.Env.OnlyAlive).
+	onlyAlive bool
 }
 
 func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
@@ -317,14 +319,26 @@ func validAdapter(n string) bool {
 
 // discoverAll runs the one fan-out for this command and prints its warnings.
 func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.Env) {
+	return e.fanOut(ctx, "")
+}
+
+// fanOut is discoverAll, or with arg != "" the same restricted to the sessions
+// resolving arg could involve (discover.FindAll).
+func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *discover.Env) {
 	env := e.newEnv()
+	env.OnlyAlive = e.onlyAlive
 	e.finaliseDead(ctx) // launches whose agent and supervisor died: finalise once, now
 	launches, err := e.store.ReadLaunches()
 	if err != nil {
 		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
 	}
 	env.Launches = launches
-	res := discover.All(ctx, env, e.adapters, e.timeout)
+	var res discover.Result
+	if arg != "" {
+		res = discover.FindAll(ctx, env, e.adapters, e.timeout, discover.QueryFor(arg, launches))
+	} else {
+		res = discover.All(ctx, env, e.adapters, e.timeout)
+	}
 	if e.only != nil {
 		kept := res.Sessions[:0]
 		for _, s := range res.Sessions {
@@ -378,7 +392,7 @@ func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *di
 	if err := discover.CheckID(arg); err != nil {
 		return discover.Session{}, nil, &exitError{exitUsage, err}
 	}
-	res, env := e.discoverAll(ctx)
+	res, env := e.fanOut(ctx, arg)
 	sess, err := discover.Resolve(res.Sessions, arg)
 	return sess, env, resolveErr(err)
 }

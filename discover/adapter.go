@@ -35,6 +35,11 @@ type Env struct {
 	Config   *meta.Config // may be nil
 	// NoCache disables the parse index (tests prove output does not depend on it).
 	NoCache bool
+	// OnlyAlive tells Discover that the command shows alive sessions only (`list`
+	// without -a): an adapter MAY then leave out sessions that are certainly not
+	// alive, even after agentctl's launch records are applied (so it keeps every
+	// session a launch record names). Callers still filter; adapters may ignore it.
+	OnlyAlive bool
 
 	warn func(string)
 }
@@ -100,6 +105,36 @@ func DefaultEnv(home, stateDir string) *Env {
 		Now:      time.Now,
 		StateDir: stateDir,
 	}
+}
+
+// Query names sessions by id: those whose id starts with Prefix, plus those whose
+// id is one of IDs (the sessions of launch records whose launch id is the
+// argument). The zero Query matches nothing.
+type Query struct {
+	Prefix string
+	IDs    []string
+}
+
+// Match reports whether a session id is named by q.
+func (q Query) Match(id string) bool {
+	if q.Prefix != "" && strings.HasPrefix(id, q.Prefix) {
+		return true
+	}
+	for _, x := range q.IDs {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Finder is implemented by adapters that can look sessions up by id without
+// reading everything: commands that name one session (status, peek, logs, stop,
+// wait) resolve through it. Find MUST return exactly the sessions Discover would
+// return that q matches, with the same fields, status and evidence; warnings may
+// cover only those sessions.
+type Finder interface {
+	Find(ctx context.Context, env *Env, q Query) ([]Session, error)
 }
 
 // Detailer is implemented by adapters that can add costly fields (e.g. lifetime

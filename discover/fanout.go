@@ -1,9 +1,12 @@
 package discover
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +27,17 @@ type Result struct {
 // sessions with agentctl's launch records. A failing or slow adapter becomes a
 // warning; it never changes another adapter's results or any session's status.
 func All(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration) Result {
+	return fanOut(ctx, env, adapters, timeout, nil)
+}
+
+// FindAll is All for the sessions q names: its Sessions are exactly All's that q
+// matches (launch records applied), in the same order. Adapters that implement
+// Finder look up only those sessions; the others' full listing is filtered.
+func FindAll(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, q Query) Result {
+	return fanOut(ctx, env, adapters, timeout, &q)
+}
+
+func fanOut(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, q *Query) Result {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -47,7 +61,16 @@ func All(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duratio
 				mu.Unlock()
 			})
 			start := time.Now()
-			ss, err := a.Discover(actx, aenv)
+			var ss []Session
+			var err error
+			if f, ok := a.(Finder); ok && q != nil {
+				ss, err = f.Find(actx, aenv, *q)
+			} else {
+				ss, err = a.Discover(actx, aenv)
+			}
+			if q != nil {
+				ss = matching(ss, *q)
+			}
 			answers <- answer{a.Name(), ss, err, time.Since(start)}
 		}()
 	}
@@ -57,7 +80,7 @@ func All(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duratio
 	for _, a := range adapters {
 		pending[a.Name()] = true
 	}
-	var all []Session
+	var got [][]Session
 collect:
 	for len(pending) > 0 {
 		select {
@@ -71,7 +94,7 @@ collect:
 				continue
 			}
 			res.Up[ans.name] = true
-			all = append(all, ans.sessions...)
+			got = append(got, ans.sessions)
 		case <-deadline.C:
 			break collect
 		case <-ctx.Done():
@@ -95,24 +118,97 @@ collect:
 	for _, a := range adapters {
 		names = append(names, a.Name())
 	}
-	res.Sessions = ApplyLaunches(env, all, names, res.Up)
+	lenv := env
+	if q != nil {
+		// A launch record only ever touches the session it names.
+		lenv = env.WithWarn(env.warn)
+		lenv.Launches = nil
+		for _, l := range env.Launches {
+			if q.Match(LaunchSessionID(l)) {
+				lenv.Launches = append(lenv.Launches, l)
+			}
+		}
+	}
+	// One allocation for every adapter's sessions and the launch records'.
+	n := len(lenv.Launches)
+	for _, ss := range got {
+		n += len(ss)
+	}
+	var all []Session
+	if n > 0 {
+		all = make([]Session, 0, n)
+	}
+	for _, ss := range got {
+		all = append(all, ss...)
+	}
+	res.Sessions = ApplyLaunches(lenv, all, names, res.Up)
 	SortSessions(res.Sessions)
 	return res
 }
 
-// SortSessions orders alive sessions first, then by last activity, newest first.
+// matching returns the sessions q names, in order.
+func matching(ss []Session, q Query) []Session {
+	var out []Session
+	for _, s := range ss {
+		if q.Match(s.ID) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SortSessions orders alive sessions first, then by last activity, newest first,
+// then by id; ties keep their order. Listings hold tens of thousands of sessions
+// and a Session is large, so it sorts small keys and then moves each session once.
 func SortSessions(ss []Session) {
-	sort.SliceStable(ss, func(i, j int) bool {
-		ai, aj := Alive(ss[i].Status), Alive(ss[j].Status)
-		if ai != aj {
-			return ai
+	type key struct {
+		alive bool
+		sec   int64
+		nsec  int
+		i     int
+	}
+	keys := make([]key, len(ss))
+	for i := range ss {
+		t := activity(ss[i])
+		keys[i] = key{Alive(ss[i].Status), t.Unix(), t.Nanosecond(), i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		switch {
+		case a.alive != b.alive:
+			if a.alive {
+				return -1
+			}
+			return 1
+		case a.sec != b.sec:
+			return cmp.Compare(b.sec, a.sec)
+		case a.nsec != b.nsec:
+			return cmp.Compare(b.nsec, a.nsec)
 		}
-		ti, tj := activity(ss[i]), activity(ss[j])
-		if !ti.Equal(tj) {
-			return ti.After(tj)
+		if c := strings.Compare(ss[a.i].ID, ss[b.i].ID); c != 0 {
+			return c
 		}
-		return ss[i].ID < ss[j].ID
+		return cmp.Compare(a.i, b.i)
 	})
+	// Apply the permutation in place, one cycle at a time: position j takes the
+	// session that was at keys[j].i.
+	done := make([]bool, len(ss))
+	for start := range ss {
+		if done[start] || keys[start].i == start {
+			continue
+		}
+		tmp := ss[start]
+		j := start
+		for {
+			done[j] = true
+			k := keys[j].i
+			if k == start {
+				ss[j] = tmp
+				break
+			}
+			ss[j] = ss[k]
+			j = k
+		}
+	}
 }
 
 func activity(s Session) time.Time {

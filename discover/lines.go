@@ -136,7 +136,7 @@ func TailLines(path string, window int64) (lines [][]byte, offs []int64, atStart
 	return lines, offs, start == 0, err
 }
 
-func startsLine(f *os.File, off int64) bool {
+func startsLine(f io.ReaderAt, off int64) bool {
 	if off == 0 {
 		return true
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentctl/agentctl/meta"
 )
 
 // NotFoundError: no session matches (exit 3).
@@ -47,6 +49,21 @@ func CheckID(arg string) error {
 		return &BadIDError{arg, "it looks like a path; pass an id or a unique prefix from `agentctl list`"}
 	}
 	return nil
+}
+
+// QueryFor is the Query that covers every session Resolve(sessions, arg) could
+// pick or list as a candidate: ids starting with arg, and the sessions of the
+// launch records whose launch id is arg.
+func QueryFor(arg string, launches []meta.Launch) Query {
+	q := Query{Prefix: arg}
+	for _, l := range launches {
+		if l.ID == arg {
+			if sid := LaunchSessionID(l); sid != "" {
+				q.IDs = append(q.IDs, sid)
+			}
+		}
+	}
+	return q
 }
 
 // Resolve finds the one session arg names: an exact id (or launch id) anywhere
@@ -94,29 +111,46 @@ type Filter struct {
 
 // Apply returns the sessions the filter keeps, in order.
 func (f Filter) Apply(ss []Session) []Session {
-	var out []Session
-	for _, s := range ss {
-		if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) {
-			continue
+	// Count first: listings hold tens of thousands of large Sessions, and growing
+	// the result by appending would copy them several times over.
+	n := 0
+	for i := range ss {
+		if f.keep(&ss[i]) {
+			n++
 		}
-		if len(f.Statuses) == 0 && !f.All && !Alive(s.Status) {
-			continue
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Session, 0, n)
+	for i := range ss {
+		if f.keep(&ss[i]) {
+			out = append(out, ss[i])
 		}
-		if f.Since > 0 {
-			t := activity(s)
-			if !Alive(s.Status) && !t.IsZero() && f.Now.Sub(t) > f.Since {
-				continue
-			}
-		}
-		if f.Cwd != "" && !under(s.Cwd, f.Cwd) && !under(s.LastCwd, f.Cwd) {
-			continue
-		}
-		if f.Group != "" && s.Group != f.Group {
-			continue
-		}
-		out = append(out, s)
 	}
 	return out
+}
+
+func (f Filter) keep(s *Session) bool {
+	if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) {
+		return false
+	}
+	if len(f.Statuses) == 0 && !f.All && !Alive(s.Status) {
+		return false
+	}
+	if f.Since > 0 {
+		t := activity(*s)
+		if !Alive(s.Status) && !t.IsZero() && f.Now.Sub(t) > f.Since {
+			return false
+		}
+	}
+	if f.Cwd != "" && !under(s.Cwd, f.Cwd) && !under(s.LastCwd, f.Cwd) {
+		return false
+	}
+	if f.Group != "" && s.Group != f.Group {
+		return false
+	}
+	return true
 }
 
 func under(p, dir string) bool {

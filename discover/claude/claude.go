@@ -56,22 +56,39 @@ func (a *Adapter) startMillis() startMillis {
 }
 
 // Discover lists every session: each transcript under <root>/projects, plus live
-// registry entries whose transcript does not exist yet.
+// registry entries whose transcript does not exist yet. With env.OnlyAlive it
+// leaves out sessions that cannot be alive (see alivePossible).
 func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
-	root := Root(env)
-	ts, err := listTranscripts(root)
-	if err != nil {
-		return nil, fmt.Errorf("read Claude projects in %s: %w (check its permissions, or set CLAUDE_CONFIG_DIR)", root, err)
+	if env.OnlyAlive {
+		return a.collect(ctx, env, selection{onlyAlive: true})
 	}
+	return a.collect(ctx, env, selection{})
+}
+
+// Find returns the sessions q names, exactly as Discover lists them: only their
+// transcripts are stat'ed and read, with the registry and the process table
+// judged in full. The one cross-session rule (a claude process with nothing but a
+// cwd hosts the most recent session there) needs every session of that cwd: when
+// a found session is in the cwd of such a process, Find lists everything.
+func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query) ([]discover.Session, error) {
+	return a.collect(ctx, env, selection{query: &q})
+}
+
+// selection is what a collect call lists.
+type selection struct {
+	query     *discover.Query // only sessions it names (Find)
+	onlyAlive bool            // may leave out sessions that cannot be alive
+}
+
+func (sel selection) want(id string) bool { return sel.query == nil || sel.query.Match(id) }
+
+func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection) ([]discover.Session, error) {
+	root := Root(env)
 	startMs := a.startMillis()
 	procs := env.Procs
 	if procs == nil {
 		procs = &proc.Fake{NoProcs: true} // no table at all: liveness is unknown, never guessed
 	}
-
-	ix := loadIndex(env.CacheDir())
-	stopAt, giveUpAt := budget(ctx)
-	sc := &scanner{ix: ix, workers: workers(), stopAt: stopAt, giveUpAt: giveUpAt}
 	var regs []regCheck
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -79,13 +96,70 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 		defer wg.Done()
 		regs = readRegistry(ctx, root, procs, a.host(), startMs)
 	}()
-	files, errs := sc.scan(ctx, ts)
+	ix := loadIndex(env.CacheDir())
+	stopAt, giveUpAt := budget(ctx)
+	sc := &scanner{ix: ix, workers: workers(), stopAt: stopAt, giveUpAt: giveUpAt}
+
+	var stated []*fileState
+	var err error
+	if sel.query != nil {
+		stated, err = findTranscripts(root, *sel.query)
+	} else {
+		stated, err = sc.listAndStat(ctx, root)
+	}
+	if err != nil {
+		wg.Wait()
+		return nil, fmt.Errorf("read Claude projects in %s: %w (check its permissions, or set CLAUDE_CONFIG_DIR)", root, err)
+	}
 	wg.Wait()
+	var claudes []claudeProc
+	if procs.Available() {
+		claudes = findClaudeProcs(procs, startMs)
+	}
+	now := time.Now
+	if env.Now != nil {
+		now = env.Now
+	}
+	scanCwds := cwdScanned(regs, claudes)
+
+	// Which transcripts to read. Everything, unless only some sessions can matter.
+	load := stated
+	if sel.onlyAlive && procs.Available() && len(scanCwds) == 0 {
+		keep := alivePossible(env, regs, claudes)
+		load = load[:0:0]
+		for _, f := range stated {
+			// A transcript written in the last minute may end mid-turn (unknown).
+			if keep[f.ID] || now().Sub(f.Mtime) < midTurnRecent {
+				load = append(load, f)
+			} else {
+				ix.Fresh(f.Path, f.Stamp) // still in use: not pruned
+			}
+		}
+	}
+	files, errs := sc.load(ctx, load)
 	if sc.cut {
 		_ = ix.Save() // keep what was parsed; the next run continues from it
 		return nil, ctx.Err()
 	}
-	ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
+	if sel.query != nil && len(scanCwds) > 0 {
+		for _, f := range files {
+			if scanCwds[f.Agg.Cwd] || scanCwds[f.Agg.LastCwd] {
+				// Its status may depend on the other sessions of that cwd.
+				_ = ix.Save()
+				all, err := a.collect(ctx, env, selection{})
+				var out []discover.Session
+				for _, s := range all {
+					if sel.want(s.ID) {
+						out = append(out, s)
+					}
+				}
+				return out, err
+			}
+		}
+	}
+	if sel.query == nil {
+		ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
+	}
 	if err := ix.Save(); err != nil {
 		env.Warnf("%v", err)
 	}
@@ -113,19 +187,11 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	var regOnly []*regCheck
 	for i := range regs {
 		r := &regs[i]
-		if r.Verdict == regLive && !have[r.SessionID] {
+		if r.Verdict == regLive && !have[r.SessionID] && sel.want(r.SessionID) {
 			have[r.SessionID] = true
 			regOnly = append(regOnly, r)
 			cands = append(cands, candidate{ID: r.SessionID, Cwd: r.Cwd, Entrypoint: r.Entrypoint})
 		}
-	}
-	var claudes []claudeProc
-	if procs.Available() {
-		claudes = findClaudeProcs(procs, startMs)
-	}
-	now := time.Now
-	if env.Now != nil {
-		now = env.Now
 	}
 	verdicts := judge(cands, regs, procs, claudes, now())
 
@@ -145,6 +211,46 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 		out = append(out, registrySession(r, verdicts[len(files)+i]))
 	}
 	return out, nil
+}
+
+// cwdScanned returns the cwds of the claude processes that judge's process scan
+// considers (tied to no session by the registry or argv, start time and cwd
+// known): the only rule that makes one session's status depend on others.
+func cwdScanned(regs []regCheck, claudes []claudeProc) map[string]bool {
+	tied := tiedPIDs(regs, claudes)
+	var out map[string]bool
+	for _, p := range claudes {
+		if tied[p.PID] || !p.HasStart || p.Cwd == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[p.Cwd] = true
+	}
+	return out
+}
+
+// alivePossible lists the sessions that may be alive without their transcript's
+// help once no process scan applies: those the registry names (live, or unknown
+// and foreign entries), those a claude argv names, and those agentctl's launch
+// records name (a live launch PID makes them alive). judge's other live or
+// unknown verdicts need a recent transcript, which the caller keeps by mtime.
+func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc) map[string]bool {
+	keep := map[string]bool{}
+	for i := range regs {
+		keep[regs[i].SessionID] = true
+	}
+	for _, p := range claudes {
+		if p.Flags.Names != "" {
+			keep[p.Flags.Names] = true
+		}
+	}
+	for _, l := range env.LaunchesFor(Name) {
+		keep[l.SessionID] = true
+		keep[discover.LaunchSessionID(l)] = true
+	}
+	return keep
 }
 
 // budget is when full parsing must stop (half the time left) and when even

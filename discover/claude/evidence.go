@@ -84,10 +84,7 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 
 	// argv: a live claude naming a session with --resume/--session-id.
 	superseded := map[string]string{}
-	tied := map[int]bool{}
-	for pid := range livePID {
-		tied[pid] = true
-	}
+	tied := tiedPIDs(regs, claudes)
 	for _, p := range claudes {
 		if p.Flags.Names == "" {
 			continue
@@ -98,7 +95,6 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 			}
 			continue
 		}
-		tied[p.PID] = true
 		if _, done := out[p.Flags.Names]; done {
 			continue
 		}
@@ -181,6 +177,27 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		res[i] = notLive(c, other[c.ID], superseded[c.ID], procs.Available(), now)
 	}
 	return res
+}
+
+// tiedPIDs are the claude processes tied to a session by proof: the PID of each
+// session's first live registry entry, and every process whose argv names a
+// session. The process scan leaves them alone.
+func tiedPIDs(regs []regCheck, claudes []claudeProc) map[int]bool {
+	tied := map[int]bool{}
+	seen := map[string]bool{}
+	for i := range regs {
+		r := &regs[i]
+		if r.Verdict == regLive && !seen[r.SessionID] {
+			seen[r.SessionID] = true
+			tied[r.PID] = true
+		}
+	}
+	for _, p := range claudes {
+		if p.Flags.Names != "" {
+			tied[p.PID] = true
+		}
+	}
+	return tied
 }
 
 // notLive is the status of a session no process is proven or inferred to host:

@@ -5,9 +5,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 )
 
 // Root is Claude's config root: $CLAUDE_CONFIG_DIR when set and non-empty (it
@@ -63,19 +66,13 @@ type transcript struct {
 // vanish while we read (Claude's cleanup deletes old files) are skipped.
 func listTranscripts(root string) ([]transcript, error) {
 	dir := filepath.Join(root, "projects")
-	buckets, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	buckets, err := bucketNames(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []transcript
 	for _, b := range buckets {
-		if !b.IsDir() && b.Type()&fs.ModeSymlink == 0 {
-			continue
-		}
-		bdir := filepath.Join(dir, b.Name())
+		bdir := filepath.Join(dir, b)
 		names, err := readNames(bdir)
 		if err != nil {
 			continue // gone, or a symlink to something that is not a directory
@@ -89,6 +86,91 @@ func listTranscripts(root string) ([]transcript, error) {
 		}
 	}
 	return out, nil
+}
+
+// bucketNames lists the project directories (and symlinks, which may point to
+// one) in dir; a missing dir has none.
+func bucketNames(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ents))
+	for _, b := range ents {
+		if b.IsDir() || b.Type()&fs.ModeSymlink != 0 {
+			out = append(out, b.Name())
+		}
+	}
+	return out, nil
+}
+
+// findTranscripts stats the transcripts of the sessions q names, in every bucket:
+// full ids are stat'ed by name; a shorter prefix lists the buckets (names only)
+// and stats the matches. Like listAndStat, it skips what vanished or is not a file.
+func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
+	dir := filepath.Join(root, "projects")
+	buckets, err := bucketNames(dir)
+	if err != nil || len(buckets) == 0 {
+		return nil, err
+	}
+	var exact []string
+	for _, id := range append([]string{q.Prefix}, q.IDs...) {
+		if isUUID(id) && !slices.Contains(exact, id) {
+			exact = append(exact, id)
+		}
+	}
+	scanNames := q.Prefix != "" && !isUUID(q.Prefix) && uuidPrefix(q.Prefix)
+	var out []*fileState
+	add := func(bdir, name, id string) {
+		path := bdir + string(filepath.Separator) + name
+		stamp, regular, err := index.StatPath(path)
+		if err == nil && regular {
+			out = append(out, &fileState{transcript: transcript{ID: id, Path: path}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
+		}
+	}
+	for _, b := range buckets {
+		bdir := filepath.Join(dir, b)
+		if scanNames {
+			names, err := readNames(bdir)
+			if err != nil {
+				continue
+			}
+			for _, name := range names {
+				if id := sessionIDOf(name); id != "" && q.Match(id) {
+					add(bdir, name, id)
+				}
+			}
+			continue
+		}
+		for _, id := range exact {
+			add(bdir, id+".jsonl", id)
+		}
+	}
+	return out, nil
+}
+
+// uuidPrefix reports whether s can start a UUID-shaped id.
+func uuidPrefix(s string) bool {
+	if len(s) > 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // findTranscript locates a session's transcript by id: a glob over every bucket.

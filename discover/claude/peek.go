@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -63,24 +65,73 @@ func regular(path string) bool {
 // peekFile reads the last 256 KiB and doubles the window (up to 64 MiB) until it
 // holds n items or reaches the start of the file.
 func peekFile(ctx context.Context, path string, n int) ([]discover.Message, error) {
+	items, err := peekTail(ctx, path, n, true)
+	if errors.Is(err, errFault) {
+		// The file shrank under the mapping: read it instead.
+		return peekTail(ctx, path, n, false)
+	}
+	return items, err
+}
+
+var errFault = errors.New("memory fault reading a mapped file")
+
+// testHookTailOpened, when set by a test, runs right after peek opened a file.
+var testHookTailOpened func(path string)
+
+// peekTail is peekFile over a memory-mapped file (mapped) or plain reads.
+func peekTail(ctx context.Context, path string, n int, mapped bool) (items []discover.Message, err error) {
+	open := discover.OpenTail
+	if mapped {
+		open = discover.OpenTailMapped
+	}
+	tail, err := open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer tail.Close()
+	if testHookTailOpened != nil {
+		testHookTailOpened(path)
+	}
+	if tail.Mapped() {
+		// A mapped file truncated meanwhile faults on access: turn that into an
+		// error instead of a crash.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(interface{ Addr() uintptr }); ok {
+					items, err = nil, errFault
+					return
+				}
+				panic(r)
+			}
+		}()
+	}
 	window := int64(tailWindow)
 	if n <= 0 {
 		window = maxWindow
 	}
 	for {
-		lines, offs, atStart, err := discover.TailLines(path, window)
+		lines, offs, atStart, err := tail.Window(window)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		items := buildItems(lines, offs)
-		if (n > 0 && len(items) >= n) || atStart || window >= maxWindow || ctx.Err() != nil {
-			if n > 0 && len(items) > n {
-				items = items[len(items)-n:]
+		got := buildItems(lines, offs)
+		if (n > 0 && len(got) >= n) || atStart || window >= maxWindow || ctx.Err() != nil {
+			if n > 0 && len(got) > n {
+				got = got[len(got)-n:]
 			}
-			if len(items) == 0 {
+			if len(got) == 0 {
 				return nil, discover.ErrNoSession
 			}
-			return items, ctx.Err()
+			if tail.Mapped() {
+				// The raw records are views of the mapping, which Close removes.
+				for i := range got {
+					for j, r := range got[i].Raw {
+						got[i].Raw[j] = append(json.RawMessage(nil), r...)
+					}
+				}
+			}
+			return got, ctx.Err()
 		}
 		window *= 2
 	}

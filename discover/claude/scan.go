@@ -7,9 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -100,23 +102,93 @@ func parallel(ctx context.Context, n, w int, fn func(i int)) bool {
 	return done
 }
 
-// scan returns the state of every transcript that still exists. Files whose index
-// entry is fresh are only stat'ed; the others are parsed (appended bytes only when
-// possible), newest first, so a cold index fills in the order users care about.
-// Files that vanished meanwhile are skipped silently; other read errors are
-// returned alongside (their sessions are missing).
+// scan returns the state of every transcript that still exists (statAll, then
+// load).
 func (s *scanner) scan(ctx context.Context, ts []transcript) ([]*fileState, []error) {
+	return s.load(ctx, s.statAll(ctx, ts))
+}
+
+// statAll stats every transcript. Files that vanished meanwhile, and anything
+// that is not a regular file, are skipped silently.
+func (s *scanner) statAll(ctx context.Context, ts []transcript) []*fileState {
 	states := make([]*fileState, len(ts))
-	var mu sync.Mutex
-	var pending []*fileState
-	var errs []error
-	s.cut = !parallel(ctx, len(ts), s.workers, func(i int) {
+	if !spread(ctx, len(ts), s.workers, func(i int) {
 		stamp, regular, err := index.StatPath(ts[i].Path)
 		if err != nil || !regular {
 			return // vanished between ReadDir and Stat (gone, not an error), or not a file
 		}
-		f := &fileState{transcript: ts[i], Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)}
-		states[i] = f
+		states[i] = &fileState{transcript: ts[i], Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)}
+	}) {
+		s.cut = true
+	}
+	out := states[:0]
+	for _, f := range states {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// listAndStat lists and stats every transcript under root, a bucket at a time
+// per worker, each file stat'ed relative to its open bucket.
+func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, error) {
+	dir := filepath.Join(root, "projects")
+	buckets, err := bucketNames(dir)
+	if err != nil || len(buckets) == 0 {
+		return nil, err
+	}
+	per := make([][]*fileState, len(buckets))
+	if !parallel(ctx, len(buckets), s.workers, func(i int) {
+		bdir := dir + string(filepath.Separator) + buckets[i]
+		d, err := index.OpenDir(bdir)
+		if err != nil {
+			return // gone, or a symlink to something that is not a directory
+		}
+		defer d.Close()
+		names, err := d.Names()
+		if err != nil {
+			return
+		}
+		var out []*fileState
+		for _, name := range names {
+			id := sessionIDOf(name)
+			if id == "" {
+				continue
+			}
+			stamp, regular, err := d.Stat(name)
+			if err != nil || !regular {
+				continue // vanished meanwhile, or a directory named like a transcript
+			}
+			out = append(out, &fileState{transcript: transcript{ID: id, Path: bdir + string(filepath.Separator) + name},
+				Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
+		}
+		per[i] = out
+	}) {
+		s.cut = true
+	}
+	n := 0
+	for _, p := range per {
+		n += len(p)
+	}
+	all := make([]*fileState, 0, n)
+	for _, p := range per {
+		all = append(all, p...)
+	}
+	return all, nil
+}
+
+// load brings the aggregate of every file up to date and returns the files that
+// have one. Fresh index entries are used as they are; the others are parsed
+// (appended bytes only when possible), newest first, so a cold index fills in the
+// order users care about. Files that vanished meanwhile are skipped silently;
+// other read errors are returned alongside (their sessions are missing).
+func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, []error) {
+	var mu sync.Mutex
+	var pending []*fileState
+	var errs []error
+	if !spread(ctx, len(states), s.workers, func(i int) {
+		f := states[i]
 		if e, ok := s.ix.Get(f.Path); ok && e.Payload != nil && e.Plan(f.Stamp) == index.Fresh {
 			f.Agg, f.Complete = e.Payload, true
 			return
@@ -124,7 +196,9 @@ func (s *scanner) scan(ctx context.Context, ts []transcript) ([]*fileState, []er
 		mu.Lock()
 		pending = append(pending, f)
 		mu.Unlock()
-	})
+	}) {
+		s.cut = true
+	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i].Mtime.After(pending[j].Mtime) })
 	if !parallel(ctx, len(pending), s.workers, func(i int) {
 		if err := s.update(pending[i]); err != nil {
@@ -138,13 +212,39 @@ func (s *scanner) scan(ctx context.Context, ts []transcript) ([]*fileState, []er
 	}) {
 		s.cut = true
 	}
-	out := states[:0]
+	out := make([]*fileState, 0, len(states))
 	for _, f := range states {
-		if f != nil && f.Agg != nil {
+		if f.Agg != nil {
 			out = append(out, f)
 		}
 	}
 	return out, errs
+}
+
+// spread runs fn(i) for i in [0,n) on w goroutines, each taking every w-th i:
+// for many small, even tasks, where handing out each i costs more than the task.
+// It stops early when ctx ends and reports whether every i was run.
+func spread(ctx context.Context, n, w int, fn func(i int)) bool {
+	if w > n {
+		w = n
+	}
+	var wg sync.WaitGroup
+	var stopped atomic.Bool
+	for k := 0; k < w; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j, i := 0, k; i < n; j, i = j+1, i+w {
+				if j%64 == 0 && ctx.Err() != nil {
+					stopped.Store(true)
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return !stopped.Load()
 }
 
 func (s *scanner) overBudget() bool { return !s.stopAt.IsZero() && time.Now().After(s.stopAt) }

@@ -73,12 +73,24 @@ type Index[T any] struct {
 	mu      sync.RWMutex // Get only reads the map: workers do not queue on it
 	entries map[string]*slot[T]
 	dirty   bool
+	codec   *binaryCodec[T] // nil: the whole file is one gob stream
 }
 
 // slot holds one entry and whether this run used it (for pruning).
 type slot[T any] struct {
 	E    Entry[T]
 	seen atomic.Bool // not encoded
+	// lazy, when set, holds the payload still encoded (binary format): it is
+	// decoded on the first Get, so a command that needs a few entries does not
+	// pay for decoding them all. Never changed after Load.
+	lazy *lazyPayload
+}
+
+type lazyPayload struct {
+	mu   sync.Mutex
+	raw  []byte
+	done bool // decoding was attempted
+	ok   bool // and succeeded
 }
 
 // file is the on-disk shape.
@@ -95,11 +107,26 @@ func Load[T any](dir, name string, version int) *Index[T] {
 	ix := &Index[T]{
 		header:  fmt.Sprintf("agentctl-index/%s/v%d/%s", name, version, typeSig[T]()),
 		entries: map[string]*slot[T]{},
+		codec:   binaryCodecOf[T](),
 	}
 	if dir == "" {
 		return ix
 	}
 	ix.path = filepath.Join(dir, name+".index")
+	if ix.codec != nil {
+		// Payloads with their own binary encoding: one read, entries decoded on use.
+		b, err := os.ReadFile(ix.path)
+		if err != nil {
+			return ix
+		}
+		entries, ok := decodeBinary[T](b, ix.header)
+		if !ok {
+			ix.dirty = true // rewrite it, so a corrupt file does not cost every run
+			return ix
+		}
+		ix.entries = entries
+		return ix
+	}
 	fd, err := os.Open(ix.path)
 	if err != nil {
 		return ix
@@ -132,7 +159,33 @@ func (ix *Index[T]) Get(path string) (Entry[T], bool) {
 		return Entry[T]{}, false
 	}
 	s.seen.Store(true)
+	if l := s.lazy; l != nil {
+		l.mu.Lock()
+		if !l.done {
+			l.done = true
+			l.ok = ix.codec.decode(l.raw, &s.E.Payload) == nil
+		}
+		ok := l.ok
+		l.mu.Unlock()
+		if !ok {
+			return Entry[T]{}, false // a damaged entry is a miss; Save drops it
+		}
+	}
 	return s.E, true
+}
+
+// Fresh reports whether the entry for path describes the file as stamped now
+// (Plan == Fresh) and marks the entry as still in use, without decoding its
+// payload: listings that only need a few payloads check the rest this way.
+func (ix *Index[T]) Fresh(path string, now Stamp) bool {
+	ix.mu.RLock()
+	s := ix.entries[path]
+	ix.mu.RUnlock()
+	if s == nil {
+		return false
+	}
+	s.seen.Store(true)
+	return s.E.Plan(now) == Fresh
 }
 
 // Put stores the entry for path.
@@ -181,11 +234,21 @@ func (ix *Index[T]) Save() error {
 	if !ix.dirty {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(file[T]{Header: ix.header, Entries: ix.entries}); err != nil {
-		return fmt.Errorf("encode parse index %s: %w", ix.path, err)
+	var out []byte
+	if ix.codec != nil {
+		b, err := encodeBinary(ix.header, ix.entries, ix.codec)
+		if err != nil {
+			return fmt.Errorf("encode parse index %s: %w", ix.path, err)
+		}
+		out = b
+	} else {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(file[T]{Header: ix.header, Entries: ix.entries}); err != nil {
+			return fmt.Errorf("encode parse index %s: %w", ix.path, err)
+		}
+		out = buf.Bytes()
 	}
-	if err := meta.WriteFileAtomic(ix.path, buf.Bytes()); err != nil {
+	if err := meta.WriteFileAtomic(ix.path, out); err != nil {
 		return fmt.Errorf("write parse index (a cache; delete %s if this persists): %w", ix.path, err)
 	}
 	ix.dirty = false

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 type linuxTable struct {
@@ -68,20 +69,37 @@ func CurrentBootID() string {
 }
 
 func readStat(root string, pid int, buf []byte) (Process, error) {
-	f, err := os.Open(root + "/" + strconv.Itoa(pid) + "/stat")
+	// Plain system calls: os.Open would also try (and fail) to register every
+	// file with the poller, several more calls per process on every command.
+	fd, err := openRetry(root + "/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return Process{}, ErrGone
 	}
-	defer f.Close()
+	defer syscall.Close(fd)
 	if cap(buf) < 512 {
 		buf = make([]byte, 0, 512)
 	}
 	buf = buf[:cap(buf)]
-	n, err := f.Read(buf)
-	if err != nil || n == 0 {
+	var n int
+	for {
+		n, err = syscall.Read(fd, buf)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil || n <= 0 {
 		return Process{}, ErrGone
 	}
 	return parseStat(pid, buf[:n])
+}
+
+func openRetry(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // parseStat parses /proc/<pid>/stat. comm may contain spaces and parentheses, so

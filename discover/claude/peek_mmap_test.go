@@ -1,0 +1,36 @@
+package claude
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// TestPeekTruncatedWhileMapped: a transcript truncated after peek mapped it
+// faults on access; peek then reads it instead of crashing.
+func TestPeekTruncatedWhileMapped(t *testing.T) {
+	const sid, cwd = idA, "/w"
+	home := t.TempDir()
+	pad := strings.Repeat("x", 64<<10)
+	var lines []string
+	for i := 0; i < 8; i++ {
+		lines = append(lines, userPrompt(sid, cwd, "2026-11-20T21:00:0"+itoa(i)+".000Z", "prompt "+itoa(i)+" "+pad))
+	}
+	p := writeTranscript(t, home, "-w", sid, lines...)
+	want := peek(t, newEnv(t, home, nil).Env, discover.Session{ID: sid, Path: p}, 3)
+	keep := lines[:2]
+	shorter := strings.Join(keep, "\n") + "\n"
+	testHookTailOpened = func(path string) {
+		testHookTailOpened = nil // only the first (mapped) attempt
+		if err := os.Truncate(path, int64(len(shorter))); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { testHookTailOpened = nil }()
+	got := peek(t, newEnv(t, home, nil).Env, discover.Session{ID: sid, Path: p}, 3)
+	if len(want) != 3 || len(got) != 2 || !strings.HasPrefix(got[1].Text, "prompt 1 ") {
+		t.Errorf("before: %d items; after truncation: %+v", len(want), got)
+	}
+}
