@@ -48,11 +48,14 @@ func (a *Adapter) host() hostIdentity {
 	return h
 }
 
-func (a *Adapter) startMillis() startMillis {
+func (a *Adapter) startMillis(t proc.Table) startMillis {
 	if a.StartMillis != nil {
 		return a.StartMillis
 	}
-	return defaultStartMillis()
+	return func(p proc.Process) (int64, bool) {
+		st, ok := t.StartTime(p.PID)
+		return st.UnixMilli(), ok
+	}
 }
 
 // Discover lists every session: each transcript under <root>/projects, plus live
@@ -84,11 +87,11 @@ func (sel selection) want(id string) bool { return sel.query == nil || sel.query
 
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection) ([]discover.Session, error) {
 	root := Root(env)
-	startMs := a.startMillis()
 	procs := env.Procs
 	if procs == nil {
 		procs = &proc.Fake{NoProcs: true} // no table at all: liveness is unknown, never guessed
 	}
+	startMs := a.startMillis(procs)
 	var regs []regCheck
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -49,17 +48,7 @@ func (a *Adapter) startTime(env *discover.Env) func(proc.Process) (time.Time, bo
 	if a.StartTime != nil {
 		return a.StartTime
 	}
-	if st, ok := env.Procs.(interface {
-		StartTime(pid int) (time.Time, bool)
-	}); ok {
-		return func(p proc.Process) (time.Time, bool) { return st.StartTime(p.PID) }
-	}
-	var once sync.Once
-	var fn func(proc.Process) (time.Time, bool)
-	return func(p proc.Process) (time.Time, bool) {
-		once.Do(func() { fn = platformStartTime() })
-		return fn(p)
-	}
+	return func(p proc.Process) (time.Time, bool) { return env.Procs.StartTime(p.PID) }
 }
 
 // Discover lists every session of OpenCode's stores with its status.

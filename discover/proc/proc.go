@@ -7,6 +7,7 @@ package proc
 import (
 	"sort"
 	"sync"
+	"time"
 )
 
 // Process is one row of the table. Argv, Cwd and Exe are read lazily through the
@@ -32,6 +33,10 @@ type Table interface {
 	Cwd(pid int) (string, error)
 	Exe(pid int) (string, error)
 	Environ(pid int) ([]string, error)
+	// StartTime is when the process started, on the wall clock (Linux: btime +
+	// field 22 / CLK_TCK, so up to 1 s early, never late). Use StartTicks to
+	// identify a process; this is for comparing with times agents record.
+	StartTime(pid int) (time.Time, bool)
 	// BootID identifies this boot; "" when the platform has none.
 	BootID() string
 	// Available is false when there is no process information at all (no /proc):
@@ -73,6 +78,7 @@ type Fake struct {
 	Cwds    map[int]string
 	Exes    map[int]string
 	Envs    map[int][]string
+	Starts  map[int]time.Time
 	Boot    string
 	NoProcs bool // simulate a platform without process information
 }
@@ -118,6 +124,11 @@ func (f *Fake) Environ(pid int) ([]string, error) {
 		return e, nil
 	}
 	return nil, ErrGone
+}
+
+func (f *Fake) StartTime(pid int) (time.Time, bool) {
+	t, ok := f.Starts[pid]
+	return t, ok
 }
 
 func (f *Fake) BootID() string  { return f.Boot }

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"sort"
+	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
 )
@@ -100,4 +101,13 @@ func (t *darwinTable) Environ(pid int) ([]string, error) {
 		return nil, ErrGone
 	}
 	return p.Environ()
+}
+
+// StartTime: the table's StartTicks already is the creation time in ms.
+func (t *darwinTable) StartTime(pid int) (time.Time, bool) {
+	p, ok := t.Get(pid)
+	if !ok || p.StartTicks == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(p.StartTicks)).UTC(), true
 }

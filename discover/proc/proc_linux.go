@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 type linuxTable struct {
@@ -16,6 +18,7 @@ type linuxTable struct {
 	byPID map[int]int
 	boot  string
 	avail bool
+	btime func() (int64, bool) // read once, on first use
 	memo
 }
 
@@ -25,6 +28,7 @@ func Snapshot() Table { return snapshotAt("/proc") }
 
 func snapshotAt(root string) *linuxTable {
 	t := &linuxTable{root: root, byPID: map[int]int{}}
+	t.btime = sync.OnceValues(func() (int64, bool) { return readBtime(root + "/stat") })
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return t
@@ -177,4 +181,35 @@ func (t *linuxTable) Environ(pid int) ([]string, error) {
 		return nil, nil
 	}
 	return strings.Split(string(b), "\x00"), nil
+}
+
+// clkTck is USER_HZ, the unit of field 22; 100 on every Linux architecture
+// agentctl builds for.
+const clkTck = 100
+
+func (t *linuxTable) StartTime(pid int) (time.Time, bool) {
+	p, ok := t.Get(pid)
+	if !ok {
+		return time.Time{}, false
+	}
+	bt, ok := t.btime()
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(bt*1000 + int64(p.StartTicks)*1000/clkTck).UTC(), true
+}
+
+// readBtime reads the boot time (epoch seconds) from /proc/stat.
+func readBtime(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }

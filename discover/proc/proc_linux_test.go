@@ -3,6 +3,7 @@ package proc
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 func TestParseStatCommWithParens(t *testing.T) {
@@ -44,5 +45,34 @@ func TestSnapshotSeesSelf(t *testing.T) {
 	}
 	if tab.BootID() == "" {
 		t.Error("no boot id")
+	}
+}
+
+func TestReadBtime(t *testing.T) {
+	p := t.TempDir() + "/stat"
+	if err := os.WriteFile(p, []byte("cpu  1 2 3\nintr 5\nbtime 1795200000\nprocesses 9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := readBtime(p); !ok || n != 1795200000 {
+		t.Errorf("btime = %d, %v", n, ok)
+	}
+	if _, ok := readBtime(p + ".missing"); ok {
+		t.Error("missing file read")
+	}
+}
+
+// Our own process, dated from the real /proc: started before now, not long ago.
+func TestStartTimeSelf(t *testing.T) {
+	tab := Snapshot()
+	if !tab.Available() {
+		t.Skip("no /proc here")
+	}
+	st, ok := tab.StartTime(os.Getpid())
+	now := time.Now()
+	if !ok || st.After(now) || st.Before(now.Add(-30*time.Minute)) {
+		t.Errorf("start = %v, %v; now %v", st, ok, now)
+	}
+	if _, ok := tab.StartTime(-1); ok {
+		t.Error("a pid not in the table has a start time")
 	}
 }
