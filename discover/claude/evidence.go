@@ -230,5 +230,6 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 		}
 		return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceTranscript, Detail: d}
 	}
-	return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
+	// Like the other adapters: stopped, as the transcript tells, no process found.
+	return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceTranscript}
 }

@@ -78,7 +78,7 @@ func TestArgvEvidence(t *testing.T) {
 	got := discoverAll(t, testAdapter(), env.Env)
 	want := map[string]liveness{
 		idWebapp: {discover.StatusRunning, discover.EvidenceArgv, "pid 4242 argv names the session", false, 4242},
-		idFork:   {discover.StatusStopped, discover.EvidenceNone, "", false, 0},
+		idFork:   {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
 	}
 	for id, w := range want {
 		if diff := cmp.Diff(w, livenessOf(got[id])); diff != "" {
@@ -97,15 +97,15 @@ func TestProcessScan(t *testing.T) {
 	}{
 		{"one candidate", 1795211082000, map[string]liveness{ // 21:44:42: only the fork was active since
 			idFork:   {discover.StatusIdle, discover.EvidenceProcess, "pid 5150, cwd /home/dev/webapp", true, 5150},
-			idWebapp: {discover.StatusStopped, discover.EvidenceNone, "", false, 0},
+			idWebapp: {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
 		}},
 		{"ambiguous", 1795211075000, map[string]liveness{ // 21:44:35: both were
 			idFork:   {discover.StatusIdle, discover.EvidenceProcess, "pid 5150, cwd /home/dev/webapp (ambiguous: 2 sessions there)", true, 5150},
 			idWebapp: {discover.StatusUnknown, discover.EvidenceProcess, "ambiguous: pid 5150 in /home/dev/webapp may host this session or " + idFork, true, 0},
 		}},
 		{"started after every session", 1795211200000, map[string]liveness{
-			idFork:   {discover.StatusStopped, discover.EvidenceNone, "", false, 0},
-			idWebapp: {discover.StatusStopped, discover.EvidenceNone, "", false, 0},
+			idFork:   {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
+			idWebapp: {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
 		}},
 	}
 	for _, tt := range tests {
@@ -156,7 +156,7 @@ func TestManySessionsOneCwd(t *testing.T) {
 	}
 	want := map[string]liveness{
 		idWebapp: {discover.StatusRunning, discover.EvidenceRegistry, "sessions/5000.json procStart=" + fmtInt(int64(tickAt(startedAt))) + " matches", false, 5000},
-		idFork:   {discover.StatusStopped, discover.EvidenceNone, "", false, 0},
+		idFork:   {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
 	}
 	for id, w := range want {
 		if diff := cmp.Diff(w, livenessOf(got[id])); diff != "" {

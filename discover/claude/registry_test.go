@@ -185,7 +185,7 @@ func TestRegistryUnusable(t *testing.T) {
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Errorf("took %v: the torn entry was not retried after 50 ms", d)
 	}
-	if diff := cmp.Diff(liveness{discover.StatusStopped, discover.EvidenceNone, "", false, 0}, livenessOf(got[idWebapp])); diff != "" {
+	if diff := cmp.Diff(liveness{discover.StatusStopped, discover.EvidenceTranscript, "", false, 0}, livenessOf(got[idWebapp])); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if len(got) != len(fixtureFacts) {

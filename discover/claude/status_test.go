@@ -71,7 +71,7 @@ func TestStatusNeverFromFileAge(t *testing.T) {
 	env := newEnv(t, home, &proc.Fake{})
 	got := discoverAll(t, testAdapter(), env.Env)
 	want := map[string]liveness{
-		idWebapp: {discover.StatusStopped, discover.EvidenceNone, "", false, 0},
+		idWebapp: {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
 		idTUI329: {discover.StatusUnknown, discover.EvidenceTranscript, "transcript ends mid-turn and was written 1s ago, but no live claude process was found", false, 0},
 	}
 	for id, w := range want {
