@@ -65,6 +65,7 @@ type peeker struct {
 	json   bool
 	follow bool
 	seen   map[string]string // item key → rendered form, for --follow
+	floor  time.Time         // --follow: the first item shown; older ones stay hidden
 }
 
 func (p *peeker) fetch(ctx context.Context, n int) ([]discover.Message, error) {
@@ -102,10 +103,15 @@ func (p *peeker) run(ctx context.Context, n int) error {
 		return nil
 	}
 	// --follow: print, then poll and print what is new. A message that grew (more
-	// blocks, a tool result) is printed again only in its new part.
+	// blocks, a tool result) is printed again only in its new part. Polls ask for a
+	// window a little larger than what was seen, never the whole transcript; items
+	// older than the first one shown were left out on purpose and stay out.
 	p.seen = map[string]string{}
 	for _, m := range msgs {
 		p.emit(m)
+	}
+	if len(msgs) > 0 {
+		p.floor = msgs[0].TS
 	}
 	if len(msgs) == 0 && !p.json && !p.raw {
 		fmt.Fprintln(p.e.s.out, "(no messages yet)")
@@ -117,12 +123,16 @@ func (p *peeker) run(ctx context.Context, n int) error {
 			return nil
 		case <-time.After(250 * time.Millisecond):
 		}
-		msgs, err := p.fetch(ctx, 0)
+		msgs, err := p.fetch(ctx, len(p.seen)+20)
 		if err != nil {
 			continue
 		}
 		grew := false
 		for _, m := range msgs {
+			if _, ok := p.seen[itemKey(m)]; !ok && m.TS.Before(p.floor) {
+				p.seen[itemKey(m)] = p.render(m) // older than the window first shown
+				continue
+			}
 			if p.emit(m) {
 				grew = true
 			}

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -75,6 +76,9 @@ type streams struct {
 	outTTY   bool
 	getenv   func(string) string
 	now      func() time.Time
+
+	warnMu sync.Mutex
+	warned map[string]bool // each warning once per command, however often it recurs
 }
 
 func main() {
@@ -414,7 +418,18 @@ func resolveErr(err error) error {
 	return err
 }
 
-func warn(s *streams, msg string) { fmt.Fprintf(s.err, "agentctl: warning: %s\n", msg) }
+func warn(s *streams, msg string) {
+	s.warnMu.Lock()
+	defer s.warnMu.Unlock()
+	if s.warned[msg] {
+		return
+	}
+	if s.warned == nil {
+		s.warned = map[string]bool{}
+	}
+	s.warned[msg] = true
+	fmt.Fprintf(s.err, "agentctl: warning: %s\n", msg)
+}
 
 // parseDuration accepts Go durations plus a "d" (days) suffix.
 func parseDuration(v string) (time.Duration, error) {
