@@ -101,25 +101,40 @@ func (e *cmdEnv) expand(p string) string {
 
 // listOnce prints one listing; failed reports whether any adapter failed.
 func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (failed bool, err error) {
-	e.onlyAlive = !f.All && len(f.Statuses) == 0 // adapters may skip the dead; Apply drops them anyway
-	res, _ := e.discoverAll(ctx)
+	limitListMemory()
+	e.onlyAlive = !f.All && len(f.Statuses) == 0 // adapters may skip the dead; Keep drops them anyway
+	res, ls := e.listing(ctx)
 	f.Now = e.s.now()
-	ss := f.Apply(res.Sessions)
+	ls.Keep(f.Keep)
 	if asJSON {
-		return len(res.Warnings) > 0, writeJSONArray(e.s.out, ss)
+		return len(res.Warnings) > 0, writeSessionsJSON(e.s.out, ls.Len(), ls.At)
 	}
-	e.printTable(ss, f.Now)
+	e.printTable(ls, f.Now)
 	return len(res.Warnings) > 0, nil
 }
 
-func (e *cmdEnv) printTable(ss []discover.Session, now time.Time) {
-	if len(ss) == 0 {
+// listing is discoverAll for list, with the sessions left where the adapters put
+// them (discover.List): a listing of tens of thousands is never copied into one
+// array. It is fanOut (main.go) otherwise; keep the two in step.
+func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listing) {
+	res, ls := discover.List(ctx, e.readEnv(ctx), e.adapters, e.timeout)
+	if e.only != nil {
+		ls.Keep(func(s *discover.Session) bool { return e.only[s.Adapter] })
+	}
+	for _, w := range res.Warnings {
+		warn(e.s, w)
+	}
+	return res, ls
+}
+
+func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
+	if ls.Len() == 0 {
 		fmt.Fprintln(e.s.out, "No sessions found.")
 		return
 	}
 	groups := false
-	for _, s := range ss {
-		if s.Group != "" {
+	for i := 0; i < ls.Len(); i++ {
+		if ls.At(i).Group != "" {
 			groups = true
 		}
 	}
@@ -130,7 +145,8 @@ func (e *cmdEnv) printTable(ss []discover.Session, now time.Time) {
 	}
 	head = append(head, "CWD", "AGE", "COST", "PROMPT")
 	t.add(head...)
-	for _, s := range ss {
+	for i := 0; i < ls.Len(); i++ {
+		s := ls.At(i)
 		status := s.Status
 		if s.Inferred {
 			status += "?"
@@ -144,11 +160,11 @@ func (e *cmdEnv) printTable(ss []discover.Session, now time.Time) {
 			row = append(row, orDash(s.Group))
 		}
 		ago := "-"
-		if t := lastSeen(s); !t.IsZero() {
+		if t := lastSeen(*s); !t.IsZero() {
 			ago = age(now.Sub(t))
 		}
 		prompt := discover.OneLine(s.Prompt, 60)
-		row = append(row, orDash(shortHome(s.Cwd, e.home)), ago, costString(s), prompt)
+		row = append(row, orDash(shortHome(s.Cwd, e.home)), ago, costString(*s), prompt)
 		t.add(row...)
 	}
 	var colorize func(int, int, string) string
@@ -158,7 +174,7 @@ func (e *cmdEnv) printTable(ss []discover.Session, now time.Time) {
 				return "\x1b[1m" + cell + ansiReset
 			}
 			if col == 2 {
-				return statusColor(ss[row-1].Status) + cell + ansiReset
+				return statusColor(ls.At(row-1).Status) + cell + ansiReset
 			}
 			return cell
 		}

@@ -329,17 +329,10 @@ func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.En
 // fanOut is discoverAll, or with arg != "" the same restricted to the sessions
 // resolving arg could involve (discover.FindAll).
 func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *discover.Env) {
-	env := e.newEnv()
-	env.OnlyAlive = e.onlyAlive
-	e.finaliseDead(ctx) // launches whose agent and supervisor died: finalise once, now
-	launches, err := e.store.ReadLaunches()
-	if err != nil {
-		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
-	}
-	env.Launches = launches
+	env := e.readEnv(ctx)
 	var res discover.Result
 	if arg != "" {
-		res = discover.FindAll(ctx, env, e.adapters, e.timeout, discover.QueryFor(arg, launches))
+		res = discover.FindAll(ctx, env, e.adapters, e.timeout, discover.QueryFor(arg, env.Launches))
 	} else {
 		res = discover.All(ctx, env, e.adapters, e.timeout)
 	}
@@ -356,6 +349,21 @@ func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *disc
 		warn(e.s, w)
 	}
 	return res, env
+}
+
+// readEnv is the Env of a command that reads sessions: lazy finalisation first
+// (launches whose agent and supervisor died are finalised once, now), then
+// agentctl's launch records as evidence.
+func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
+	env := e.newEnv()
+	env.OnlyAlive = e.onlyAlive
+	e.finaliseDead(ctx)
+	launches, err := e.store.ReadLaunches()
+	if err != nil {
+		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
+	}
+	env.Launches = launches
+	return env
 }
 
 func (e *cmdEnv) newEnv() *discover.Env {

@@ -29,24 +29,46 @@ func writeJSON(w io.Writer, v any) error {
 // writeJSONArray prints items as an indented JSON array one element at a time,
 // so a listing of 10,000 sessions never holds the whole document in memory.
 func writeJSONArray[T any](w io.Writer, items []T) error {
+	if ss, ok := any(items).([]discover.Session); ok {
+		return writeSessionsJSON(w, len(ss), func(i int) *discover.Session { return &ss[i] })
+	}
+	var e elemEncoder
+	return writeJSONElems(w, len(items), func(i int) ([]byte, error) { return e.encode(items[i]) })
+}
+
+// writeSessionsJSON is writeJSONArray for n sessions, the i-th at(i). They take
+// appendSessionJSON's path, which prints the same bytes without reflection.
+func writeSessionsJSON(w io.Writer, n int, at func(int) *discover.Session) error {
+	var e elemEncoder
+	var buf []byte
+	return writeJSONElems(w, n, func(i int) ([]byte, error) {
+		s := at(i)
+		var ok bool
+		if buf, ok = appendSessionJSON(buf[:0], s); ok {
+			return buf, nil
+		}
+		return e.encode(s)
+	})
+}
+
+// writeJSONElems prints an array of n elements; elem(i) returns element i as
+// encoded at depth 1, without the leading indent and the trailing newline, in a
+// buffer that is only read until the next call.
+func writeJSONElems(w io.Writer, n int, elem func(i int) ([]byte, error)) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if len(items) == 0 {
+	if n == 0 {
 		bw.WriteString("[]\n")
 		return bw.Flush()
 	}
 	bw.WriteString("[\n")
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("  ", "  ")
-	enc.SetEscapeHTML(false)
-	for i := range items {
-		buf.Reset()
-		if err := enc.Encode(items[i]); err != nil {
+	for i := 0; i < n; i++ {
+		b, err := elem(i)
+		if err != nil {
 			return err
 		}
 		bw.WriteString("  ")
-		bw.Write(bytes.TrimRight(buf.Bytes(), "\n"))
-		if i < len(items)-1 {
+		bw.Write(b)
+		if i < n-1 {
 			bw.WriteString(",\n")
 		} else {
 			bw.WriteString("\n")
@@ -54,6 +76,25 @@ func writeJSONArray[T any](w io.Writer, items []T) error {
 	}
 	bw.WriteString("]\n")
 	return bw.Flush()
+}
+
+// elemEncoder encodes array elements with encoding/json.
+type elemEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func (e *elemEncoder) encode(v any) ([]byte, error) {
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.buf)
+		e.enc.SetIndent("  ", "  ")
+		e.enc.SetEscapeHTML(false)
+	}
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(e.buf.Bytes(), "\n"), nil
 }
 
 // age renders a duration as 5s, 5m, 3h, 2d.

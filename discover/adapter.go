@@ -18,7 +18,8 @@ type Adapter interface {
 	Name() string
 	// Discover returns every session the agent's own ground truth knows of, now.
 	// Non-fatal problems go to env.Warnf; an error means the adapter failed as a
-	// whole (a warning for the command, never a status change).
+	// whole (a warning for the command, never a status change). The sessions
+	// belong to the caller: the fan-out updates them in place.
 	Discover(ctx context.Context, env *Env) ([]Session, error)
 	// Peek returns the last n items of a session's conversation (n<=0: all).
 	Peek(ctx context.Context, env *Env, s Session, n int) ([]Message, error)

@@ -37,7 +37,64 @@ func FindAll(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dur
 	return fanOut(ctx, env, adapters, timeout, &q)
 }
 
+// List is All for a caller that reads the sessions once, in order (`list`): the
+// Listing leaves them in the arrays the adapters returned instead of copying all
+// of them into one, which would hold every session twice at the moment of the
+// copy. Its order and contents are exactly All's; Result.Sessions is nil.
+func List(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration) (Result, *Listing) {
+	return gather(ctx, env, adapters, timeout, nil)
+}
+
+// Listing is a fan-out's sessions in All's order, kept where the adapters put
+// them.
+type Listing struct {
+	chunks [][]Session // per adapter, then the sessions launch records added
+	order  []sref
+}
+
+// sref locates a session: chunk and index in it.
+type sref struct{ c, i int32 }
+
+func (ls *Listing) at(r sref) *Session { return &ls.chunks[r.c][r.i] }
+
+// Len is the number of sessions.
+func (ls *Listing) Len() int { return len(ls.order) }
+
+// At returns the i-th session in order. It stays valid as long as ls.
+func (ls *Listing) At(i int) *Session { return ls.at(ls.order[i]) }
+
+// Keep drops the sessions keep rejects, keeping the order of the others.
+func (ls *Listing) Keep(keep func(*Session) bool) {
+	out := ls.order[:0]
+	for _, r := range ls.order {
+		if keep(ls.at(r)) {
+			out = append(out, r)
+		}
+	}
+	ls.order = out
+}
+
+// Sessions copies the sessions, in order, into one slice.
+func (ls *Listing) Sessions() []Session {
+	if len(ls.order) == 0 {
+		return nil
+	}
+	out := make([]Session, len(ls.order))
+	for j, r := range ls.order {
+		out[j] = *ls.at(r)
+	}
+	return out
+}
+
 func fanOut(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, q *Query) Result {
+	res, ls := gather(ctx, env, adapters, timeout, q)
+	res.Sessions = ls.Sessions()
+	return res
+}
+
+// gather runs the adapters and arranges their answers: launch records applied,
+// sorted.
+func gather(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, q *Query) (Result, *Listing) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -71,7 +128,9 @@ func fanOut(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dura
 			if q != nil {
 				ss = matching(ss, *q)
 			}
-			answers <- answer{a.Name(), ss, err, time.Since(start)}
+			elapsed := time.Since(start)
+			shareStrings(ss)
+			answers <- answer{a.Name(), ss, err, elapsed}
 		}()
 	}
 	deadline := time.NewTimer(timeout + 100*time.Millisecond)
@@ -129,21 +188,68 @@ collect:
 			}
 		}
 	}
-	// One allocation for every adapter's sessions and the launch records'.
-	n := len(lenv.Launches)
-	for _, ss := range got {
-		n += len(ss)
+	ls := &Listing{chunks: got}
+	ls.applyLaunches(lenv, names, res.Up)
+	ls.sort()
+	return res, ls
+}
+
+// shareStrings makes the sessions' equal strings one copy (see Sharer).
+func shareStrings(ss []Session) {
+	if len(ss) < 2 {
+		return
 	}
-	var all []Session
-	if n > 0 {
-		all = make([]Session, 0, n)
+	var sh Sharer
+	for i := range ss {
+		sh.Share(&ss[i])
 	}
-	for _, ss := range got {
-		all = append(all, ss...)
+}
+
+// Sharer makes equal strings of the sessions it is shown one copy. Adapters
+// build each session's strings separately (a database row, a parsed line, a
+// formatted detail), but in a listing of tens of thousands most of those values
+// repeat: the same few directories, models, versions and evidence details.
+// Listings keep every session until printed, so the copies were a good part of
+// `list`'s memory. Only fields with few distinct values are shared, not ids or
+// paths; so are an end time equal to the last activity, and extra's short string
+// values. The zero Sharer is ready; it is not safe for concurrent use.
+type Sharer struct {
+	strs  map[string]string
+	boxed map[string]any // extra's string values, as interface values
+}
+
+// Share replaces s's strings with the copies seen first.
+func (sh *Sharer) Share(s *Session) {
+	if sh.strs == nil {
+		sh.strs = make(map[string]string, 64)
+		sh.boxed = make(map[string]any, 16)
 	}
-	res.Sessions = ApplyLaunches(lenv, all, names, res.Up)
-	SortSessions(res.Sessions)
-	return res
+	for _, p := range [...]*string{&s.Adapter, &s.Status, &s.Evidence, &s.EvidenceDetail, &s.Cwd, &s.LastCwd, &s.Model,
+		&s.CostSource, &s.GitBranch, &s.AgentVersion, &s.Entrypoint, &s.PermissionMode} {
+		if *p == "" {
+			continue
+		}
+		if c, ok := sh.strs[*p]; ok {
+			*p = c
+		} else if len(sh.strs) < 1<<14 {
+			sh.strs[*p] = *p
+		}
+	}
+	if s.Title == s.Prompt {
+		s.Title = s.Prompt
+	}
+	if s.EndedAt != nil && s.LastActivity != nil && *s.EndedAt == *s.LastActivity {
+		s.EndedAt = s.LastActivity // times are never changed through these pointers
+	}
+	for k, v := range s.Extra {
+		if str, ok := v.(string); ok && len(str) <= 64 {
+			if b, ok := sh.boxed[str]; ok {
+				s.Extra[k] = b
+			} else if len(sh.boxed) < 1<<12 {
+				sh.boxed[str] = v
+			}
+		}
+	}
 }
 
 // matching returns the sessions q names, in order.
@@ -161,16 +267,48 @@ func matching(ss []Session, q Query) []Session {
 // then by id; ties keep their order. Listings hold tens of thousands of sessions
 // and a Session is large, so it sorts small keys and then moves each session once.
 func SortSessions(ss []Session) {
+	ls := &Listing{chunks: [][]Session{ss}}
+	ls.sort()
+	// Apply the permutation in place, one cycle at a time: position j takes the
+	// session that was at order[j].
+	done := make([]bool, len(ss))
+	for start := range ss {
+		if done[start] || int(ls.order[start].i) == start {
+			continue
+		}
+		tmp := ss[start]
+		j := start
+		for {
+			done[j] = true
+			k := int(ls.order[j].i)
+			if k == start {
+				ss[j] = tmp
+				break
+			}
+			ss[j] = ss[k]
+			j = k
+		}
+	}
+}
+
+// sort sets ls.order to SortSessions' order of the chunks concatenated.
+func (ls *Listing) sort() {
 	type key struct {
 		alive bool
 		sec   int64
 		nsec  int
-		i     int
+		r     sref
 	}
-	keys := make([]key, len(ss))
-	for i := range ss {
-		t := activity(ss[i])
-		keys[i] = key{Alive(ss[i].Status), t.Unix(), t.Nanosecond(), i}
+	n := 0
+	for _, ss := range ls.chunks {
+		n += len(ss)
+	}
+	keys := make([]key, 0, n)
+	for c, ss := range ls.chunks {
+		for i := range ss {
+			t := activity(ss[i])
+			keys = append(keys, key{Alive(ss[i].Status), t.Unix(), t.Nanosecond(), sref{int32(c), int32(i)}})
+		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
 		switch {
@@ -184,30 +322,18 @@ func SortSessions(ss []Session) {
 		case a.nsec != b.nsec:
 			return cmp.Compare(b.nsec, a.nsec)
 		}
-		if c := strings.Compare(ss[a.i].ID, ss[b.i].ID); c != 0 {
+		if c := strings.Compare(ls.at(a.r).ID, ls.at(b.r).ID); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.i, b.i)
+		// Ties keep their order: chunks in order, then within a chunk.
+		if c := cmp.Compare(a.r.c, b.r.c); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.r.i, b.r.i)
 	})
-	// Apply the permutation in place, one cycle at a time: position j takes the
-	// session that was at keys[j].i.
-	done := make([]bool, len(ss))
-	for start := range ss {
-		if done[start] || keys[start].i == start {
-			continue
-		}
-		tmp := ss[start]
-		j := start
-		for {
-			done[j] = true
-			k := keys[j].i
-			if k == start {
-				ss[j] = tmp
-				break
-			}
-			ss[j] = ss[k]
-			j = k
-		}
+	ls.order = make([]sref, len(keys))
+	for j, k := range keys {
+		ls.order[j] = k.r
 	}
 }
 

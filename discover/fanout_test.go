@@ -27,7 +27,7 @@ func (f *fakeAdapter) Discover(ctx context.Context, env *Env) ([]Session, error)
 	if f.hang {
 		<-make(chan struct{}) // ignores ctx, like a gateway stuck in a read
 	}
-	return f.ss, f.err
+	return append([]Session(nil), f.ss...), f.err // the caller owns what Discover returns
 }
 func (f *fakeAdapter) Peek(context.Context, *Env, Session, int) ([]Message, error) { return nil, nil }
 

@@ -51,6 +51,17 @@ func LaunchSessionID(l meta.Launch) string {
 // the adapter proved alive into a dead one. Only adapters that answered (up) get
 // records synthesised, so a timed-out adapter does not produce half-known rows.
 func ApplyLaunches(env *Env, sessions []Session, adapters []string, upIn map[string]bool) []Session {
+	l := &Listing{chunks: [][]Session{sessions}}
+	l.applyLaunches(env, adapters, upIn)
+	if len(l.chunks) > 1 {
+		sessions = append(sessions, l.chunks[1]...)
+	}
+	return sessions
+}
+
+// applyLaunches is ApplyLaunches over a listing's chunks; synthesised sessions go
+// to a chunk of their own, after the others.
+func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bool) {
 	want := map[string]bool{}
 	up := map[string]bool{}
 	for k, v := range upIn {
@@ -63,11 +74,26 @@ func ApplyLaunches(env *Env, sessions []Session, adapters []string, upIn map[str
 			up[sub] = up[a]
 		}
 	}
-	idx := map[string]int{}
-	for i, s := range sessions {
-		idx[s.Adapter+"\x00"+s.ID] = i
-	}
 	recs := append([]meta.Launch(nil), env.Launches...)
+	// Index only the sessions some record names: a listing holds tens of
+	// thousands, and launch records are few.
+	named := make(map[string]bool, len(recs))
+	for _, l := range recs {
+		if sid := LaunchSessionID(l); sid != "" {
+			named[sid] = true
+		}
+	}
+	idx := map[string]sref{}
+	if len(named) > 0 {
+		for c, ss := range ls.chunks {
+			for i := range ss {
+				if s := &ss[i]; named[s.ID] {
+					idx[s.Adapter+"\x00"+s.ID] = sref{int32(c), int32(i)}
+				}
+			}
+		}
+	}
+	synth := -1 // the chunk of synthesised sessions
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].LaunchedAt.Before(recs[j].LaunchedAt) })
 	for _, l := range recs {
 		sid := LaunchSessionID(l)
@@ -75,20 +101,24 @@ func ApplyLaunches(env *Env, sessions []Session, adapters []string, upIn map[str
 			continue
 		}
 		alive, known, detail := LaunchAlive(env.Procs, l)
-		i, ok := idx[l.Adapter+"\x00"+sid]
+		r, ok := idx[l.Adapter+"\x00"+sid]
 		if !ok {
 			if !up[l.Adapter] {
 				continue
 			}
+			if synth < 0 {
+				synth = len(ls.chunks)
+				ls.chunks = append(ls.chunks, nil)
+			}
 			t := l.LaunchedAt
-			sessions = append(sessions, Session{
+			ls.chunks[synth] = append(ls.chunks[synth], Session{
 				ID: sid, Adapter: l.Adapter, Cwd: l.Cwd, Model: l.Model, Prompt: l.Prompt,
 				StartedAt: &t, LastActivity: &t, Status: StatusStopped, Evidence: EvidenceLaunchRecord,
 			})
-			i = len(sessions) - 1
-			idx[l.Adapter+"\x00"+sid] = i
+			r = sref{int32(synth), int32(len(ls.chunks[synth]) - 1)}
+			idx[l.Adapter+"\x00"+sid] = r
 		}
-		s := &sessions[i]
+		s := ls.at(r)
 		s.LaunchID = l.ID
 		s.Log = l.Log
 		if l.Group != "" {
@@ -157,7 +187,6 @@ func ApplyLaunches(env *Env, sessions []Session, adapters []string, upIn map[str
 			}
 		}
 	}
-	return sessions
 }
 
 // provesLife reports whether an adapter's evidence is proof of a live process on

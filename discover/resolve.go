@@ -131,6 +131,9 @@ func (f Filter) Apply(ss []Session) []Session {
 	return out
 }
 
+// Keep reports whether the filter keeps s.
+func (f Filter) Keep(s *Session) bool { return f.keep(s) }
+
 func (f Filter) keep(s *Session) bool {
 	if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) {
 		return false

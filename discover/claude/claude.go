@@ -209,6 +209,9 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	out := make([]discover.Session, 0, len(cands))
 	for i, f := range files {
 		out = append(out, toSession(f, verdicts[i], prices, unknownModel))
+		// Done with the aggregate: the sessions keep what they need, and a big
+		// history's aggregates need not all stay until the last is converted.
+		f.Agg, cands[i].Agg = nil, nil
 	}
 	for i, r := range regOnly {
 		out = append(out, registrySession(r, verdicts[len(files)+i]))

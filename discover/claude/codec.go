@@ -3,6 +3,7 @@ package claude
 import (
 	"encoding/binary"
 	"errors"
+	"unique"
 )
 
 // The aggregate is the parse index payload of every transcript, and the index of
@@ -53,9 +54,16 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 	if d.uint() != aggCodecVersion {
 		return errAggCodec
 	}
-	for _, s := range []*string{&a.Cwd, &a.LastCwd, &a.Model, &a.Prompt, &a.Enqueue, &a.Slash, &a.PromptTitle, &a.CustomTitle, &a.AgentName,
-		&a.AITitle, &a.Summary, &a.GitBranch, &a.Version, &a.Entrypoint, &a.PermMode, &a.PromptPermMode} {
+	// Directories, models, versions and modes repeat across a history's
+	// transcripts, and a listing decodes all of them at once: one copy each.
+	for _, s := range []*string{&a.Cwd, &a.LastCwd, &a.Model} {
+		*s = d.shared()
+	}
+	for _, s := range []*string{&a.Prompt, &a.Enqueue, &a.Slash, &a.PromptTitle, &a.CustomTitle, &a.AgentName, &a.AITitle, &a.Summary} {
 		*s = d.str()
+	}
+	for _, s := range []*string{&a.GitBranch, &a.Version, &a.Entrypoint, &a.PermMode, &a.PromptPermMode} {
+		*s = d.shared()
 	}
 	a.HasBranch = d.bool()
 	a.StartMs, a.LastMs = d.int(), d.int()
@@ -66,14 +74,14 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 	if n := d.count(); n > 0 {
 		a.ByModel = make([]modelUsage, n)
 		for i := range a.ByModel {
-			a.ByModel[i].Model = d.str()
+			a.ByModel[i].Model = d.shared()
 			a.ByModel[i].U = d.usage()
 		}
 	}
 	if raw := d.bytes(); len(raw) > 0 {
 		a.recentRaw = append([]byte(nil), raw...) // gob reuses its buffer
 	}
-	a.Last = turnTail{Kind: uint8(d.uint()), TS: d.int(), Off: d.int(), StopReason: d.str(), Text: d.str()}
+	a.Last = turnTail{Kind: uint8(d.uint()), TS: d.int(), Off: d.int(), StopReason: d.shared(), Text: d.str()}
 	if d.err || len(d.buf) != 0 {
 		return errAggCodec
 	}
@@ -165,6 +173,16 @@ func (d *aggDec) str() string {
 	s := string(d.buf[:n])
 	d.buf = d.buf[n:]
 	return s
+}
+
+// shared is str for values that repeat across transcripts: the canonical copy
+// (unique.Make), allocated only the first time.
+func (d *aggDec) shared() string {
+	b := d.bytes()
+	if len(b) == 0 {
+		return ""
+	}
+	return unique.Make(string(b)).Value()
 }
 
 func (d *aggDec) bytes() []byte {

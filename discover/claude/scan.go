@@ -160,7 +160,9 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 			if err != nil || !regular {
 				continue // vanished meanwhile, or a directory named like a transcript
 			}
-			out = append(out, &fileState{transcript: transcript{ID: id, Path: bdir + string(filepath.Separator) + name},
+			path := bdir + string(filepath.Separator) + name
+			id = path[len(path)-len(name):][:len(id)] // the listing keeps path, not name
+			out = append(out, &fileState{transcript: transcript{ID: id, Path: path},
 				Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
 		}
 		per[i] = out

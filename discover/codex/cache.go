@@ -17,67 +17,65 @@ const indexVersion = 1
 // turn_context part of Tail are filled lazily: only threads without a usable DB
 // row need them.
 type summary struct {
-	Head    headInfo
-	HasHead bool
+	Head    *headInfo // nil: not read
 	Tail    tailInfo
 	CtxTail bool // Tail was read looking for turn_context as well
 }
 
 // summarize returns the rollout's summary, from the index when it is fresh and
 // covers what is needed, else by reading the head and/or tail. size and mtime are
-// the file's at the time of reading.
-func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (sum summary, size int64, mtime time.Time, err error) {
+// the file's at the time of reading. The summary is only read, never changed.
+func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (sum *summary, size int64, mtime time.Time, err error) {
 	var cached *summary
 	var plan index.Action = index.Rebuild
 	var prev index.Entry[*summary]
 	if stamp, regular, err := index.StatPath(path); err == nil && regular {
 		if e, ok := st.ix.Get(path); ok && e.Payload != nil {
 			prev, plan, cached = e, e.Plan(stamp), e.Payload
-			if plan == index.Fresh && (!needHead || cached.HasHead) && (!needCtx || cached.CtxTail) {
-				return *cached, stamp.Size, time.Unix(0, stamp.MtimeNs).UTC(), nil
+			if plan == index.Fresh && (!needHead || cached.Head != nil) && (!needCtx || cached.CtxTail) {
+				return cached, stamp.Size, time.Unix(0, stamp.MtimeNs).UTC(), nil
 			}
 		}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return summary{}, 0, time.Time{}, err
+		return nil, 0, time.Time{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return summary{}, 0, time.Time{}, err
+		return nil, 0, time.Time{}, err
 	}
 	stamp := index.StampOf(fi)
 	size, mtime = fi.Size(), fi.ModTime().UTC()
+	sum = &summary{}
 	haveTail := false
 	if cached != nil && prev.Stamp.SameFile(stamp) && size >= prev.Offset {
 		// Unchanged, or grown by appends with the same bytes before (checked): the
 		// head still holds. The tail holds only for the very same size.
 		if plan == index.Fresh || prefixUnchanged(f, prev) {
-			if cached.HasHead {
-				sum.Head, sum.HasHead = cached.Head, true
-			}
+			sum.Head = cached.Head
 			if prev.Stamp == stamp && (!needCtx || cached.CtxTail) {
 				sum.Tail, sum.CtxTail, haveTail = cached.Tail, cached.CtxTail, true
 			}
 		}
 	}
-	if needHead && !sum.HasHead {
-		if sum.Head, err = readHead(f, size, sc); err != nil {
-			return summary{}, size, mtime, err
+	if needHead && sum.Head == nil {
+		h, err := readHead(f, size, sc)
+		if err != nil {
+			return nil, size, mtime, err
 		}
-		sum.HasHead = true
+		sum.Head = &h
 	}
 	if !haveTail {
 		if sum.Tail, err = readTail(f, size, needCtx, sc); err != nil {
-			return summary{}, size, mtime, err
+			return nil, size, mtime, err
 		}
 		sum.CtxTail = needCtx
 	}
 	if st.ix.Enabled() {
 		if check, err := index.PrefixSum(f, size); err == nil {
-			s := sum
-			st.ix.Put(path, index.Entry[*summary]{Stamp: stamp, Offset: size, Check: check, Payload: &s})
+			st.ix.Put(path, index.Entry[*summary]{Stamp: stamp, Offset: size, Check: check, Payload: sum})
 		}
 	}
 	return sum, size, mtime, nil

@@ -88,12 +88,13 @@ func findRollouts(home string) []rolloutFile {
 				continue
 			}
 			rf := rolloutFile{Path: filepath.Join(dir, name), Archived: archived}
-			stem := name
+			// The id is cut from Path, which is kept anyway, not from name.
+			stem := rf.Path
 			switch {
 			case strings.HasSuffix(name, ".jsonl"):
-				stem = strings.TrimSuffix(name, ".jsonl")
+				stem = strings.TrimSuffix(stem, ".jsonl")
 			case strings.HasSuffix(name, ".jsonl.zst"):
-				stem = strings.TrimSuffix(name, ".jsonl.zst")
+				stem = strings.TrimSuffix(stem, ".jsonl.zst")
 				rf.Compressed = true
 			default:
 				continue
@@ -164,7 +165,7 @@ func uuidTime(id string) time.Time {
 type state struct {
 	home    string
 	ix      *index.Index[*summary]
-	rows    map[string]*threadRow // nil: no usable state DB (rollout-only mode)
+	rows    map[string]*threadRow // nil: no usable state DB (rollout-only mode), or no longer needed
 	hist    *history              // nil: no usable thread_history DB
 	live    *liveness
 	launchs map[string][]launchRef
@@ -211,7 +212,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 		row *threadRow
 	}
 	var jobs []job
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(files))
 	zst := 0
 	for i := range files {
 		rf := &files[i]
@@ -228,6 +229,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	}
 	for _, id := range sortedIDs(st.rows) {
 		if seen[id] {
+			st.rows[id].RolloutPath = "" // the rollout found on disk is used: free the copy
 			continue
 		}
 		row := st.rows[id]
@@ -239,63 +241,46 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 		}
 		jobs = append(jobs, job{id: id, rf: rf, row: row})
 	}
+	// The rows are needed again only to look up the id a rollout without one in
+	// its name declares; otherwise each row is let go once its thread is listed
+	// (below), rather than all of them staying until the last one is.
+	idless := false
+	for _, j := range jobs {
+		idless = idless || j.id == ""
+	}
+	if !idless {
+		st.rows = nil
+	}
 	if zst > 0 {
 		env.Warnf("%d compressed rollouts (.jsonl.zst) listed from their file names and the state DB only: reading zstd is not supported yet", zst)
 	}
 
-	rollouts := map[string]string{}
-	for _, j := range jobs {
-		if j.id != "" && j.rf != nil {
-			rollouts[j.id] = j.rf.Path
+	rollouts := func() map[string]string { // only without thread-writer locks
+		m := make(map[string]string, len(jobs))
+		for _, j := range jobs {
+			if j.id != "" && j.rf != nil {
+				m[j.id] = j.rf.Path
+			}
 		}
+		return m
 	}
 	st.live = a.checkLiveness(ctx, env, home, rollouts)
 	st.launchs = launchRefs(env)
 
-	out := make([]discover.Session, len(jobs))
-	ok := make([]bool, len(jobs))
-	workers := a.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-		if workers < 2 {
-			workers = 2
+	// First every rollout's summary (from the index, or read), then the sessions:
+	// the index is saved and let go in between, so a listing never holds it and
+	// all the sessions at once.
+	reads := make([]rolloutRead, len(jobs))
+	a.each(ctx, len(jobs), func(i int, sc *scratch) {
+		j := &jobs[i]
+		if j.rf == nil || j.rf.Compressed {
+			return
 		}
-	}
-	if workers > len(jobs) {
-		workers = len(jobs)
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var warnMu sync.Mutex
-	unreadable := 0
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var sc scratch
-			for i := range next {
-				j := jobs[i]
-				s, good, err := st.session(env, j.id, j.rf, j.row, &sc)
-				if err != nil {
-					warnMu.Lock()
-					unreadable++
-					if unreadable <= 3 {
-						env.Warnf("%v", err)
-					}
-					warnMu.Unlock()
-				}
-				out[i], ok[i] = s, good
-			}
-		}()
-	}
-	for i := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+		needHead := j.row == nil || j.row.FirstUserMessage == "" || j.row.Cwd == "" || j.id == ""
+		needCtx := j.row == nil || j.row.Cwd == "" || j.row.Model == ""
+		r := &reads[i]
+		r.sum, r.size, r.mtime, r.err = st.summarize(j.rf.Path, needHead, needCtx, sc)
+	})
 	if err := ctx.Err(); err != nil {
 		_ = st.ix.Save() // keep what was parsed; the next run continues from it
 		return nil, err
@@ -303,6 +288,29 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	st.ix.PruneUnseen(home + string(filepath.Separator)) // a complete scan: forget vanished rollouts
 	if err := st.ix.Save(); err != nil {
 		env.Warnf("%v", err)
+	}
+	st.ix = nil
+
+	out := make([]discover.Session, len(jobs))
+	ok := make([]bool, len(jobs))
+	var warnMu sync.Mutex
+	unreadable := 0
+	a.each(ctx, len(jobs), func(i int, sc *scratch) {
+		j, r := jobs[i], reads[i]
+		jobs[i].row, reads[i] = nil, rolloutRead{} // each row and summary goes once used
+		s, good, err := st.session(env, j.id, j.rf, j.row, r, sc)
+		if err != nil {
+			warnMu.Lock()
+			unreadable++
+			if unreadable <= 3 {
+				env.Warnf("%v", err)
+			}
+			warnMu.Unlock()
+		}
+		out[i], ok[i] = s, good
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if unreadable > 3 {
 		env.Warnf("%d more rollouts could not be read", unreadable-3)
@@ -320,9 +328,52 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	return res, nil
 }
 
+// rolloutRead is what summarize returned for one rollout.
+type rolloutRead struct {
+	sum   *summary // nil: not read (no rollout, compressed, or err)
+	size  int64
+	mtime time.Time
+	err   error
+}
+
+// each runs fn(i) for every i in [0,n) on the adapter's workers, each with its
+// own scratch, until ctx ends.
+func (a *Adapter) each(ctx context.Context, n int, fn func(i int, sc *scratch)) {
+	workers := a.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+		if workers < 2 {
+			workers = 2
+		}
+	}
+	if workers > n {
+		workers = n
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc scratch
+			for i := range next {
+				fn(i, &sc)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // session builds one thread's Session from its DB row (may be nil) and rollout
-// (may be nil). ok is false when there is nothing to show (no id).
-func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *threadRow, sc *scratch) (discover.Session, bool, error) {
+// (may be nil) as read. ok is false when there is nothing to show (no id).
+func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *threadRow, r rolloutRead, sc *scratch) (discover.Session, bool, error) {
 	var head headInfo
 	var tail tailInfo
 	var size int64
@@ -330,14 +381,13 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 	haveTail, haveHead := false, false
 	var readErr error
 	if rf != nil && !rf.Compressed {
-		needHead := row == nil || row.FirstUserMessage == "" || row.Cwd == "" || id == ""
-		needCtx := row == nil || row.Cwd == "" || row.Model == ""
-		sum, sz, mt, err := st.summarize(rf.Path, needHead, needCtx, sc)
-		if err == nil {
-			head, tail, size, mtime = sum.Head, sum.Tail, sz, mt
-			haveHead, haveTail = sum.HasHead, true
-		} else {
-			readErr = discover.Errorf(rf.Path, err)
+		if r.err == nil && r.sum != nil {
+			tail, size, mtime, haveTail = r.sum.Tail, r.size, r.mtime, true
+			if r.sum.Head != nil {
+				head, haveHead = *r.sum.Head, true
+			}
+		} else if r.err != nil {
+			readErr = discover.Errorf(rf.Path, r.err)
 		}
 	}
 	if id == "" {
@@ -454,6 +504,7 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 	if len(s.Extra) == 0 {
 		s.Extra = nil
 	}
+	sc.sh.Share(&s)
 	return s, true, readErr
 }
 

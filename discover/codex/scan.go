@@ -93,7 +93,10 @@ var pendingTypes = map[string]bool{
 // scratch is a reusable read buffer: one per worker, so listing thousands of
 // rollouts does not allocate a fresh buffer per file. Lines handed to callbacks
 // point into it and are only valid during the call.
-type scratch struct{ b []byte }
+type scratch struct {
+	b  []byte
+	sh discover.Sharer // the worker's sessions share their repeated strings
+}
 
 // grow returns a buffer of length n whose first keep bytes are those of the
 // current buffer.

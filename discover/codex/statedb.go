@@ -43,6 +43,9 @@ type history struct {
 	Projected map[string]int64
 }
 
+// cacheSize is the SQLite page cache per connection (negative: KiB).
+const cacheSize = "_pragma=cache_size(-256)"
+
 // newestDB returns the path of the <prefix><N>.sqlite with the highest N in dir.
 func newestDB(dir, prefix string) string {
 	ents, err := os.ReadDir(dir)
@@ -73,10 +76,13 @@ func newestDB(dir, prefix string) string {
 // always has one), and mode=ro would *create* -wal/-shm beside the database; then
 // the database file alone is the whole truth and immutable=1 reads it without
 // touching the directory.
+//
+// The page cache is kept small (cacheSize): listing reads each page about once,
+// and SQLite's default of 2 MB per connection was a tenth of `list`'s memory.
 func openDB(path string) (*sql.DB, error) {
-	q := "mode=ro&_pragma=busy_timeout(3000)&_pragma=query_only(1)"
+	q := "mode=ro&_pragma=busy_timeout(3000)&_pragma=query_only(1)&" + cacheSize
 	if _, err := os.Stat(path + "-wal"); os.IsNotExist(err) {
-		q = "mode=ro&immutable=1&_pragma=query_only(1)"
+		q = "mode=ro&immutable=1&_pragma=query_only(1)&" + cacheSize
 	}
 	db, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+q)
 	if err != nil {
@@ -186,6 +192,16 @@ func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error)
 			dest[i] = &strs[i]
 		}
 	}
+	// The same directories, models and versions repeat across thousands of rows,
+	// and every value is kept until the listing is printed: one copy of each.
+	shared := map[string]string{}
+	share := func(p *string) {
+		if c, ok := shared[*p]; ok {
+			*p = c
+		} else if len(shared) < 1<<14 {
+			shared[*p] = *p
+		}
+	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
@@ -194,9 +210,16 @@ func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error)
 		for i, c := range specs {
 			c.set(r, strs[i].String, ints[i].Int64, ints[i].Valid)
 		}
-		if r.ID != "" {
-			out[r.ID] = r
+		if r.ID == "" {
+			continue
 		}
+		for _, p := range [...]*string{&r.Cwd, &r.Model, &r.Provider, &r.GitBranch, &r.Source, &r.Originator, &r.CLIVersion, &r.Approval} {
+			share(p)
+		}
+		if r.Title == r.FirstUserMessage {
+			r.Title = r.FirstUserMessage
+		}
+		out[r.ID] = r
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -23,7 +23,9 @@ type liveness struct {
 	daemon    map[int]bool    // holder PIDs that are the TUI's app-server daemon
 }
 
-func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home string, rollouts map[string]string) *liveness {
+// checkLiveness reads who writes which thread. rollouts returns each thread's
+// rollout path; it is called only when open files must be checked (no locks).
+func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home string, rollouts func() map[string]string) *liveness {
 	lv := &liveness{holders: map[string]int{}, lockFiles: map[string]bool{}, daemon: map[int]bool{}}
 	lockDir := filepath.Join(home, "thread-writer-locks")
 	ents, err := os.ReadDir(lockDir)
@@ -71,7 +73,7 @@ func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home str
 		}
 		lv.checkable = true
 		byPath := map[string]string{}
-		for id, p := range rollouts {
+		for id, p := range rollouts() {
 			byPath[p] = id
 			if r, err := filepath.EvalSymlinks(p); err == nil {
 				byPath[r] = id

@@ -95,10 +95,7 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		if l := s.lazy; l != nil {
 			// Read from the file and not replaced since: write it back as it was,
 			// unless it turned out damaged.
-			l.mu.Lock()
-			damaged := l.done && !l.ok
-			l.mu.Unlock()
-			if damaged {
+			if l.damaged.Load() {
 				continue
 			}
 			o.raw, o.present = l.raw, true

@@ -110,6 +110,35 @@ func TestBinaryRoundTrip(t *testing.T) {
 	}
 }
 
+// TestBinaryGetOwnsPayload: each Get of a loaded entry decodes a payload of the
+// caller's own; the index keeps only the encoded bytes, and writes them back.
+func TestBinaryGetOwnsPayload(t *testing.T) {
+	dir := t.TempDir()
+	ix := Load[*binPayload](dir, "own", 1)
+	ix.Put("/a", Entry[*binPayload]{Offset: 1, Payload: &binPayload{1, "a"}})
+	ix.Put("/b", Entry[*binPayload]{Offset: 1, Payload: &binPayload{2, "b"}})
+	if err := ix.Save(); err != nil {
+		t.Fatal(err)
+	}
+	ix = Load[*binPayload](dir, "own", 1)
+	e1, ok1 := ix.Get("/a")
+	e2, ok2 := ix.Get("/a")
+	if !ok1 || !ok2 || e1.Payload == e2.Payload || *e1.Payload != (binPayload{1, "a"}) {
+		t.Fatalf("Get: %+v %+v", e1.Payload, e2.Payload)
+	}
+	e1.Payload.Name = "changed by its owner"
+	if e, _ := ix.Get("/a"); e.Payload.Name != "a" {
+		t.Errorf("a payload handed out changed the index: %q", e.Payload.Name)
+	}
+	ix.Put("/c", Entry[*binPayload]{Offset: 1, Payload: &binPayload{3, "c"}}) // dirty: /a and /b are written back
+	if err := ix.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := Load[*binPayload](dir, "own", 1).Get("/a"); !ok || *e.Payload != (binPayload{1, "a"}) {
+		t.Errorf("written back: %+v %v", e.Payload, ok)
+	}
+}
+
 func TestBinaryDamage(t *testing.T) {
 	dir := t.TempDir()
 	ix := Load[*binPayload](dir, "bin", 1)

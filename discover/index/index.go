@@ -81,16 +81,14 @@ type slot[T any] struct {
 	E    Entry[T]
 	seen atomic.Bool // not encoded
 	// lazy, when set, holds the payload still encoded (binary format): it is
-	// decoded on the first Get, so a command that needs a few entries does not
-	// pay for decoding them all. Never changed after Load.
+	// decoded by each Get, so a command that needs a few entries does not pay for
+	// decoding them all. Only damaged changes after Load.
 	lazy *lazyPayload
 }
 
 type lazyPayload struct {
-	mu   sync.Mutex
-	raw  []byte
-	done bool // decoding was attempted
-	ok   bool // and succeeded
+	raw     []byte
+	damaged atomic.Bool // decoding failed
 }
 
 // file is the on-disk shape.
@@ -160,16 +158,15 @@ func (ix *Index[T]) Get(path string) (Entry[T], bool) {
 	}
 	s.seen.Store(true)
 	if l := s.lazy; l != nil {
-		l.mu.Lock()
-		if !l.done {
-			l.done = true
-			l.ok = ix.codec.decode(l.raw, &s.E.Payload) == nil
+		// Decoded afresh for this caller and not kept: the index holds only the
+		// encoded bytes, so a listing that reads every entry once does not hold
+		// every payload until the index is dropped.
+		e := s.E
+		if err := ix.codec.decode(l.raw, &e.Payload); err != nil {
+			l.damaged.Store(true)    // Save drops it
+			return Entry[T]{}, false // a damaged entry is a miss
 		}
-		ok := l.ok
-		l.mu.Unlock()
-		if !ok {
-			return Entry[T]{}, false // a damaged entry is a miss; Save drops it
-		}
+		return e, true
 	}
 	return s.E, true
 }

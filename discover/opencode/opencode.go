@@ -64,11 +64,17 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	var recs []record
 	seen := map[string]bool{}
 	add := func(rs []record) {
+		keep := rs[:0] // in place: the first store's records need no copy
 		for _, r := range rs {
 			if !seen[r.ID] {
 				seen[r.ID] = true
-				recs = append(recs, r)
+				keep = append(keep, r)
 			}
+		}
+		if recs == nil {
+			recs = keep
+		} else {
+			recs = append(recs, keep...)
 		}
 	}
 	var errs []error
@@ -131,8 +137,9 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	verdicts := judge(recs, procs, procsOK)
 
 	out := make([]discover.Session, 0, len(recs))
-	for i, r := range recs {
-		out = append(out, toSession(r, verdicts[i]))
+	for i := range recs {
+		out = append(out, toSession(recs[i], verdicts[i]))
+		recs[i] = record{} // what the session does not keep can go now
 	}
 	return out, nil
 }
