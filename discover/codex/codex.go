@@ -9,11 +9,12 @@
 // thread-writer-locks/<id>.lock; file age is never evidence of life.
 //
 // Nothing here writes: databases are opened read-only without creating side files
-// where that is safe (see openDB), rollouts are read by seek (head and tail).
+// where that is safe (see discover/sqlitero), rollouts are read by seek (head and tail).
 package codex
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
 // Name is the adapter name.
@@ -183,25 +185,25 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 
 	dbHome := sqliteHome(env.LookupEnv, home)
 	if p := newestDB(dbHome, "state_"); p != "" {
-		if db, err := openDB(p); err != nil {
+		note, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) (err error) {
+			st.rows, err = readThreads(ctx, db)
+			return err
+		})
+		if note != "" {
+			env.Warnf("%s", note)
+		}
+		if err != nil {
+			st.rows = nil
 			env.Warnf("%s: %v; listing from rollouts only", p, err)
-		} else {
-			rows, err := readThreads(ctx, db)
-			db.Close()
-			if err != nil {
-				env.Warnf("%s: %v; listing from rollouts only", p, err)
-			} else {
-				st.rows = rows
-			}
 		}
 	}
 	if p := newestDB(dbHome, "thread_history_"); p != "" {
-		if db, err := openDB(p); err == nil {
-			h, err := readHistory(ctx, db)
-			db.Close()
-			if err == nil {
-				st.hist = h
-			}
+		_, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) (err error) {
+			st.hist, err = readHistory(ctx, db)
+			return err
+		})
+		if err != nil {
+			st.hist = nil
 		}
 	}
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite: keeps the binary static
+
+	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
 // threadRow is one row of state_<N>.sqlite's threads table. Columns change between
@@ -43,9 +44,6 @@ type history struct {
 	Projected map[string]int64
 }
 
-// cacheSize is the SQLite page cache per connection (negative: KiB).
-const cacheSize = "_pragma=cache_size(-256)"
-
 // newestDB returns the path of the <prefix><N>.sqlite with the highest N in dir.
 func newestDB(dir, prefix string) string {
 	ents, err := os.ReadDir(dir)
@@ -65,48 +63,6 @@ func newestDB(dir, prefix string) string {
 		best, bestN = filepath.Join(dir, name), n
 	}
 	return best
-}
-
-// openDB opens a Codex SQLite database read-only, never writing or creating
-// anything in CODEX_HOME.
-//
-// A WAL database holds recent commits in its -wal file, which `immutable=1` would
-// ignore (codex.md pitfall 19), so while a -wal exists we open with mode=ro and see
-// it. Without a -wal file there is nothing uncheckpointed (a connected writer
-// always has one), and mode=ro would *create* -wal/-shm beside the database; then
-// the database file alone is the whole truth and immutable=1 reads it without
-// touching the directory.
-//
-// The page cache is kept small (cacheSize): listing reads each page about once,
-// and SQLite's default of 2 MB per connection was a tenth of `list`'s memory.
-func openDB(path string) (*sql.DB, error) {
-	q := "mode=ro&_pragma=busy_timeout(3000)&_pragma=query_only(1)&" + cacheSize
-	if _, err := os.Stat(path + "-wal"); os.IsNotExist(err) {
-		q = "mode=ro&immutable=1&_pragma=query_only(1)&" + cacheSize
-	}
-	db, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?"+q)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	return db, nil
-}
-
-func columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, error) {
-	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		cols[n] = true
-	}
-	return cols, rows.Err()
 }
 
 type colSpec struct {
@@ -158,7 +114,7 @@ var threadCols = []colSpec{
 // readThreads reads the threads table, selecting only the columns this schema
 // generation has (codex.md pitfall 20).
 func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error) {
-	cols, err := columns(ctx, db, "threads")
+	cols, err := sqlitero.Columns(ctx, db, "threads")
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +181,7 @@ func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error)
 		return nil, err
 	}
 	// Sub-agents: a thread that is some edge's child.
-	if ecols, err := columns(ctx, db, "thread_spawn_edges"); err == nil && ecols["parent_thread_id"] && ecols["child_thread_id"] {
+	if ecols, err := sqlitero.Columns(ctx, db, "thread_spawn_edges"); err == nil && ecols["parent_thread_id"] && ecols["child_thread_id"] {
 		if erows, err := db.QueryContext(ctx, "SELECT parent_thread_id, child_thread_id FROM thread_spawn_edges"); err == nil {
 			for erows.Next() {
 				var p, c sql.NullString
@@ -243,7 +199,7 @@ func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error)
 
 // readHistory reads the latest turn of every thread and the projection offsets.
 func readHistory(ctx context.Context, db *sql.DB) (*history, error) {
-	tcols, err := columns(ctx, db, "thread_turns")
+	tcols, err := sqlitero.Columns(ctx, db, "thread_turns")
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +233,7 @@ func readHistory(ctx context.Context, db *sql.DB) (*history, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	pcols, err := columns(ctx, db, "thread_history_projection_state")
+	pcols, err := sqlitero.Columns(ctx, db, "thread_history_projection_state")
 	if err == nil && pcols["thread_id"] && pcols["next_rollout_byte_offset"] {
 		prows, err := db.QueryContext(ctx, "SELECT thread_id, next_rollout_byte_offset FROM thread_history_projection_state")
 		if err == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
 // listAndPeekAll exercises every read path: the listing and a full peek of each
@@ -90,7 +91,7 @@ func TestPitfall18_UncheckpointedWALRowVisible(t *testing.T) {
 	addSession(t, w, id, "/home/dev/frontend", "only in the WAL", 1795212000000)
 
 	// Premise: the main file alone does not have the row.
-	imm, err := sql.Open("sqlite", dsn(path, true))
+	imm, err := sql.Open("sqlite", sqlitero.DSN(path, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestReadDBRetriesWhenAWriterAppears(t *testing.T) {
 	const id = "ses_e0500000fffeLateWriter0001"
 	calls := 0
 	var last int
-	_, err := readDB(context.Background(), path, func(ctx context.Context, db *sql.DB) error {
+	_, err := sqlitero.Read(context.Background(), path, func(ctx context.Context, db *sql.DB) error {
 		calls++
 		if calls == 1 {
 			w := writer(t, path)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
 // Name is the adapter name.
@@ -81,7 +82,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	sources := 0
 	for _, p := range dbs {
 		var got []record
-		note, err := readDB(ctx, p, func(ctx context.Context, db *sql.DB) error {
+		note, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) error {
 			var err error
 			got, err = listDB(ctx, db, p)
 			return err
@@ -248,7 +249,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		_, err := readDB(ctx, p, func(ctx context.Context, db *sql.DB) error {
+		_, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) error {
 			var err error
 			// A few more than n: a message that yields no item (unknown role,
 			// unparsable) must not leave peek short. lastN trims the items.

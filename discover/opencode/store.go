@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
 // promptMax caps the first prompt carried in a listing (characters). Prompts can be
@@ -61,22 +63,6 @@ type lastMessage struct {
 }
 
 // columns returns the column names of a table (empty when the table is missing).
-func columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, error) {
-	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		cols[n] = true
-	}
-	return cols, rows.Err()
-}
 
 // jsonFn builds json_extract calls. Rows whose data is not JSON must be skipped
 // (opencode.md §2.1), but a guard (json_valid) on every call costs a third of the
@@ -144,17 +130,17 @@ LEFT JOIN message lm ON lm.id = s.last_id
 
 // listDB reads every session of one database.
 func listDB(ctx context.Context, db *sql.DB, path string) ([]record, error) {
-	sc, err := columns(ctx, db, "session")
+	sc, err := sqlitero.Columns(ctx, db, "session")
 	if err != nil {
 		return nil, err
 	}
 	if !sc["id"] || !sc["directory"] || !sc["title"] || !sc["time_created"] || !sc["time_updated"] {
 		return nil, fmt.Errorf("%s: no OpenCode session table (is this an opencode.db?)", path)
 	}
-	if mc, err := columns(ctx, db, "message"); err != nil || !mc["data"] || !mc["session_id"] {
+	if mc, err := sqlitero.Columns(ctx, db, "message"); err != nil || !mc["data"] || !mc["session_id"] {
 		return nil, fmt.Errorf("%s: no OpenCode message table", path)
 	}
-	pc, err := columns(ctx, db, "project")
+	pc, err := sqlitero.Columns(ctx, db, "project")
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentctl/agentctl/discover/sqlitero"
 	"github.com/agentctl/agentctl/e2e/synth"
 )
 
 // schemaOf lists every table, index and column of a database.
 func schemaOf(t *testing.T, path string) []string {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(path, true))
+	db, err := sql.Open("sqlite", sqlitero.DSN(path, true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,8 @@
-package opencode
+// Package sqlitero reads the agents' SQLite databases (OpenCode's store, Codex's
+// state and history dbs) strictly read-only: no write, no lock taken that a
+// writer could wait on, and no -wal/-shm file ever created next to the user's
+// database.
+package sqlitero
 
 import (
 	"context"
@@ -40,19 +44,20 @@ func statDB(path string) (dbState, error) {
 
 // immutable reports whether the read can (and must) go without SQLite's locks.
 //
-// OpenCode's database is in WAL mode. SQLite opens a WAL database read-only only
-// through its -wal and -shm files and creates them when they are missing (and
-// leaves them behind) — next to the user's database, which agentctl must never
-// write to. Tested: with mode=ro, a fully checkpointed opencode.db in a read-only
-// directory gained opencode.db-wal and opencode.db-shm when read as root, and
-// cannot be opened at all by a user who may not create them.
+// The agents' databases are in WAL mode. SQLite opens a WAL database read-only
+// only through its -wal and -shm files and creates them when they are missing
+// (and leaves them behind) — next to the user's database, which agentctl must
+// never write to. Tested: with mode=ro, a fully checkpointed opencode.db in a
+// read-only directory gained opencode.db-wal and opencode.db-shm when read as
+// root, and cannot be opened at all by a user who may not create them.
 //
-// So: when the side files exist (OpenCode is running, or died without cleaning
+// So: when the side files exist (the agent is running, or died without cleaning
 // up), open normally with mode=ro: SQLite uses them and creates nothing, and rows
-// not yet checkpointed are visible (immutable=1 would hide them, opencode.md §2.3).
+// not yet checkpointed are visible (immutable=1 would hide them: opencode.md
+// §2.3, codex.md pitfall 19).
 // When there is no -wal file, every committed row is in the main file (SQLite
 // deletes the WAL only after a full checkpoint), so immutable=1 reads exactly what
-// mode=ro would, without touching the directory; readDB re-checks afterwards that
+// mode=ro would, without touching the directory; Read re-checks afterwards that
 // no writer appeared meanwhile.
 func (s dbState) immutable() bool {
 	switch {
@@ -74,10 +79,10 @@ func (s dbState) same(o dbState) bool {
 	return s.size == o.size && s.mtime.Equal(o.mtime) && s.wal == o.wal && s.shm == o.shm && s.journal == o.journal
 }
 
-// dsn opens read-only. The page cache is kept small: listing touches each page
+// DSN opens read-only. The page cache is kept small: listing touches each page
 // about once (index lookups per session), and SQLite's default of 2 MB per
 // connection was a tenth of `list`'s memory.
-func dsn(path string, immutable bool) string {
+func DSN(path string, immutable bool) string {
 	d := "file:" + url.PathEscape(path) + "?mode=ro&_pragma=busy_timeout(3000)&_pragma=query_only(1)&_pragma=cache_size(-256)"
 	if immutable {
 		d += "&immutable=1"
@@ -85,11 +90,11 @@ func dsn(path string, immutable bool) string {
 	return d
 }
 
-// readDB runs fn over one read-only connection to the database at path and closes
+// Read runs fn over one read-only connection to the database at path and closes
 // it. fn must not keep state across calls: after a lock-free read whose database
-// changed underneath it (a writer started), readDB runs it again, now through the
+// changed underneath it (a writer started), Read runs it again, now through the
 // writer's WAL. note is a warning for the user ("" when there is none).
-func readDB(ctx context.Context, path string, fn func(ctx context.Context, db *sql.DB) error) (note string, err error) {
+func Read(ctx context.Context, path string, fn func(ctx context.Context, db *sql.DB) error) (note string, err error) {
 	for attempt := 0; ; attempt++ {
 		before, err := statDB(path)
 		if err != nil {
@@ -98,9 +103,9 @@ func readDB(ctx context.Context, path string, fn func(ctx context.Context, db *s
 		imm := before.immutable()
 		note = ""
 		if before.walUnreadable() {
-			note = fmt.Sprintf("%s-wal holds %d bytes but %s-shm is missing (left by a crash or a copy); sessions written since the last checkpoint are not shown, because reading them would create files next to OpenCode's database", path, before.walSize, path)
+			note = fmt.Sprintf("%s-wal holds %d bytes but %s-shm is missing (left by a crash or a copy); sessions written since the last checkpoint are not shown, because reading them would create files next to the agent's database", path, before.walSize, path)
 		}
-		db, err := sql.Open("sqlite", dsn(path, imm))
+		db, err := sql.Open("sqlite", DSN(path, imm))
 		if err != nil {
 			return note, fmt.Errorf("open %s: %w", path, err)
 		}
@@ -117,4 +122,23 @@ func readDB(ctx context.Context, path string, fn func(ctx context.Context, db *s
 			return note, err
 		}
 	}
+}
+
+// Columns returns the column names of table: agents add columns between versions,
+// so queries are built from what is there.
+func Columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		cols[n] = true
+	}
+	return cols, rows.Err()
 }
