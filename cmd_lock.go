@@ -83,7 +83,11 @@ func unlockCommand(s *streams) *cli.Command {
 		Usage:     "remove a manual directory lock",
 		ArgsUsage: "DIR",
 		Description: `Removes the manual lock on DIR. An auto-lock belongs to a running launch and goes
-away when its agent exits; --force removes it anyway.`,
+away when its agent exits; --force removes it anyway.
+
+Examples:
+  agentctl unlock ~/code/api
+  agentctl unlock --force ~/code/api     # a launch's auto-lock too`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "also remove a running launch's auto-lock"},
 		},
@@ -124,6 +128,12 @@ func locksCommand(s *streams) *cli.Command {
 	return &cli.Command{
 		Name:  "locks",
 		Usage: "list active directory locks",
+		Description: `Shows every live lock (DIRECTORY TYPE BY REASON SINCE). Locks whose owner died or
+whose TTL passed are dropped on the way.
+
+Examples:
+  agentctl locks
+  agentctl locks --json | jq -r '.[].directory'`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
