@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -174,19 +175,80 @@ type state struct {
 }
 
 // Discover lists every thread: the state DB's rows plus rollouts it does not
-// know, each with a status from the lock holder and the latest turn.
+// know, each with a status from the lock holder and the latest turn. With
+// env.OnlyAlive it leaves out threads that cannot be alive (see collect).
 func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	if env.OnlyAlive {
+		if q, lv := a.aliveQuery(ctx, env); q != nil {
+			return a.collect(ctx, env, q, lv)
+		}
+	}
+	return a.collect(ctx, env, nil, nil)
+}
+
+// aliveQuery is, when thread-writer locks can be checked, the Query naming every
+// thread that may be alive: those whose lock is held (nothing else is alive once
+// locks are checkable) and those agentctl's launch records name (the core may
+// find the launch alive). Find for it lists them exactly as Discover would, with
+// the liveness returned. nil when liveness needs the rollouts (open-fd mode) or
+// cannot be checked.
+func (a *Adapter) aliveQuery(ctx context.Context, env *discover.Env) (*discover.Query, *liveness) {
+	home := Home(env)
+	if st, err := os.Stat(home); err != nil || !st.IsDir() {
+		return nil, nil
+	}
+	needRollouts := false
+	lv := a.checkLiveness(ctx, env, home, func() map[string]string { needRollouts = true; return nil })
+	if needRollouts || !lv.checkable {
+		return nil, nil
+	}
+	q := &discover.Query{}
+	for id := range lv.holders {
+		q.IDs = append(q.IDs, id)
+	}
+	for _, l := range env.LaunchesFor(Name) {
+		q.IDs = append(q.IDs, l.SessionID, discover.LaunchSessionID(l))
+	}
+	if len(q.IDs) > 500 {
+		return nil, nil // too many to name in one query: list everything
+	}
+	sort.Strings(q.IDs)
+	return q, lv
+}
+
+// Find returns the threads q names, exactly as Discover lists them: a thread's
+// status depends only on its own rollout, DB rows and lock, so only the rollouts
+// whose file name carries a matching id (and those whose name carries none) are
+// read, and the databases are queried for matching ids only. The lock directory
+// is judged in full, as Discover does.
+func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query) ([]discover.Session, error) {
+	return a.collect(ctx, env, &q, nil)
+}
+
+// collect lists the threads q names (nil: all of them). lv is the liveness
+// already read for this command (nil: read it here).
+func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query, lv *liveness) ([]discover.Session, error) {
 	home := Home(env)
 	if st, err := os.Stat(home); err != nil || !st.IsDir() {
 		return nil, nil // Codex not used on this machine
 	}
 	st := &state{home: home, ix: index.Load[*summary](env.CacheDir(), Name, indexVersion)}
 	files := findRollouts(home)
+	if q != nil {
+		kept := files[:0]
+		for _, rf := range files {
+			// A name without an id: the id is in its session_meta, read below.
+			if rf.ID == "" || q.Match(rf.ID) {
+				kept = append(kept, rf)
+			}
+		}
+		files = kept
+	}
 
 	dbHome := sqliteHome(env.LookupEnv, home)
 	if p := newestDB(dbHome, "state_"); p != "" {
 		note, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) (err error) {
-			st.rows, err = readThreads(ctx, db)
+			st.rows, err = readThreads(ctx, db, q)
 			return err
 		})
 		if note != "" {
@@ -199,7 +261,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	}
 	if p := newestDB(dbHome, "thread_history_"); p != "" {
 		_, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) (err error) {
-			st.hist, err = readHistory(ctx, db)
+			st.hist, err = readHistory(ctx, db, q)
 			return err
 		})
 		if err != nil {
@@ -266,7 +328,10 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 		}
 		return m
 	}
-	st.live = a.checkLiveness(ctx, env, home, rollouts)
+	st.live = lv
+	if st.live == nil {
+		st.live = a.checkLiveness(ctx, env, home, rollouts)
+	}
 	st.launchs = launchRefs(env)
 
 	// First every rollout's summary (from the index, or read), then the sessions:
@@ -287,7 +352,9 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 		_ = st.ix.Save() // keep what was parsed; the next run continues from it
 		return nil, err
 	}
-	st.ix.PruneUnseen(home + string(filepath.Separator)) // a complete scan: forget vanished rollouts
+	if q == nil {
+		st.ix.PruneUnseen(home + string(filepath.Separator)) // a complete scan: forget vanished rollouts
+	}
 	if err := st.ix.Save(); err != nil {
 		env.Warnf("%v", err)
 	}
@@ -322,7 +389,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	res := out[:0]
 	listed := make(map[string]bool, len(out))
 	for i := range out {
-		if ok[i] && !listed[out[i].ID] {
+		if ok[i] && !listed[out[i].ID] && (q == nil || q.Match(out[i].ID)) {
 			listed[out[i].ID] = true
 			res = append(res, out[i])
 		}

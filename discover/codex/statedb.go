@@ -12,6 +12,7 @@ import (
 
 	_ "modernc.org/sqlite" // pure-Go SQLite: keeps the binary static
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
@@ -113,7 +114,7 @@ var threadCols = []colSpec{
 
 // readThreads reads the threads table, selecting only the columns this schema
 // generation has (codex.md pitfall 20).
-func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error) {
+func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string]*threadRow, error) {
 	cols, err := sqlitero.Columns(ctx, db, "threads")
 	if err != nil {
 		return nil, err
@@ -132,7 +133,8 @@ func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error)
 			names = append(names, `"`+c.name+`"`)
 		}
 	}
-	rows, err := db.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM threads")
+	where, args := idWhere("id", q)
+	rows, err := db.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM threads"+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +184,8 @@ func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error)
 	}
 	// Sub-agents: a thread that is some edge's child.
 	if ecols, err := sqlitero.Columns(ctx, db, "thread_spawn_edges"); err == nil && ecols["parent_thread_id"] && ecols["child_thread_id"] {
-		if erows, err := db.QueryContext(ctx, "SELECT parent_thread_id, child_thread_id FROM thread_spawn_edges"); err == nil {
+		where, args := idWhere("child_thread_id", q)
+		if erows, err := db.QueryContext(ctx, "SELECT parent_thread_id, child_thread_id FROM thread_spawn_edges"+where, args...); err == nil {
 			for erows.Next() {
 				var p, c sql.NullString
 				if erows.Scan(&p, &c) == nil {
@@ -198,7 +201,7 @@ func readThreads(ctx context.Context, db *sql.DB) (map[string]*threadRow, error)
 }
 
 // readHistory reads the latest turn of every thread and the projection offsets.
-func readHistory(ctx context.Context, db *sql.DB) (*history, error) {
+func readHistory(ctx context.Context, db *sql.DB, q *discover.Query) (*history, error) {
 	tcols, err := sqlitero.Columns(ctx, db, "thread_turns")
 	if err != nil {
 		return nil, err
@@ -213,7 +216,8 @@ func readHistory(ctx context.Context, db *sql.DB) (*history, error) {
 		errCol = "error_json"
 	}
 	h := &history{Turns: map[string]latestTurn{}, Projected: map[string]int64{}}
-	rows, err := db.QueryContext(ctx, "SELECT thread_id, rollout_ordinal, status, "+errCol+" FROM thread_turns")
+	where, args := idWhere("thread_id", q)
+	rows, err := db.QueryContext(ctx, "SELECT thread_id, rollout_ordinal, status, "+errCol+" FROM thread_turns"+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +239,7 @@ func readHistory(ctx context.Context, db *sql.DB) (*history, error) {
 	}
 	pcols, err := sqlitero.Columns(ctx, db, "thread_history_projection_state")
 	if err == nil && pcols["thread_id"] && pcols["next_rollout_byte_offset"] {
-		prows, err := db.QueryContext(ctx, "SELECT thread_id, next_rollout_byte_offset FROM thread_history_projection_state")
+		prows, err := db.QueryContext(ctx, "SELECT thread_id, next_rollout_byte_offset FROM thread_history_projection_state"+where, args...)
 		if err == nil {
 			for prows.Next() {
 				var id sql.NullString
@@ -248,6 +252,31 @@ func readHistory(ctx context.Context, db *sql.DB) (*history, error) {
 		}
 	}
 	return h, nil
+}
+
+// idWhere is the WHERE clause selecting the rows whose col q matches ("" for
+// nil: every row). The prefix is compared byte for byte, as Query.Match does
+// (LIKE would fold case and treat _ and % as wildcards).
+func idWhere(col string, q *discover.Query) (string, []any) {
+	if q == nil {
+		return "", nil
+	}
+	var conds []string
+	var args []any
+	if q.Prefix != "" {
+		conds = append(conds, "substr(CAST("+col+" AS BLOB), 1, ?) = CAST(? AS BLOB)")
+		args = append(args, len(q.Prefix), q.Prefix)
+	}
+	if len(q.IDs) > 0 {
+		conds = append(conds, col+" IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
+		for _, id := range q.IDs {
+			args = append(args, id)
+		}
+	}
+	if len(conds) == 0 {
+		return " WHERE 0", nil
+	}
+	return " WHERE " + strings.Join(conds, " OR "), args
 }
 
 // sqliteHome is where Codex keeps its databases: $CODEX_SQLITE_HOME, else the

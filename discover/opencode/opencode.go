@@ -54,6 +54,20 @@ func (a *Adapter) startTime(env *discover.Env) func(proc.Process) (time.Time, bo
 
 // Discover lists every session of OpenCode's stores with its status.
 func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	return a.collect(ctx, env, nil)
+}
+
+// Find returns the sessions q names, exactly as Discover lists them: the
+// databases are queried for those ids only. A session's status depends on the
+// others only through an inferred process tie (a process is tied to an open
+// session only when it could serve no other): when a found session has such a
+// candidate process, Find lists everything and picks from that.
+func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query) ([]discover.Session, error) {
+	return a.collect(ctx, env, &q)
+}
+
+// collect lists the sessions q names (nil: all).
+func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	data := dataDir(env)
 	dbs := dbPaths(env, data)
 	storage := filepath.Join(data, "storage")
@@ -84,7 +98,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 		var got []record
 		note, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) error {
 			var err error
-			got, err = listDB(ctx, db, p)
+			got, err = listDB(ctx, db, p, q)
 			return err
 		})
 		if note != "" {
@@ -99,6 +113,15 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	}
 	if legacy {
 		got, err := listLegacy(ctx, storage)
+		if q != nil {
+			kept := got[:0]
+			for _, r := range got {
+				if q.Match(r.ID) {
+					kept = append(kept, r)
+				}
+			}
+			got = kept
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read %s: %w", storage, err))
 		} else {
@@ -134,6 +157,21 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	procsOK := false
 	if env.Procs != nil {
 		procs, procsOK = scanProcs(env, a.startTime(env), skip)
+	}
+	if q != nil && procsOK {
+		for _, r := range recs {
+			if turn, _ := turnOf(r.Last); (turn == turnOpen || turn == turnUnknown) && len(candidatesFor(r, procs)) > 0 {
+				// Whether that process is tied to it depends on the other sessions.
+				all, err := a.collect(ctx, env, nil)
+				var out []discover.Session
+				for _, s := range all {
+					if q.Match(s.ID) {
+						out = append(out, s)
+					}
+				}
+				return out, err
+			}
+		}
 	}
 	verdicts := judge(recs, procs, procsOK)
 

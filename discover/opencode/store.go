@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
@@ -87,7 +88,7 @@ func isMalformedJSON(err error) bool {
 // message, the first user message's first text part and one parent lookup are
 // touched, through the (session_id, time_created, id) and (message_id, id)
 // indexes. Parts are never scanned.
-func listSQL(sc, pc map[string]bool, guarded jsonFn) string {
+func listSQL(sc, pc map[string]bool, guarded jsonFn, where string) string {
 	jx := guarded.x
 	opt := func(c string) string {
 		if sc[c] {
@@ -123,13 +124,13 @@ FROM (SELECT s.*,
           ORDER BY m.time_created DESC, m.id DESC LIMIT 1) AS last_id,
         (SELECT m.id FROM message m WHERE m.session_id = s.id AND ` + jx("m.data", "$.role") + ` = 'user'
           ORDER BY m.time_created, m.id LIMIT 1) AS first_user
-      FROM session s) s
+      FROM session s` + where + `) s
 LEFT JOIN message lm ON lm.id = s.last_id
 ` + join
 }
 
 // listDB reads every session of one database.
-func listDB(ctx context.Context, db *sql.DB, path string) ([]record, error) {
+func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query) ([]record, error) {
 	sc, err := sqlitero.Columns(ctx, db, "session")
 	if err != nil {
 		return nil, err
@@ -144,18 +145,19 @@ func listDB(ctx context.Context, db *sql.DB, path string) ([]record, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := listRows(ctx, db, listSQL(sc, pc, false), path)
+	where, args := idWhere("s.id", q)
+	out, err := listRows(ctx, db, listSQL(sc, pc, false, where), path, args)
 	if isMalformedJSON(err) {
-		out, err = listRows(ctx, db, listSQL(sc, pc, true), path)
+		out, err = listRows(ctx, db, listSQL(sc, pc, true, where), path, args)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !sc["tokens_input"] || !sc["cost"] {
 		// An older schema without the stored totals: sum the assistant messages.
-		err := sumFromMessages(ctx, db, out, false)
+		err := sumFromMessages(ctx, db, out, false, q)
 		if isMalformedJSON(err) {
-			err = sumFromMessages(ctx, db, out, true)
+			err = sumFromMessages(ctx, db, out, true, q)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -164,8 +166,8 @@ func listDB(ctx context.Context, db *sql.DB, path string) ([]record, error) {
 	return out, nil
 }
 
-func listRows(ctx context.Context, db *sql.DB, query, path string) ([]record, error) {
-	rows, err := db.QueryContext(ctx, query)
+func listRows(ctx context.Context, db *sql.DB, query, path string, args []any) ([]record, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -228,17 +230,21 @@ func parseModel(s string) modelRef {
 
 // sumFromMessages fills tokens and cost from assistant messages, for schemas that
 // do not store session totals (opencode.md §2.3).
-func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn) error {
+func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
 	jx := guarded.x
 	idx := map[string]int{}
 	for i, r := range recs {
 		idx[r.ID] = i
 	}
+	filter, args := idWhere("session_id", q)
+	if filter != "" {
+		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
+	}
 	rows, err := db.QueryContext(ctx, `SELECT session_id,
 	    sum(`+jx("data", "$.tokens.input")+`), sum(`+jx("data", "$.tokens.output")+`),
 	    sum(`+jx("data", "$.tokens.reasoning")+`), sum(`+jx("data", "$.tokens.cache.read")+`),
 	    sum(`+jx("data", "$.tokens.cache.write")+`), sum(`+jx("data", "$.cost")+`)
-	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant' GROUP BY session_id`)
+	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant'`+filter+` GROUP BY session_id`, args...)
 	if err != nil {
 		return err
 	}
@@ -263,4 +269,29 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 		}
 	}
 	return rows.Err()
+}
+
+// idWhere is the WHERE clause selecting the rows whose col q matches ("" for
+// nil: every row). The prefix is compared byte for byte, as Query.Match does
+// (LIKE would fold case and treat _ and % as wildcards, and ids hold '_').
+func idWhere(col string, q *discover.Query) (string, []any) {
+	if q == nil {
+		return "", nil
+	}
+	var conds []string
+	var args []any
+	if q.Prefix != "" {
+		conds = append(conds, "substr(CAST("+col+" AS BLOB), 1, ?) = CAST(? AS BLOB)")
+		args = append(args, len(q.Prefix), q.Prefix)
+	}
+	if len(q.IDs) > 0 {
+		conds = append(conds, col+" IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
+		for _, id := range q.IDs {
+			args = append(args, id)
+		}
+	}
+	if len(conds) == 0 {
+		return " WHERE 0", nil
+	}
+	return " WHERE " + strings.Join(conds, " OR "), args
 }

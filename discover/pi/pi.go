@@ -42,6 +42,20 @@ func (a *Adapter) Name() string { return Name }
 
 // Discover lists every session file under the scanned roots, once per header id.
 func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	return a.collect(ctx, env, nil)
+}
+
+// Find returns the sessions q names, exactly as Discover lists them. A session's
+// id is its header's, which the file name need not carry (copies, renames), two
+// files may hold one id, and a process is tied to a file only when it matches no
+// other: so every file is still summarised (from the index when fresh) and
+// attributed, and only the sessions q names are built.
+func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query) ([]discover.Session, error) {
+	return a.collect(ctx, env, &q)
+}
+
+// collect lists the sessions q names (nil: all).
+func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	paths := listFiles(env, roots(env))
 	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
 	sc := &scanner{ix: ix, stopAt: budget(ctx)}
@@ -54,7 +68,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	if err := ix.Save(); err != nil {
 		env.Warnf("%v", err)
 	}
-	files = oneper(env, files)
+	files = oneper(env, files, q)
 
 	// agentctl's own launches: the flavour they were launched as wins over the
 	// file-name classification, and their live processes are the core's to report,
@@ -95,6 +109,9 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 
 	out := make([]discover.Session, 0, len(files))
 	for _, f := range files {
+		if q != nil && !q.Match(f.Sum.Header.ID) {
+			continue
+		}
 		if fl := flavourOf[f.Sum.Header.ID]; fl != "" {
 			f.Flavour = fl
 		}
@@ -115,7 +132,7 @@ func (a *Adapter) startTime(env *discover.Env) func(proc.Process) (time.Time, bo
 
 // oneper keeps one file per session id (the most recently active) so that no id is
 // listed twice, whatever roots overlap.
-func oneper(env *discover.Env, files []*file) []*file {
+func oneper(env *discover.Env, files []*file, q *discover.Query) []*file {
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	byID := map[string]int{}
 	out := files[:0]
@@ -131,7 +148,9 @@ func oneper(env *discover.Env, files []*file) []*file {
 		if f.Sum.activity().After(keep.Sum.activity()) {
 			keep, drop = f, keep
 		}
-		env.Warnf("session %s is in two files, %s and %s; showing %s", id, keep.Path, drop.Path, keep.Path)
+		if q == nil || q.Match(id) {
+			env.Warnf("session %s is in two files, %s and %s; showing %s", id, keep.Path, drop.Path, keep.Path)
+		}
 		out[i] = keep
 	}
 	return out

@@ -97,7 +97,7 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 	full := sessionsOf(t, env)
 
 	sc := &scanner{ix: index.Load[summary]("", Name, indexVersion), stopAt: time.Unix(1, 0)}
-	files := oneper(env, sc.scan(context.Background(), env, listFiles(env, roots(env))))
+	files := oneper(env, sc.scan(context.Background(), env, listFiles(env, roots(env))), nil)
 	var quick []discover.Session
 	for _, f := range files {
 		if f.Complete {

@@ -1,0 +1,106 @@
+package pi
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/proc"
+)
+
+func byID(ss []discover.Session) []discover.Session {
+	out := append([]discover.Session(nil), ss...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// TestFindAgreesWithDiscover: for every session under several process tables
+// (none, no table, a unique owner, two candidates, one candidate for two files)
+// and with a renamed copy of a file (header id not in its name, one id in two
+// files), Find returns exactly what Discover lists, by full id, by prefix and by
+// launch record id.
+func TestFindAgreesWithDiscover(t *testing.T) {
+	const second = "01a1faf5-0000-7000-8000-00000000b0b0"
+	scenarios := []struct {
+		name  string
+		setup func(t *testing.T, home string, f *proc.Fake) proc.Table
+	}{
+		{"no pi process", func(*testing.T, string, *proc.Fake) proc.Table { return nil }},
+		{"no process table", func(*testing.T, string, *proc.Fake) proc.Table { return &proc.Fake{NoProcs: true} }},
+		{"unique owner", func(_ *testing.T, _ string, f *proc.Fake) proc.Table {
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			return nil
+		}},
+		{"two candidates", func(_ *testing.T, _ string, f *proc.Fake) proc.Table {
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			piProc(f, 4343, "2026-11-20T21:55:00.100Z", liveCwd)
+			return nil
+		}},
+		{"one candidate, two files", func(t *testing.T, home string, f *proc.Fake) proc.Table {
+			simple(t, filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--"), second, "2026-11-20T21:55:02.000Z", liveCwd, "second")
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			return nil
+		}},
+		{"renamed copies", func(t *testing.T, home string, f *proc.Fake) proc.Table {
+			dir := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--")
+			b, err := os.ReadFile(filepath.Join(dir, "2026-11-20T21-55-00-300Z_"+liveID+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, "copy-by-hand.jsonl"), b, 0o644)
+			os.WriteFile(filepath.Join(dir, "2026-11-20T21-55-00-300Z_ffffffff-0000-7000-8000-000000000000.jsonl"), b, 0o644)
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			return nil
+		}},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			home := liveHome(t)
+			env, f := liveEnv(t, home)
+			if pt := sc.setup(t, home, f); pt != nil {
+				env.Procs = pt
+			}
+			env.StateDir = t.TempDir()
+			a := &Adapter{StartTime: msStart}
+			all, err := a.Discover(context.Background(), env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(all) < 5 {
+				t.Fatalf("Discover listed %d sessions", len(all))
+			}
+			want := func(q discover.Query) []discover.Session {
+				var out []discover.Session
+				for _, s := range all {
+					if q.Match(s.ID) {
+						out = append(out, s)
+					}
+				}
+				return byID(out)
+			}
+			check := func(q discover.Query) {
+				t.Helper()
+				got, err := a.Find(context.Background(), env, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want(q), byID(got)); diff != "" {
+					t.Errorf("Find(%+v) (-Discover +Find):\n%s", q, diff)
+				}
+			}
+			for _, s := range all {
+				for _, q := range []discover.Query{{Prefix: s.ID}, {Prefix: s.ID[:8]}, {Prefix: s.ID[:1]}, {Prefix: "l-zz", IDs: []string{s.ID}}} {
+					check(q)
+				}
+			}
+			for _, q := range []discover.Query{{Prefix: "01a1faf5"}, {Prefix: "ffffffff"}, {}, {Prefix: "nope"}} {
+				check(q)
+			}
+		})
+	}
+}
