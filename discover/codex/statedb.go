@@ -133,7 +133,7 @@ func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string
 			names = append(names, `"`+c.name+`"`)
 		}
 	}
-	where, args := idWhere("id", q)
+	where, args := sqlitero.IDWhere("id", q)
 	rows, err := db.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM threads"+where, args...)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string
 	}
 	// Sub-agents: a thread that is some edge's child.
 	if ecols, err := sqlitero.Columns(ctx, db, "thread_spawn_edges"); err == nil && ecols["parent_thread_id"] && ecols["child_thread_id"] {
-		where, args := idWhere("child_thread_id", q)
+		where, args := sqlitero.IDWhere("child_thread_id", q)
 		if erows, err := db.QueryContext(ctx, "SELECT parent_thread_id, child_thread_id FROM thread_spawn_edges"+where, args...); err == nil {
 			for erows.Next() {
 				var p, c sql.NullString
@@ -216,7 +216,7 @@ func readHistory(ctx context.Context, db *sql.DB, q *discover.Query) (*history, 
 		errCol = "error_json"
 	}
 	h := &history{Turns: map[string]latestTurn{}, Projected: map[string]int64{}}
-	where, args := idWhere("thread_id", q)
+	where, args := sqlitero.IDWhere("thread_id", q)
 	rows, err := db.QueryContext(ctx, "SELECT thread_id, rollout_ordinal, status, "+errCol+" FROM thread_turns"+where, args...)
 	if err != nil {
 		return nil, err
@@ -252,31 +252,6 @@ func readHistory(ctx context.Context, db *sql.DB, q *discover.Query) (*history, 
 		}
 	}
 	return h, nil
-}
-
-// idWhere is the WHERE clause selecting the rows whose col q matches ("" for
-// nil: every row). The prefix is compared byte for byte, as Query.Match does
-// (LIKE would fold case and treat _ and % as wildcards).
-func idWhere(col string, q *discover.Query) (string, []any) {
-	if q == nil {
-		return "", nil
-	}
-	var conds []string
-	var args []any
-	if q.Prefix != "" {
-		conds = append(conds, "substr(CAST("+col+" AS BLOB), 1, ?) = CAST(? AS BLOB)")
-		args = append(args, len(q.Prefix), q.Prefix)
-	}
-	if len(q.IDs) > 0 {
-		conds = append(conds, col+" IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
-		for _, id := range q.IDs {
-			args = append(args, id)
-		}
-	}
-	if len(conds) == 0 {
-		return " WHERE 0", nil
-	}
-	return " WHERE " + strings.Join(conds, " OR "), args
 }
 
 // sqliteHome is where Codex keeps its databases: $CODEX_SQLITE_HOME, else the

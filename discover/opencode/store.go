@@ -145,7 +145,7 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query) ([]
 	if err != nil {
 		return nil, err
 	}
-	where, args := idWhere("s.id", q)
+	where, args := sqlitero.IDWhere("s.id", q)
 	out, err := listRows(ctx, db, listSQL(sc, pc, false, where), path, args)
 	if isMalformedJSON(err) {
 		out, err = listRows(ctx, db, listSQL(sc, pc, true, where), path, args)
@@ -236,7 +236,7 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 	for i, r := range recs {
 		idx[r.ID] = i
 	}
-	filter, args := idWhere("session_id", q)
+	filter, args := sqlitero.IDWhere("session_id", q)
 	if filter != "" {
 		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
 	}
@@ -269,29 +269,4 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 		}
 	}
 	return rows.Err()
-}
-
-// idWhere is the WHERE clause selecting the rows whose col q matches ("" for
-// nil: every row). The prefix is compared byte for byte, as Query.Match does
-// (LIKE would fold case and treat _ and % as wildcards, and ids hold '_').
-func idWhere(col string, q *discover.Query) (string, []any) {
-	if q == nil {
-		return "", nil
-	}
-	var conds []string
-	var args []any
-	if q.Prefix != "" {
-		conds = append(conds, "substr(CAST("+col+" AS BLOB), 1, ?) = CAST(? AS BLOB)")
-		args = append(args, len(q.Prefix), q.Prefix)
-	}
-	if len(q.IDs) > 0 {
-		conds = append(conds, col+" IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
-		for _, id := range q.IDs {
-			args = append(args, id)
-		}
-	}
-	if len(conds) == 0 {
-		return " WHERE 0", nil
-	}
-	return " WHERE " + strings.Join(conds, " OR "), args
 }
