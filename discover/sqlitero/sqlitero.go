@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite"
+	_ "modernc.org/sqlite" // pure-Go SQLite: static, cross-compilable binary
 
-	"github.com/agentctl/agentctl/discover" // pure-Go SQLite: static, cross-compilable binary
+	"github.com/agentctl/agentctl/discover"
 )
 
 // dbState is what a lock-free read depends on: the database file and whether its
