@@ -43,11 +43,7 @@ Examples:
 			if c.Bool("raw") && c.Bool("json") {
 				return usageErrorf("--raw and --json exclude each other")
 			}
-			e, err := setup(c, s)
-			if err != nil {
-				return err
-			}
-			sess, env, err := e.resolve(c.Context, c.Args().First())
+			e, sess, env, err := setupSession(c, s)
 			if err != nil {
 				return err
 			}

@@ -39,11 +39,7 @@ Examples:
 			if err := needArgs(c, 1, "one session ID"); err != nil {
 				return err
 			}
-			e, err := setup(c, s)
-			if err != nil {
-				return err
-			}
-			sess, env, err := e.resolve(c.Context, c.Args().First())
+			e, sess, env, err := setupSession(c, s)
 			if err != nil {
 				return err
 			}

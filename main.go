@@ -409,6 +409,17 @@ func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *di
 	return sess, env, resolveErr(err)
 }
 
+// setupSession is setup plus resolving the command's one ID argument, for the
+// commands that act on a single session.
+func setupSession(c *cli.Context, s *streams) (*cmdEnv, discover.Session, *discover.Env, error) {
+	e, err := setup(c, s)
+	if err != nil {
+		return nil, discover.Session{}, nil, err
+	}
+	sess, env, err := e.resolve(c.Context, c.Args().First())
+	return e, sess, env, err
+}
+
 func resolveErr(err error) error {
 	var nf *discover.NotFoundError
 	var am *discover.AmbiguousError
