@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // cli runs the real agentctl (the copy of this test binary that TestMain puts on

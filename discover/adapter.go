@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Adapter is the one shape every agent's read side has.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 type fakeAdapter struct {

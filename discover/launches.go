@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // SubAdapters names the session adapters one adapter reports besides its own name:

@@ -25,10 +25,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // The launch lifecycle (product.md §4.3–4.4) against every real agent with a

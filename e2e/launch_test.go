@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // launcher is agentctl set up to launch the real Claude Code against the stub:

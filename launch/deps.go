@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Deps is everything the write side touches outside its own memory: the state

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // FinaliseDead with a fake process table: it leaves alone what has a live owner

@@ -6,9 +6,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // StopTarget is a verified agent process: a PID only ever comes with its exact

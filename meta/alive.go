@@ -4,7 +4,7 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // ProcessAlive is the real owner check: pid is alive now with exactly this start

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/e2e/synth"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // BenchmarkDiscover lists ~2,000 synthetic sessions (10 KB–200 KB) with a warm

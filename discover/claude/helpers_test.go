@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Fixture clock: the recordings are from 2026-11-20 around 21:42–21:49 UTC.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // regEntry is <root>/sessions/<pid>.json: Claude's own record of a live process

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Thread ids of the recorded fixture home (testdata/home/.codex, from

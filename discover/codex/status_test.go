@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // procs is a process table holding the given PIDs as native codex processes.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Fixture locations (copied from /work/shared/fixtures: home/.local/share/opencode

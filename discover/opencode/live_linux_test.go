@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // helperEnv makes the test binary, started under the name "opencode", sleep: a

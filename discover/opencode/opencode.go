@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Name is the adapter name.

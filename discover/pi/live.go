@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Attribution windows (pi.md §4.1): a new session's header is written 0.1–4 s after

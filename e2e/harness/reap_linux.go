@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agentctl/agentctl/discover/proc"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // A test binary killed midway (Ctrl-C, a CI timeout, SIGKILL) runs no t.Cleanup.
