@@ -9,6 +9,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 func stopCommand(s *streams) *cli.Command {
@@ -145,7 +146,7 @@ func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discove
 func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
 	if sess.LaunchID != "" {
 		if r := findLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
-			if alive, _, _ := discover.LaunchAlive(env.Procs, *r); alive {
+			if proc.Check(env.Procs, r.Agent()).Alive {
 				return launch.StopTarget{SessionID: sess.ID, PID: r.PID, Start: r.StartTicks, BootID: r.BootID, PGID: r.PGID, Group: true, LaunchID: r.ID}, nil
 			}
 		}

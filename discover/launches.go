@@ -1,7 +1,6 @@
 package discover
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/agentctl/agentctl/meta"
@@ -11,29 +10,6 @@ import (
 // SubAdapters names the session adapters one adapter reports besides its own name:
 // pi-rust sessions live in pi's directory tree and come from the pi adapter.
 var SubAdapters = map[string][]string{"pi": {"pi-rust"}}
-
-// LaunchAlive verifies a launch record's agent process: the PID must be alive with
-// exactly the recorded start time, on the same boot. ok is false when the process
-// table is unavailable (the caller says unknown, not dead).
-func LaunchAlive(t proc.Table, l meta.Launch) (alive bool, ok bool, detail string) {
-	if !t.Available() {
-		return false, false, "no process table"
-	}
-	if l.PID <= 0 {
-		return false, true, "no agent pid recorded"
-	}
-	if l.BootID != "" && t.BootID() != "" && l.BootID != t.BootID() {
-		return false, true, fmt.Sprintf("launch record pid %d is from another boot", l.PID)
-	}
-	p, found := t.Get(l.PID)
-	if !found {
-		return false, true, fmt.Sprintf("launch record pid %d is gone", l.PID)
-	}
-	if p.StartTicks != l.StartTicks {
-		return false, true, fmt.Sprintf("pid %d was recycled (start %d, recorded %d)", l.PID, p.StartTicks, l.StartTicks)
-	}
-	return true, true, fmt.Sprintf("launch record pid %d start_ticks=%d matches", l.PID, l.StartTicks)
-}
 
 // LaunchSessionID is the session id a record refers to now.
 func LaunchSessionID(l meta.Launch) string {
@@ -100,7 +76,11 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 		if !want[l.Adapter] || sid == "" {
 			continue
 		}
-		alive, known, detail := LaunchAlive(env.Procs, l)
+		v := proc.Check(env.Procs, l.Agent())
+		alive, known, detail := v.Alive, v.Known, v.Detail
+		if known && l.PID > 0 {
+			detail = "launch record " + detail
+		}
 		r, ok := idx[l.Adapter+"\x00"+sid]
 		if !ok {
 			if !up[l.Adapter] {

@@ -24,10 +24,9 @@ type Deps struct {
 	// retries: 1 s, 2 s, 4 s).
 	WebhookBackoff []time.Duration
 	HookTimeout    time.Duration
-	// Lookup reads one process now (never a snapshot): stop re-verifies a PID with
-	// it immediately before every signal.
-	Lookup   func(pid int) (proc.Process, error)
-	BootID   func() string
+	// Procs is the machine now (never a snapshot): stop re-verifies a PID with it
+	// immediately before every signal.
+	Procs    proc.Source
 	Snapshot func() proc.Table
 	Kill     func(pid int, sig syscall.Signal) error
 	Sleep    func(ctx context.Context, d time.Duration) error
@@ -43,8 +42,7 @@ func DefaultDeps(store *meta.Store, cfg *meta.Config) *Deps {
 		HTTP:           &http.Client{Timeout: 10 * time.Second},
 		WebhookBackoff: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second},
 		HookTimeout:    300 * time.Second,
-		Lookup:         proc.Lookup,
-		BootID:         proc.CurrentBootID,
+		Procs:          proc.Live(),
 		Snapshot:       proc.Snapshot,
 		Kill:           syscall.Kill,
 		Sleep:          sleepCtx,
@@ -71,27 +69,17 @@ func (d *Deps) warn(format string, args ...any) {
 	}
 }
 
-// verify reports whether pid is alive now with exactly this start time (and boot).
+// verify reports whether pid is alive now with exactly this start time (and
+// boot): proc.Check's Verified, because only a verified process may be signalled.
 func (d *Deps) verify(pid int, start uint64, boot string) (proc.Process, bool) {
-	if pid <= 0 {
-		return proc.Process{}, false
-	}
-	if boot != "" && d.BootID != nil {
-		if cur := d.BootID(); cur != "" && cur != boot {
-			return proc.Process{}, false
-		}
-	}
-	p, err := d.Lookup(pid)
-	if err != nil || p.StartTicks != start {
-		return proc.Process{}, false
-	}
-	return p, true
+	v := proc.Check(d.Procs, proc.ID{PID: pid, StartTicks: start, BootID: boot})
+	return v.Process, v.Verified
 }
 
 // self returns this process's PID and start time.
 func (d *Deps) self() (int, uint64) {
 	pid := os.Getpid()
-	if p, err := d.Lookup(pid); err == nil {
+	if p, err := d.Procs.Find(pid); err == nil {
 		return pid, p.StartTicks
 	}
 	return pid, 0

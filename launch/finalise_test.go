@@ -15,13 +15,8 @@ import (
 func TestFinaliseDeadOwnership(t *testing.T) {
 	d := testDeps(t)
 	alive := map[int]uint64{10: 100, 20: 200}
-	d.Store.Alive = func(pid int, start uint64, _ string) bool { s, ok := alive[pid]; return ok && s == start }
-	d.Lookup = func(pid int) (proc.Process, error) {
-		if s, ok := alive[pid]; ok {
-			return proc.Process{PID: pid, StartTicks: s}, nil
-		}
-		return proc.Process{}, proc.ErrGone
-	}
+	d.Store.Procs = proc.Starts(alive)
+	d.Procs = proc.Starts(alive)
 	now := time.Now().UTC()
 	recs := []meta.Launch{
 		{ID: "agent-alive", Adapter: "claude-code", PID: 10, StartTicks: 100, LaunchedAt: now},

@@ -139,12 +139,9 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 		_ = cmd.Wait()
 		exited <- exitCodeOf(cmd.ProcessState)
 	}()
-	boot := ""
-	if d.BootID != nil {
-		boot = d.BootID()
-	}
+	boot := d.Procs.BootID()
 	var ticks uint64
-	if p, err := d.Lookup(pid); err == nil {
+	if p, err := d.Procs.Find(pid); err == nil {
 		ticks = p.StartTicks
 	}
 	d.setField(launchID, func(r *meta.Launch) {

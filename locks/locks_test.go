@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -25,12 +26,17 @@ type procs struct {
 	alive map[int]uint64
 }
 
-func (p *procs) check(pid int, start uint64, _ string) bool {
+func (p *procs) Find(pid int) (proc.Process, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s, ok := p.alive[pid]
-	return ok && s == start
+	if s, ok := p.alive[pid]; ok {
+		return proc.Process{PID: pid, StartTicks: s}, nil
+	}
+	return proc.Process{}, proc.ErrGone
 }
+
+func (p *procs) BootID() string  { return "" }
+func (p *procs) Available() bool { return true }
 
 func (p *procs) kill(pid int) { p.mu.Lock(); delete(p.alive, pid); p.mu.Unlock() }
 
@@ -40,7 +46,7 @@ func newStore(t *testing.T) (*meta.Store, *procs, *time.Time) {
 	p := &procs{alive: map[int]uint64{10: 1000, 11: 1100}}
 	now := t0
 	s.Now = func() time.Time { return now }
-	s.Alive = p.check
+	s.Procs = p
 	return s, p, &now
 }
 

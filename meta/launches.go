@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentctl/agentctl/proc"
 )
 
 // LaunchesFile is the launch-records file in the state dir.
@@ -83,6 +85,11 @@ type Launch struct {
 	StopRequested *time.Time `json:"stop_requested,omitempty"`
 	FinalisedAt   *time.Time `json:"finalised_at,omitempty"`
 	NotifiedAt    *time.Time `json:"notified_at,omitempty"`
+}
+
+// Agent identifies the launched agent's process, for proc.Check.
+func (l Launch) Agent() proc.ID {
+	return proc.ID{PID: l.PID, StartTicks: l.StartTicks, BootID: l.BootID}
 }
 
 // ReadLaunches returns the launch records without taking the lock (read-only use by

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -25,7 +26,7 @@ func TestLaunchEviction(t *testing.T) {
 	now := t0
 	s.Now = func() time.Time { return now }
 	alive := map[int]uint64{100: 7} // pid 100 is alive with start 7
-	s.Alive = func(pid int, start uint64, boot string) bool { st, ok := alive[pid]; return ok && st == start }
+	s.Procs = proc.Starts(alive)
 	logDir := filepath.Join(s.Dir, "logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestOutboxExpiry(t *testing.T) {
 	s := newStore(t)
 	now := t0
 	s.Now = func() time.Time { return now }
-	s.Alive = func(int, uint64, string) bool { return false }
+	s.Procs = proc.Starts{}
 	var warned []string
 	s.Warn = func(f string, a ...any) { warned = append(warned, f) }
 	add := func(id string, created time.Time) {

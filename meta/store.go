@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentctl/agentctl/proc"
 	"github.com/gofrs/flock"
 )
 
@@ -25,11 +26,10 @@ type Store struct {
 	Dir  string
 	Now  func() time.Time
 	Warn func(format string, args ...any) // corrupt files and other non-fatal problems
-	// Alive reports whether pid is alive with exactly this start time (and, when
-	// bootID is set, on this boot). It decides which records still have an owner:
-	// launch records are never evicted, and auto-locks never dropped, while it says
-	// yes. NewStore wires the real process table; tests inject a fake.
-	Alive func(pid int, start uint64, bootID string) bool
+	// Procs decides which records still have an owner, by proc.Check: launch
+	// records are never evicted, and auto-locks never dropped, while their owner
+	// is alive. nil is the machine now (proc.Live); tests inject a fake.
+	Procs proc.Source
 	// LaunchTTL is how long a launch record is kept after its session ended
 	// (config launch_ttl); 0 means DefaultLaunchTTL.
 	LaunchTTL time.Duration
@@ -41,17 +41,15 @@ type Store struct {
 // NewStore returns a store rooted at dir, with the real clock, the real process
 // table and warnings dropped.
 func NewStore(dir string) *Store {
-	return &Store{Dir: dir, Now: time.Now, Warn: func(string, ...any) {}, Alive: ProcessAlive}
+	return &Store{Dir: dir, Now: time.Now, Warn: func(string, ...any) {}}
 }
 
 func (s *Store) alive(pid int, start uint64, bootID string) bool {
-	if pid <= 0 {
-		return false
+	src := s.Procs
+	if src == nil {
+		src = proc.Live()
 	}
-	if s.Alive == nil {
-		return ProcessAlive(pid, start, bootID)
-	}
-	return s.Alive(pid, start, bootID)
+	return proc.Check(src, proc.ID{PID: pid, StartTicks: start, BootID: bootID}).Alive
 }
 
 func (s *Store) now() time.Time {

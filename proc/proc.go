@@ -21,8 +21,10 @@ type Process struct {
 	StartTicks uint64 // Linux: field 22 of /proc/<pid>/stat; macOS: start time in µs
 }
 
-// Table is a snapshot of the processes alive when it was taken.
+// Table is a snapshot of the processes alive when it was taken. As a Source, it
+// answers from the snapshot.
 type Table interface {
+	Source
 	// Get returns the process with this PID, if it was alive at snapshot time.
 	Get(pid int) (Process, bool)
 	// All returns every process, ordered by PID.
@@ -37,17 +39,9 @@ type Table interface {
 	// field 22 / CLK_TCK, so up to 1 s early, never late). Use StartTicks to
 	// identify a process; this is for comparing with times agents record.
 	StartTime(pid int) (time.Time, bool)
-	// BootID identifies this boot; "" when the platform has none.
-	BootID() string
-	// Available is false when there is no process information at all (no /proc):
-	// evidence that depends on it becomes unknown, never a guess.
-	Available() bool
-}
-
-// Alive reports whether pid is alive with exactly this start time.
-func Alive(t Table, pid int, startTicks uint64) bool {
-	p, ok := t.Get(pid)
-	return ok && p.StartTicks == startTicks
+	// BootID (from Source) identifies this boot; "" when the platform has none.
+	// Available (from Source) is false when there is no process information at
+	// all (no /proc): evidence that depends on it becomes unknown, never a guess.
 }
 
 // Children returns the PIDs of every descendant of pid (depth first).
@@ -90,6 +84,14 @@ func (f *Fake) Get(pid int) (Process, bool) {
 		}
 	}
 	return Process{}, false
+}
+
+// Find answers from the fake table only: a test never probes the real machine.
+func (f *Fake) Find(pid int) (Process, error) {
+	if p, ok := f.Get(pid); ok {
+		return p, nil
+	}
+	return Process{}, ErrGone
 }
 
 func (f *Fake) All() []Process {

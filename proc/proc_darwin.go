@@ -61,6 +61,15 @@ func (t *darwinTable) Get(pid int) (Process, bool) {
 	}
 	return t.procs[i], true
 }
+// Find answers from the snapshot; a PID not in it may still be a process this
+// user may not see (hidepid), which counts as alive.
+func (t *darwinTable) Find(pid int) (Process, error) {
+	if p, ok := t.Get(pid); ok {
+		return p, nil
+	}
+	return Process{}, probe(pid)
+}
+
 func (t *darwinTable) All() []Process  { return t.procs }
 func (t *darwinTable) BootID() string  { return "" }
 func (t *darwinTable) Available() bool { return len(t.procs) > 0 }

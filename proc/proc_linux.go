@@ -141,6 +141,15 @@ func (t *linuxTable) Get(pid int) (Process, bool) {
 	return t.procs[i], true
 }
 
+// Find answers from the snapshot; a PID not in it may still be a process this
+// user may not see (hidepid), which counts as alive.
+func (t *linuxTable) Find(pid int) (Process, error) {
+	if p, ok := t.Get(pid); ok {
+		return p, nil
+	}
+	return Process{}, probe(pid)
+}
+
 func (t *linuxTable) All() []Process  { return t.procs }
 func (t *linuxTable) BootID() string  { return t.boot }
 func (t *linuxTable) Available() bool { return t.avail }

@@ -33,8 +33,11 @@ func TestSnapshotSeesSelf(t *testing.T) {
 	if err != nil || fresh.StartTicks != me.StartTicks {
 		t.Errorf("Lookup = %+v, %v", fresh, err)
 	}
-	if !Alive(tab, os.Getpid(), me.StartTicks) || Alive(tab, os.Getpid(), me.StartTicks+1) {
-		t.Error("Alive does not check the start time")
+	if !Check(tab, ID{PID: os.Getpid(), StartTicks: me.StartTicks}).Verified || Check(tab, ID{PID: os.Getpid(), StartTicks: me.StartTicks + 1}).Alive {
+		t.Error("Check does not check the start time")
+	}
+	if v := Check(Live(), ID{PID: os.Getpid(), StartTicks: me.StartTicks, BootID: tab.BootID()}); !v.Verified {
+		t.Errorf("Live check of this process: %+v", v)
 	}
 	argv, err := tab.Argv(os.Getpid())
 	if err != nil || len(argv) == 0 {

@@ -149,7 +149,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		if discover.LaunchSessionID(l) == "" {
 			continue
 		}
-		if alive, _, _ := discover.LaunchAlive(env.Procs, l); alive {
+		if proc.Check(env.Procs, l.Agent()).Alive {
 			skip[l.PID] = true
 		}
 	}

@@ -88,7 +88,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		if env.Procs == nil {
 			continue
 		}
-		if alive, _, _ := discover.LaunchAlive(env.Procs, l); alive {
+		if proc.Check(env.Procs, l.Agent()).Alive {
 			launchPIDs[l.PID] = true
 			launchLive[discover.LaunchSessionID(l)] = true
 		}
