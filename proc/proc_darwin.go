@@ -61,6 +61,7 @@ func (t *darwinTable) Get(pid int) (Process, bool) {
 	}
 	return t.procs[i], true
 }
+
 // Find answers from the snapshot; a PID not in it may still be a process this
 // user may not see (hidepid), which counts as alive.
 func (t *darwinTable) Find(pid int) (Process, error) {
