@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctl/agentctl/gateway"
 	"github.com/google/go-cmp/cmp"
 	_ "modernc.org/sqlite"
-
-	"github.com/agentctl/agentctl/discover/openclaw"
 )
 
 func ls(s ...string) [][]byte {
@@ -459,7 +458,7 @@ func TestEnsureDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(path)
-	if err != nil || st.Mode().Perm() != 0o600 || filepath.Base(path) != openclaw.DeviceFile {
+	if err != nil || st.Mode().Perm() != 0o600 || filepath.Base(path) != gateway.DeviceFile {
 		t.Fatalf("device file %s: %v %v", path, st.Mode(), err)
 	}
 	before, _ := os.ReadFile(path)

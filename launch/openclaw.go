@@ -13,12 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/openclaw"
+	"github.com/agentctl/agentctl/gateway"
 	"github.com/agentctl/agentctl/meta"
 )
 
-// OpenClaw launches turns on an OpenClaw gateway (agents/openclaw.md §6): there
+// OpenClaw launches turns on an OpenClaw gateway (agents/gateway.md §6): there
 // is no local process. The supervisor pre-assigns the session key
 // agent:main:<launch-id>, sends `sessions.create {key, message, idempotencyKey}`
 // (`sessions.send` to resume) over the gateway's WebSocket with agentctl's own
@@ -101,8 +100,8 @@ func (OpenClaw) Classify(_ [][]byte, exitCode int, stopRequested bool) Outcome {
 // ensureDevice returns agentctl's OpenClaw device identity, creating it (0600,
 // never regenerated) on first use. Two launches racing both end up with the
 // file that was linked into place first.
-func ensureDevice(stateDir string) (openclaw.Device, string, error) {
-	d, path, ok, err := openclaw.LoadDevice(stateDir)
+func ensureDevice(stateDir string) (gateway.Device, string, error) {
+	d, path, ok, err := gateway.LoadDevice(stateDir)
 	if err != nil || ok {
 		return d, path, err
 	}
@@ -110,7 +109,7 @@ func ensureDevice(stateDir string) (openclaw.Device, string, error) {
 	if err != nil {
 		return d, path, err
 	}
-	b, err := openclaw.EncodeDevice(openclaw.NewDevice(key))
+	b, err := gateway.EncodeDevice(gateway.NewDevice(key))
 	if err != nil {
 		return d, path, err
 	}
@@ -135,7 +134,7 @@ func ensureDevice(stateDir string) (openclaw.Device, string, error) {
 	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return d, path, fmt.Errorf("create %s: %w", path, err)
 	}
-	d, path, ok, err = openclaw.LoadDevice(stateDir)
+	d, path, ok, err = gateway.LoadDevice(stateDir)
 	if err == nil && !ok {
 		err = fmt.Errorf("%s vanished after it was created", path)
 	}
@@ -144,26 +143,30 @@ func ensureDevice(stateDir string) (openclaw.Device, string, error) {
 
 // gatewayEnv resolves the gateway the way discovery does, from the given
 // environment (the launch's, for a supervisor).
-func (d *Deps) gatewayEnv(environ []string, home string) *discover.Env {
+func (d *Deps) gatewayEnv(environ []string, home string) gateway.Settings {
 	if home == "" {
 		home, _ = lookupEnv(environ, "HOME")
 	}
-	e := &discover.Env{Home: home, Config: d.Config, StateDir: d.Store.Dir, Now: time.Now,
-		Getenv: func(k string) string { v, _ := lookupEnv(environ, k); return v }}
-	return e.WithWarn(func(m string) { d.warn("openclaw: %s", m) })
+	return gateway.Settings{Home: home, Config: d.Config,
+		Getenv: func(k string) string { v, _ := lookupEnv(environ, k); return v },
+		Warn:   func(m string) { d.warn("openclaw: %s", m) }}
 }
 
 // dialGateway connects with agentctl's device identity and the given scopes.
-func (d *Deps) dialGateway(ctx context.Context, env *discover.Env, scopes, methods []string) (*openclaw.Conn, openclaw.Device, error) {
+func (d *Deps) dialGateway(ctx context.Context, env gateway.Settings, scopes, methods []string) (*gateway.Conn, gateway.Device, error) {
 	dev, path, err := ensureDevice(d.Store.Dir)
 	if err != nil {
 		return nil, dev, fmt.Errorf("openclaw device identity: %w", err)
 	}
-	c, err := openclaw.Dial(ctx, openclaw.DialOptions{Env: env, Scopes: scopes, Methods: methods, Device: &dev, DevicePath: path})
+	ep, err := gateway.Resolve(env, gateway.DefaultURL)
+	if err != nil {
+		return nil, dev, err
+	}
+	c, err := gateway.Dial(ctx, gateway.DialOptions{Endpoint: ep, Scopes: scopes, Methods: methods, Device: &dev, DevicePath: path})
 	return c, dev, err
 }
 
-// Wire shapes (openclaw.md §6). Param schemas are closed: only documented keys.
+// Wire shapes (gateway.md §6). Param schemas are closed: only documented keys.
 type ocCreateParams struct {
 	Key            string `json:"key"`
 	Message        string `json:"message"`
@@ -213,7 +216,7 @@ func (r ocRow) active() bool {
 
 // gatewayRow reads the row of exactly key (search also matches titles, labels
 // and id prefixes). found is false when the gateway has no such session.
-func gatewayRow(ctx context.Context, c *openclaw.Conn, key string) (ocRow, bool, error) {
+func gatewayRow(ctx context.Context, c *gateway.Conn, key string) (ocRow, bool, error) {
 	var res struct {
 		Sessions []ocRow `json:"sessions"`
 	}
@@ -276,7 +279,7 @@ func (d *Deps) superviseGateway(ctx context.Context, _ gatewayDriver, rec *meta.
 	if rec.Kind == KindResume {
 		method = "sessions.send"
 	}
-	conn, dev, err := d.dialGateway(cctx, env, []string{openclaw.ScopeRead, openclaw.ScopeWrite}, []string{method, "sessions.list", "agent.wait"})
+	conn, dev, err := d.dialGateway(cctx, env, []string{gateway.ScopeRead, gateway.ScopeWrite}, []string{method, "sessions.list", "agent.wait"})
 	if err != nil {
 		return fail(Outcome{Class: gatewayClass(err), Message: err.Error()})
 	}
@@ -342,16 +345,16 @@ func (d *Deps) superviseGateway(ctx context.Context, _ gatewayDriver, rec *meta.
 // went away before it gives up (the record then waits for lazy finalisation).
 const gatewayGiveUp = 10 * time.Minute
 
-// waitGatewayRun blocks until run has ended (openclaw.md §6.4): agent.wait with
+// waitGatewayRun blocks until run has ended (gateway.md §6.4): agent.wait with
 // timeoutMs ≤ 30 s in a loop — it answers "timeout" also for an unknown run id —
 // and the session row checked between calls. A lost connection is redialled.
-func (d *Deps) waitGatewayRun(ctx context.Context, env *discover.Env, conn *openclaw.Conn, launchID, key, runID string) (int, Outcome, error) {
+func (d *Deps) waitGatewayRun(ctx context.Context, env gateway.Settings, conn *gateway.Conn, launchID, key, runID string) (int, Outcome, error) {
 	var down time.Time
 	backoff := 500 * time.Millisecond
 	for {
 		if conn == nil {
 			dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			c, _, err := d.dialGateway(dctx, env, []string{openclaw.ScopeRead, openclaw.ScopeWrite}, []string{"sessions.list", "agent.wait"})
+			c, _, err := d.dialGateway(dctx, env, []string{gateway.ScopeRead, gateway.ScopeWrite}, []string{"sessions.list", "agent.wait"})
 			cancel()
 			if err != nil {
 				if down.IsZero() {
@@ -410,16 +413,16 @@ func (d *Deps) waitGatewayRun(ctx context.Context, env *discover.Env, conn *open
 
 // gatewayClass names a gateway failure for the launch record.
 func gatewayClass(err error) string {
-	var ge *openclaw.Error
+	var ge *gateway.Error
 	if !errors.As(err, &ge) {
 		return "error"
 	}
 	switch ge.Kind {
-	case openclaw.KindUnreachable, openclaw.KindNotGateway, openclaw.KindTimeout, openclaw.KindClosed, openclaw.KindStarting:
+	case gateway.KindUnreachable, gateway.KindNotGateway, gateway.KindTimeout, gateway.KindClosed, gateway.KindStarting:
 		return "unreachable"
-	case openclaw.KindAuth, openclaw.KindNoToken, openclaw.KindPairing, openclaw.KindDevice, openclaw.KindScope:
+	case gateway.KindAuth, gateway.KindNoToken, gateway.KindPairing, gateway.KindDevice, gateway.KindScope:
 		return "auth"
-	case openclaw.KindProtocol:
+	case gateway.KindProtocol:
 		return "protocol"
 	}
 	return "error"
@@ -434,7 +437,7 @@ func (d *Deps) gatewayEnded(ctx context.Context, r *meta.Launch) (code int, o Ou
 	}
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	conn, _, err := d.dialGateway(cctx, d.gatewayEnv(d.Environ, ""), []string{openclaw.ScopeRead}, []string{"sessions.list"})
+	conn, _, err := d.dialGateway(cctx, d.gatewayEnv(d.Environ, ""), []string{gateway.ScopeRead}, []string{"sessions.list"})
 	if err != nil {
 		d.warn("openclaw: cannot finalise %s now: %v", r.ID, err)
 		return 0, Outcome{}, false
@@ -476,7 +479,7 @@ type GatewayStopResult struct {
 	Elapsed      time.Duration
 }
 
-// StopGateway aborts a gateway run (openclaw.md §6.3) with `sessions.abort`
+// StopGateway aborts a gateway run (gateway.md §6.3) with `sessions.abort`
 // and confirms by polling the row until it is no longer running (≤ 5 s). Runs
 // agentctl started are aborted with write scope and agentctl's device identity
 // (the gateway binds run ownership to it); force adds operator.admin, which any
@@ -484,9 +487,9 @@ type GatewayStopResult struct {
 func (d *Deps) StopGateway(ctx context.Context, t GatewayStopTarget, force bool) (GatewayStopResult, error) {
 	var res GatewayStopResult
 	begin := time.Now()
-	scopes := []string{openclaw.ScopeRead, openclaw.ScopeWrite}
+	scopes := []string{gateway.ScopeRead, gateway.ScopeWrite}
 	if force {
-		scopes = append(scopes, openclaw.ScopeAdmin)
+		scopes = append(scopes, gateway.ScopeAdmin)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()

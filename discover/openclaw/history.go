@@ -19,10 +19,10 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	}
 	h, err := c.history(ctx, env, s.ID, n)
 	if err != nil {
-		c.abort()
+		c.Abort()
 		return nil, err
 	}
-	c.close(ctx)
+	c.Close(ctx)
 	if h.truncated {
 		env.Warnf("%s: history longer than %d messages; showing the newest", s.ID, maxPages*pageLimit)
 	}
@@ -59,7 +59,7 @@ type history struct {
 // everything). Pages count from the newest message: offset k skips the k newest.
 // Tool results do not count as items (they attach to their assistant message),
 // so a page may not be enough for n items.
-func (c *client) history(ctx context.Context, env *discover.Env, key string, n int) (history, error) {
+func (c conn) history(ctx context.Context, env *discover.Env, key string, n int) (history, error) {
 	var h history
 	var pages [][]json.RawMessage
 	items, offset := 0, 0
@@ -73,7 +73,7 @@ func (c *client) history(ctx context.Context, env *discover.Env, key string, n i
 			limit = n // the common `peek -n 20`: one small page
 		}
 		var res historyResult
-		if err := c.call(ctx, "chat.history", historyParams{SessionKey: key, Limit: limit, Offset: offset}, &res); err != nil {
+		if err := c.Call(ctx, "chat.history", historyParams{SessionKey: key, Limit: limit, Offset: offset}, &res); err != nil {
 			return h, err
 		}
 		pages = append(pages, res.Messages)
@@ -93,7 +93,7 @@ func (c *client) history(ctx context.Context, env *discover.Env, key string, n i
 			next = *res.NextOffset
 		}
 		if next <= offset {
-			env.Warnf("gateway %s: chat.history said hasMore without a usable nextOffset; showing what arrived", c.ep.url)
+			env.Warnf("gateway %s: chat.history said hasMore without a usable nextOffset; showing what arrived", c.URL())
 			break
 		}
 		offset = next

@@ -11,11 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/gateway"
 )
 
 // Name is the adapter name.
@@ -35,42 +35,43 @@ type Adapter struct {
 }
 
 // New returns the OpenClaw adapter.
-func New() *Adapter { return &Adapter{Version: buildVersion(), defaultURL: DefaultURL} }
-
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+func New() *Adapter {
+	return &Adapter{Version: gateway.ClientVersion(), defaultURL: gateway.DefaultURL}
 }
 
 func (a *Adapter) Name() string { return Name }
 
 // dial resolves the endpoint and the device identity and connects. quiet is true
 // when the gateway is not configured and nothing listens: not an error at all.
-func (a *Adapter) dial(ctx context.Context, env *discover.Env, methods ...string) (c *client, quiet bool, err error) {
-	var budget time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl)
-	}
-	ep, err := resolveEndpoint(env, a.defaultURL)
+func (a *Adapter) dial(ctx context.Context, env *discover.Env, methods ...string) (c conn, quiet bool, err error) {
+	ep, err := gateway.Resolve(settings(env), a.defaultURL)
 	if err != nil {
-		return nil, false, err
+		return c, false, err
 	}
-	o := connectOpts{ep: ep, version: a.Version, scopes: []string{scopeRead}, methods: methods, budget: budget}
-	d, path, ok, derr := readDevice(env.StateDir)
-	o.devPath = path
+	o := gateway.DialOptions{Endpoint: ep, Version: a.Version, Scopes: []string{gateway.ScopeRead}, Methods: methods}
+	d, path, ok, derr := gateway.LoadDevice(env.StateDir)
+	o.DevicePath = path
 	if derr != nil {
 		env.Warnf("%v; connecting with the token only", derr)
 	} else if ok {
-		o.device = &d
+		o.Device = &d
 	}
-	c, err = connect(ctx, o)
-	var ge *Error
-	if err != nil && !ep.configured && errors.As(err, &ge) && ge.Kind == KindUnreachable {
-		return nil, true, err
+	gc, err := gateway.Dial(ctx, o)
+	var ge *gateway.Error
+	if err != nil && !ep.Configured() && errors.As(err, &ge) && ge.Kind == gateway.KindUnreachable {
+		return c, true, err
 	}
-	return c, false, err
+	return conn{gc}, false, err
+}
+
+// conn is one gateway connection with the adapter's paging on top.
+type conn struct{ *gateway.Conn }
+
+// settings resolves the gateway from a command's environment and agentctl's
+// config, exactly as the write side does from a launch's.
+func settings(env *discover.Env) gateway.Settings {
+	return gateway.Settings{Getenv: env.LookupEnv, Home: env.Home, Config: env.Config,
+		Warn: func(m string) { env.Warnf("%s", m) }}
 }
 
 // Discover lists every session the gateway has (all pages).
@@ -84,17 +85,17 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	}
 	rows, defaults, err := c.listAll(ctx, env, "")
 	if err != nil && len(rows) == 0 {
-		c.abort()
+		c.Abort()
 		return nil, err
 	}
 	if err != nil {
 		// Partial results, loudly: keep the pages that arrived.
 		env.Warnf("%v; showing the %d sessions read before that", err, len(rows))
-		c.abort()
+		c.Abort()
 	} else {
-		c.close(ctx)
+		c.Close(ctx)
 	}
-	gw := gateway{url: c.ep.url, version: c.hello.Server.Version}
+	gw := gwInfo{url: c.URL(), version: c.ServerVersion()}
 	out := make([]discover.Session, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, toSession(r, defaults, gw))
@@ -114,9 +115,9 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 	ok := false
 	defer func() {
 		if ok {
-			c.close(ctx)
+			c.Close(ctx)
 		} else {
-			c.abort()
+			c.Abort()
 		}
 	}()
 	// sessions.describe lacks hasActiveRun; a search of the list has it. search
@@ -125,7 +126,7 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 	if err != nil {
 		return s, err
 	}
-	gw := gateway{url: c.ep.url, version: c.hello.Server.Version}
+	gw := gwInfo{url: c.URL(), version: c.ServerVersion()}
 	found := false
 	for _, r := range rows {
 		if r.Key == s.ID {
@@ -136,7 +137,7 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 		}
 	}
 	if !found {
-		return s, fmt.Errorf("gateway %s has no session %s", c.ep.url, s.ID)
+		return s, fmt.Errorf("gateway %s has no session %s", c.URL(), s.ID)
 	}
 	hist, err := c.history(ctx, env, s.ID, 0)
 	if err != nil {
@@ -211,18 +212,18 @@ type listDefaults struct {
 
 // listAll pages through sessions.list. On an error after the first page it
 // returns the rows so far with the error.
-func (c *client) listAll(ctx context.Context, env *discover.Env, search string) ([]row, listDefaults, error) {
+func (c conn) listAll(ctx context.Context, env *discover.Env, search string) ([]row, listDefaults, error) {
 	var rows []row
 	var defaults listDefaults
 	seen := map[string]bool{}
 	offset := 0
 	for page := 0; ; page++ {
 		if page == maxPages {
-			env.Warnf("gateway %s: stopped after %d pages of sessions.list (%d sessions); the rest are missing from this output", c.ep.url, maxPages, len(rows))
+			env.Warnf("gateway %s: stopped after %d pages of sessions.list (%d sessions); the rest are missing from this output", c.URL(), maxPages, len(rows))
 			break
 		}
 		var res listResult
-		if err := c.call(ctx, "sessions.list", listParams{Limit: pageLimit, Offset: offset, Search: search, IncludeLastMessage: true}, &res); err != nil {
+		if err := c.Call(ctx, "sessions.list", listParams{Limit: pageLimit, Offset: offset, Search: search, IncludeLastMessage: true}, &res); err != nil {
 			return rows, defaults, err
 		}
 		if page == 0 {
@@ -231,7 +232,7 @@ func (c *client) listAll(ctx context.Context, env *discover.Env, search string) 
 		for _, raw := range res.Sessions {
 			var r row
 			if err := json.Unmarshal(raw, &r); err != nil || r.Key == "" {
-				env.Warnf("gateway %s: skipped a sessions.list row that does not parse", c.ep.url)
+				env.Warnf("gateway %s: skipped a sessions.list row that does not parse", c.URL())
 				continue
 			}
 			// Offset paging over a list sorted by update time can repeat a
@@ -246,7 +247,7 @@ func (c *client) listAll(ctx context.Context, env *discover.Env, search string) 
 			break
 		}
 		if res.NextOffset == nil || *res.NextOffset <= offset {
-			env.Warnf("gateway %s: sessions.list said hasMore without a usable nextOffset after %d sessions; the rest are missing from this output", c.ep.url, len(rows))
+			env.Warnf("gateway %s: sessions.list said hasMore without a usable nextOffset after %d sessions; the rest are missing from this output", c.URL(), len(rows))
 			break
 		}
 		offset = *res.NextOffset
@@ -288,7 +289,7 @@ type row struct {
 	} `json:"worktree"`
 }
 
-type gateway struct{ url, version string }
+type gwInfo struct{ url, version string }
 
 // rowStatus maps a row to a status and its detail (openclaw.md §4). It never
 // looks at update times: a session is running exactly when the gateway says a
@@ -336,7 +337,7 @@ func rowStatus(r row) (status, detail string) {
 	return discover.StatusStopped, "last run " + r.Status
 }
 
-func toSession(r row, d listDefaults, gw gateway) discover.Session {
+func toSession(r row, d listDefaults, gw gwInfo) discover.Session {
 	st, detail := rowStatus(r)
 	s := discover.Session{
 		ID:             r.Key,

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/gateway"
+	"github.com/agentctl/agentctl/gateway/gatewaytest"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -52,7 +56,7 @@ func newEnv(t *testing.T, vars map[string]string) *testEnv {
 }
 
 func newAdapter(t *testing.T) *Adapter {
-	return &Adapter{Version: "test", defaultURL: closedURL(t)}
+	return &Adapter{Version: "test", defaultURL: gatewaytest.ClosedURL(t)}
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
@@ -61,26 +65,26 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func writeDevice(t *testing.T, stateDir string) Device {
+func writeDevice(t *testing.T, stateDir string) gateway.Device {
 	t.Helper()
 	seed := make([]byte, ed25519.SeedSize)
 	for i := range seed {
 		seed[i] = byte(i + 1)
 	}
-	d := NewDevice(ed25519.NewKeyFromSeed(seed))
-	b, err := EncodeDevice(d)
+	d := gateway.NewDevice(ed25519.NewKeyFromSeed(seed))
+	b, err := gateway.EncodeDevice(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stateDir, DeviceFile), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(stateDir, gateway.DeviceFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-func gwErrKind(t *testing.T, err error, want Kind) *Error {
+func gwErrKind(t *testing.T, err error, want gateway.Kind) *gateway.Error {
 	t.Helper()
-	var ge *Error
+	var ge *gateway.Error
 	if !errors.As(err, &ge) {
 		t.Fatalf("error %v (%T) is not a gateway *Error", err, err)
 	}
@@ -121,8 +125,8 @@ func TestDiscoverPaginatesAndMaps(t *testing.T) {
 	// Updated long ago but running: status comes from the row, not its age.
 	rows[1] = map[string]any{"key": "agent:main:busy", "status": "running", "hasActiveRun": true,
 		"createdAt": 1, "updatedAt": 2, "lastRunId": "r1"}
-	g := newFake(t, &fakeGateway{token: goodToken, sessions: rows})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken, Sessions: rows})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
 	dev := writeDevice(t, env.StateDir)
 
 	ss, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
@@ -136,8 +140,8 @@ func TestDiscoverPaginatesAndMaps(t *testing.T) {
 		t.Fatalf("got %d sessions, want 250 (all pages)", len(ss))
 	}
 	var offsets []any
-	for _, p := range g.requestsFor("sessions.list") {
-		if d := cmp.Diff([]string{"includeLastMessage", "limit", "offset"}, sortedKeys(p)); d != "" {
+	for _, p := range g.RequestsFor("sessions.list") {
+		if d := cmp.Diff([]string{"includeLastMessage", "limit", "offset"}, slices.Sorted(maps.Keys(p))); d != "" {
 			t.Errorf("sessions.list params (-want +got):\n%s", d)
 		}
 		offsets = append(offsets, p["offset"])
@@ -145,20 +149,20 @@ func TestDiscoverPaginatesAndMaps(t *testing.T) {
 	if d := cmp.Diff([]any{0.0, 100.0, 200.0}, offsets); d != "" {
 		t.Errorf("sessions.list offsets (-want +got):\n%s", d)
 	}
-	if g.conns != 1 {
-		t.Errorf("%d connections, want one per command", g.conns)
+	if g.Conns != 1 {
+		t.Errorf("%d connections, want one per command", g.Conns)
 	}
-	if st := g.closeStatus(); st != 1000 {
+	if st := g.CloseStatus(); st != 1000 {
 		t.Errorf("client closed with status %d, want 1000", st)
 	}
-	cp := g.connects[0]
+	cp := g.Connects[0]
 	if cp["minProtocol"] != 4.0 || cp["maxProtocol"] != 4.0 {
 		t.Errorf("connect protocol range %v..%v, want 4..4", cp["minProtocol"], cp["maxProtocol"])
 	}
 	if d := cmp.Diff([]any{"operator.read"}, cp["scopes"]); d != "" {
 		t.Errorf("scopes (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{dev.ID}, g.devicesSeen); d != "" {
+	if d := cmp.Diff([]string{dev.ID}, g.DevicesSeen); d != "" {
 		t.Errorf("verified devices (-want +got):\n%s", d)
 	}
 
@@ -168,7 +172,7 @@ func TestDiscoverPaginatesAndMaps(t *testing.T) {
 		Model: "fakeoai/fake-model", Title: "task1", AgentVersion: "2026.9.6",
 		StartedAt: ms(1795212363469), LastActivity: ms(1795212369573), EndedAt: ms(1795212369573),
 		Extra: map[string]any{
-			"gateway": g.url(), "session_id": "3644c83f-45fb-4d83-b305-a4b7d0ba922c", "agent_id": "main", "kind": "direct",
+			"gateway": g.URL(), "session_id": "3644c83f-45fb-4d83-b305-a4b7d0ba922c", "agent_id": "main", "kind": "direct",
 			"run_status": "done", "last_run_id": "1871d038-ee7f-4c37-af99-40a31379c315", "parent_session_key": "agent:main:main",
 			"last_message": "FAKE-REPLY to: hello", "last_run_tokens": map[string]int64{"input": 123, "output": 45},
 			"last_run_cost_usd": 0.000213, "context_tokens": int64(32000),
@@ -245,8 +249,8 @@ func chatRows() []map[string]any {
 }
 
 func TestPeek(t *testing.T) {
-	g := newFake(t, &fakeGateway{token: goodToken, history: map[string][]map[string]any{"agent:main:task1": chatRows()}})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken, History: map[string][]map[string]any{"agent:main:task1": chatRows()}})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
 	a := newAdapter(t)
 	s := discover.Session{ID: "agent:main:task1", Adapter: Name}
 
@@ -290,12 +294,12 @@ func TestPeek(t *testing.T) {
 	if len(last2) != 2 || last2[0].Kind != "system" || last2[1].Kind != "error" {
 		t.Errorf("peek -n 2: %+v", last2)
 	}
-	if p := g.requestsFor("chat.history"); len(p) < 2 || p[1]["limit"] != 2.0 {
+	if p := g.RequestsFor("chat.history"); len(p) < 2 || p[1]["limit"] != 2.0 {
 		t.Errorf("chat.history for n=2 sent %v, want limit 2", p)
 	}
 
 	_, err = a.Peek(ctxFor(t, 10*time.Second), env.Env, discover.Session{ID: "agent:main:nope"}, 5)
-	if ge := gwErrKind(t, err, KindRefused); ge.Code != "SESSION_NOT_FOUND" {
+	if ge := gwErrKind(t, err, gateway.KindRefused); ge.Code != "SESSION_NOT_FOUND" {
 		t.Errorf("code %q", ge.Code)
 	}
 }
@@ -307,8 +311,8 @@ func TestPeekPagesFromNewest(t *testing.T) {
 	for i := range 250 {
 		hist = append(hist, map[string]any{"role": "user", "content": fmt.Sprintf("u%d", i), "__openclaw": map[string]any{"id": fmt.Sprint(i)}})
 	}
-	g := newFake(t, &fakeGateway{history: map[string][]map[string]any{"k": hist}})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url()})
+	g := gatewaytest.New(t, &gatewaytest.Fake{History: map[string][]map[string]any{"k": hist}})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL()})
 	msgs, err := newAdapter(t).Peek(ctxFor(t, 10*time.Second), env.Env, discover.Session{ID: "k"}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -328,8 +332,8 @@ func TestPeekPagesFromNewest(t *testing.T) {
 func TestDetailSumsHistory(t *testing.T) {
 	rows := []map[string]any{{"key": "agent:main:task1", "hasActiveRun": false, "status": "done", "inputTokens": 123, "outputTokens": 45, "displayName": "probe1"},
 		{"key": "agent:main:task10", "hasActiveRun": true}}
-	g := newFake(t, &fakeGateway{token: goodToken, sessions: rows, history: map[string][]map[string]any{"agent:main:task1": chatRows()}})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken, Sessions: rows, History: map[string][]map[string]any{"agent:main:task1": chatRows()}})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
 	s, err := newAdapter(t).Detail(ctxFor(t, 10*time.Second), env.Env, discover.Session{ID: "agent:main:task1", Group: "g-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -343,75 +347,75 @@ func TestDetailSumsHistory(t *testing.T) {
 	if s.Prompt != "hello spec one" || s.Title != "probe1" || s.Status != "stopped" || s.Group != "g-1" {
 		t.Errorf("prompt %q title %q status %q group %q", s.Prompt, s.Title, s.Status, s.Group)
 	}
-	if p := g.requestsFor("sessions.list"); len(p) != 1 || p[0]["search"] != "agent:main:task1" {
+	if p := g.RequestsFor("sessions.list"); len(p) != 1 || p[0]["search"] != "agent:main:task1" {
 		t.Errorf("sessions.list %v", p)
 	}
 }
 
 func TestWrongToken(t *testing.T) {
-	g := newFake(t, &fakeGateway{token: goodToken})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url(), "OPENCLAW_GATEWAY_TOKEN": "wrong"})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL(), "OPENCLAW_GATEWAY_TOKEN": "wrong"})
 	ss, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	ge := gwErrKind(t, err, KindAuth)
-	want := fmt.Sprintf("gateway %s rejected the token from OPENCLAW_GATEWAY_TOKEN (AUTH_TOKEN_MISMATCH): set OPENCLAW_GATEWAY_TOKEN to its gateway.auth.token (or config adapters.openclaw.token)", g.url())
+	ge := gwErrKind(t, err, gateway.KindAuth)
+	want := fmt.Sprintf("gateway %s rejected the token from OPENCLAW_GATEWAY_TOKEN (AUTH_TOKEN_MISMATCH): set OPENCLAW_GATEWAY_TOKEN to its gateway.auth.token (or config adapters.openclaw.token)", g.URL())
 	if err.Error() != want || ge.Code != "AUTH_TOKEN_MISMATCH" || ss != nil {
 		t.Errorf("got %q\nwant %q", err, want)
 	}
 }
 
 func TestConfigTokenNamedInError(t *testing.T) {
-	g := newFake(t, &fakeGateway{token: goodToken})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken})
 	env := newEnv(t, nil)
-	env.Config = &meta.Config{Adapters: map[string]meta.AdapterConfig{Name: {URL: strings.Replace(g.url(), "ws://", "http://", 1), Token: "stale"}}}
+	env.Config = &meta.Config{Adapters: map[string]meta.AdapterConfig{Name: {URL: strings.Replace(g.URL(), "ws://", "http://", 1), Token: "stale"}}}
 	_, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	gwErrKind(t, err, KindAuth)
+	gwErrKind(t, err, gateway.KindAuth)
 	if !strings.Contains(err.Error(), "token from config adapters.openclaw.token (AUTH_TOKEN_MISMATCH)") {
 		t.Errorf("%v", err)
 	}
 }
 
 func TestNoToken(t *testing.T) {
-	g := newFake(t, &fakeGateway{token: goodToken})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url()})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL()})
 	_, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	gwErrKind(t, err, KindNoToken)
-	if !strings.HasPrefix(err.Error(), "no token for gateway "+g.url()+": set OPENCLAW_GATEWAY_TOKEN") {
+	gwErrKind(t, err, gateway.KindNoToken)
+	if !strings.HasPrefix(err.Error(), "no token for gateway "+g.URL()+": set OPENCLAW_GATEWAY_TOKEN") {
 		t.Errorf("%v", err)
 	}
 }
 
 func TestProtocolMismatch(t *testing.T) {
-	g := newFake(t, &fakeGateway{token: goodToken, protocol: 5})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken, Protocol: 5})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
 	_, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	gwErrKind(t, err, KindProtocol)
-	if !strings.HasPrefix(err.Error(), "gateway "+g.url()+" speaks protocol 5, agentctl speaks 4 (PROTOCOL_MISMATCH)") ||
+	gwErrKind(t, err, gateway.KindProtocol)
+	if !strings.HasPrefix(err.Error(), "gateway "+g.URL()+" speaks protocol 5, agentctl speaks 4 (PROTOCOL_MISMATCH)") ||
 		strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("%v", err)
 	}
 }
 
 func TestMissingMethodAndScope(t *testing.T) {
-	g := newFake(t, &fakeGateway{noMethods: true})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url()})
+	g := gatewaytest.New(t, &gatewaytest.Fake{NoMethods: true})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL()})
 	_, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	if gwErrKind(t, err, KindRefused); !strings.Contains(err.Error(), "has no sessions.list method") {
+	if gwErrKind(t, err, gateway.KindRefused); !strings.Contains(err.Error(), "has no sessions.list method") {
 		t.Errorf("%v", err)
 	}
 
-	g = newFake(t, &fakeGateway{missingScope: "operator.read"})
-	env = newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url()})
+	g = gatewaytest.New(t, &gatewaytest.Fake{MissingScope: "operator.read"})
+	env = newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL()})
 	_, err = newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	if gwErrKind(t, err, KindScope); !strings.HasPrefix(err.Error(), "gateway refused sessions.list: missing scope operator.read (agentctl connected with the token only") {
+	if gwErrKind(t, err, gateway.KindScope); !strings.HasPrefix(err.Error(), "gateway refused sessions.list: missing scope operator.read (agentctl connected with the token only") {
 		t.Errorf("%v", err)
 	}
 }
 
 func TestGatewayDown(t *testing.T) {
-	url := closedURL(t)
+	url := gatewaytest.ClosedURL(t)
 	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": url})
 	_, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	gwErrKind(t, err, KindUnreachable)
+	gwErrKind(t, err, gateway.KindUnreachable)
 	if !strings.HasPrefix(err.Error(), "cannot reach gateway "+url+": connection refused") {
 		t.Errorf("%v", err)
 	}
@@ -441,10 +445,10 @@ func TestNotConfigured(t *testing.T) {
 // A gateway that accepts TCP and never answers must not hold Discover past its
 // deadline, at any step.
 func TestHangingGatewayReturnsByDeadline(t *testing.T) {
-	hangHello := newFake(t, &fakeGateway{hangAfterHello: true})
+	hangHello := gatewaytest.New(t, &gatewaytest.Fake{HangAfterHello: true})
 	for name, url := range map[string]string{
-		"tcp":         silentListener(t),
-		"after hello": hangHello.url(),
+		"tcp":         gatewaytest.SilentListener(t),
+		"after hello": hangHello.URL(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": url})
@@ -454,7 +458,7 @@ func TestHangingGatewayReturnsByDeadline(t *testing.T) {
 			if took > 450*time.Millisecond {
 				t.Errorf("Discover took %v with a 300ms deadline", took)
 			}
-			gwErrKind(t, err, KindTimeout)
+			gwErrKind(t, err, gateway.KindTimeout)
 			// The budget is measured when the adapter starts: a hair under 300ms.
 			if !regexp.MustCompile(`^gateway ` + regexp.QuoteMeta(url) + ` did not answer within (2[5-9]0|300)ms \(waiting for `).MatchString(err.Error()) {
 				t.Errorf("%v", err)
@@ -464,72 +468,35 @@ func TestHangingGatewayReturnsByDeadline(t *testing.T) {
 }
 
 func TestStartingGatewayIsRetried(t *testing.T) {
-	g := newFake(t, &fakeGateway{unavailable: 2, sessions: manyRows(1)})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url()})
+	g := gatewaytest.New(t, &gatewaytest.Fake{Unavailable: 2, Sessions: manyRows(1)})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL()})
 	ss, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
-	if err != nil || len(ss) != 1 || g.conns != 3 {
-		t.Errorf("got %d sessions, %v after %d connections", len(ss), err, g.conns)
+	if err != nil || len(ss) != 1 || g.Conns != 3 {
+		t.Errorf("got %d sessions, %v after %d connections", len(ss), err, g.Conns)
 	}
 
-	g = newFake(t, &fakeGateway{unavailable: 1000})
-	env = newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url()})
+	g = gatewaytest.New(t, &gatewaytest.Fake{Unavailable: 1000})
+	env = newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL()})
 	_, err = newAdapter(t).Discover(ctxFor(t, 300*time.Millisecond), env.Env)
-	if gwErrKind(t, err, KindStarting); !strings.Contains(err.Error(), "still starting (startup-sidecars)") {
+	if gwErrKind(t, err, gateway.KindStarting); !strings.Contains(err.Error(), "still starting (startup-sidecars)") {
 		t.Errorf("%v", err)
 	}
 }
 
-// Responses are matched by id: the fake answers each pair in reverse order,
-// after an unsolicited tick.
-func TestOutOfOrderResponses(t *testing.T) {
-	g := newFake(t, &fakeGateway{reorder: true, sessions: manyRows(3)})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url()})
-	ep, err := resolveEndpoint(env.Env, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxFor(t, 10*time.Second)
-	c, err := connect(ctx, connectOpts{ep: ep, version: "test", scopes: []string{scopeRead}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close(ctx)
-	id1, err := c.send(ctx, "sessions.list", listParams{Limit: 1, Offset: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id2, err := c.send(ctx, "sessions.list", listParams{Limit: 1, Offset: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range []struct{ id, key string }{{id1, "agent:main:s000"}, {id2, "agent:main:s002"}} {
-		p, err := c.wait(ctx, w.id, "sessions.list")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res struct {
-			Sessions []row `json:"sessions"`
-		}
-		if err := json.Unmarshal(p, &res); err != nil || len(res.Sessions) != 1 || res.Sessions[0].Key != w.key {
-			t.Errorf("response to %s: %s", w.id, p)
-		}
-	}
-}
-
 func TestBadDeviceFileFallsBackToToken(t *testing.T) {
-	g := newFake(t, &fakeGateway{token: goodToken, sessions: manyRows(1)})
-	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.url(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
-	if err := os.WriteFile(filepath.Join(env.StateDir, DeviceFile), []byte(`{"schema":1,"device_id":"ab","private_key":"AQID"}`), 0o600); err != nil {
+	g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken, Sessions: manyRows(1)})
+	env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
+	if err := os.WriteFile(filepath.Join(env.StateDir, gateway.DeviceFile), []byte(`{"schema":1,"device_id":"ab","private_key":"AQID"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ss, err := newAdapter(t).Discover(ctxFor(t, 10*time.Second), env.Env)
 	if err != nil || len(ss) != 1 {
 		t.Fatalf("%v %v", ss, err)
 	}
-	if w := env.warnings(); len(w) != 1 || !strings.Contains(w[0], DeviceFile) || !strings.Contains(w[0], "token only") {
+	if w := env.warnings(); len(w) != 1 || !strings.Contains(w[0], gateway.DeviceFile) || !strings.Contains(w[0], "token only") {
 		t.Errorf("warnings %q", w)
 	}
-	if _, hasDev := g.connects[0]["device"]; hasDev {
+	if _, hasDev := g.Connects[0]["device"]; hasDev {
 		t.Errorf("sent a device block from a broken identity file")
 	}
 }

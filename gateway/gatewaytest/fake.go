@@ -1,4 +1,6 @@
-package openclaw
+// Package gatewaytest is a fake OpenClaw gateway for tests of the client and of
+// its users: it listens on 127.0.0.1 and checks every frame agentctl sends.
+package gatewaytest
 
 import (
 	"context"
@@ -11,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,37 +23,37 @@ import (
 	"github.com/coder/websocket"
 )
 
-// fakeGateway speaks the gateway side of openclaw.md §2–5 as observed on
+// Fake speaks the gateway side of openclaw.md §2–5 as observed on
 // OpenClaw 2026.9.6: challenge, connect (protocol range, token, optional signed
 // device), hello-ok, sessions.list with offset paging, chat.history paged from
 // the newest end. It checks what agentctl sends and records every violation in
 // problems, which the tests assert is empty.
-type fakeGateway struct {
-	token    string
-	protocol int // the protocol this gateway speaks
-	sessions []map[string]any
-	history  map[string][]map[string]any
+type Fake struct {
+	Token    string
+	Protocol int // the protocol this gateway speaks
+	Sessions []map[string]any
+	History  map[string][]map[string]any
 	// behaviour switches
-	reorder        bool   // answer each pair of requests in reverse order
-	hangAfterHello bool   // never answer a request after hello-ok
-	unavailable    int    // answer this many connects with UNAVAILABLE first
-	missingScope   string // refuse sessions.list with MISSING_SCOPE
-	noMethods      bool   // advertise no methods in hello-ok
+	Reorder        bool   // answer each pair of requests in reverse order
+	HangAfterHello bool   // never answer a request after hello-ok
+	Unavailable    int    // answer this many connects with UNAVAILABLE first
+	MissingScope   string // refuse sessions.list with MISSING_SCOPE
+	NoMethods      bool   // advertise no methods in hello-ok
 
 	mu          sync.Mutex
-	conns       int
-	connects    []map[string]any
+	Conns       int
+	Connects    []map[string]any
 	requests    []map[string]any // every request after connect: method + params
-	devicesSeen []string         // verified device ids
-	closeCodes  []websocket.StatusCode
+	DevicesSeen []string         // verified device ids
+	CloseCodes  []websocket.StatusCode
 	problems    []string
 	srv         *httptest.Server
 }
 
-func newFake(t *testing.T, g *fakeGateway) *fakeGateway {
+func New(t *testing.T, g *Fake) *Fake {
 	t.Helper()
-	if g.protocol == 0 {
-		g.protocol = 4
+	if g.Protocol == 0 {
+		g.Protocol = 4
 	}
 	g.srv = httptest.NewServer(g) // listens on 127.0.0.1
 	t.Cleanup(func() {
@@ -65,15 +68,15 @@ func newFake(t *testing.T, g *fakeGateway) *fakeGateway {
 	return g
 }
 
-func (g *fakeGateway) url() string { return "ws://" + g.srv.Listener.Addr().String() }
+func (g *Fake) URL() string { return "ws://" + g.srv.Listener.Addr().String() }
 
-func (g *fakeGateway) problem(format string, args ...any) {
+func (g *Fake) problem(format string, args ...any) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.problems = append(g.problems, fmt.Sprintf(format, args...))
 }
 
-func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return
@@ -82,9 +85,9 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.SetReadLimit(64 << 10) // the gateway's pre-hello cap
 	ctx := r.Context()
 	g.mu.Lock()
-	g.conns++
-	n := g.conns
-	retry := n <= g.unavailable
+	g.Conns++
+	n := g.Conns
+	retry := n <= g.Unavailable
 	g.mu.Unlock()
 
 	nonce := fmt.Sprintf("c9e7f0cf-4195-4949-9d9d-%012d", n)
@@ -110,7 +113,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var p map[string]any
 	_ = json.Unmarshal(req.Params, &p)
 	g.mu.Lock()
-	g.connects = append(g.connects, p)
+	g.Connects = append(g.Connects, p)
 	g.mu.Unlock()
 	g.checkKeys("connect", p, "minProtocol", "maxProtocol", "client", "role", "scopes", "caps", "auth", "device")
 
@@ -121,8 +124,8 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	lo, _ := p["minProtocol"].(float64)
 	hi, _ := p["maxProtocol"].(float64)
-	if int(lo) > g.protocol || int(hi) < g.protocol {
-		fail(req.ID, "INVALID_REQUEST", map[string]any{"code": "PROTOCOL_MISMATCH", "clientMinProtocol": lo, "clientMaxProtocol": hi, "expectedProtocol": g.protocol, "minimumProbeProtocol": 3})
+	if int(lo) > g.Protocol || int(hi) < g.Protocol {
+		fail(req.ID, "INVALID_REQUEST", map[string]any{"code": "PROTOCOL_MISMATCH", "clientMinProtocol": lo, "clientMaxProtocol": hi, "expectedProtocol": g.Protocol, "minimumProbeProtocol": 3})
 		c.Close(websocket.StatusProtocolError, "protocol mismatch")
 		return
 	}
@@ -140,22 +143,22 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if g.token != "" && tok == "" && !hasDev {
+	if g.Token != "" && tok == "" && !hasDev {
 		fail(req.ID, "NOT_PAIRED", map[string]any{"code": "DEVICE_IDENTITY_REQUIRED"})
 		c.Close(websocket.StatusPolicyViolation, "device identity required")
 		return
 	}
-	if g.token != "" && tok != "" && tok != g.token {
+	if g.Token != "" && tok != "" && tok != g.Token {
 		fail(req.ID, "INVALID_REQUEST", map[string]any{"code": "AUTH_TOKEN_MISMATCH", "authReason": "token_mismatch", "canRetryWithDeviceToken": false})
 		c.Close(websocket.StatusPolicyViolation, "unauthorized")
 		return
 	}
 	methods := []string{"health", "sessions.list", "sessions.describe", "chat.history", "chat.send"}
-	if g.noMethods {
+	if g.NoMethods {
 		methods = []string{"health"}
 	}
 	send(map[string]any{"type": "res", "id": req.ID, "ok": true, "payload": map[string]any{
-		"type": "hello-ok", "protocol": g.protocol,
+		"type": "hello-ok", "protocol": g.Protocol,
 		"server":   map[string]any{"version": "2026.9.6", "connId": "x"},
 		"features": map[string]any{"methods": methods, "events": []string{"tick"}},
 		"snapshot": map[string]any{"padding": strings.Repeat("s", 16000)},
@@ -164,7 +167,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}})
 	c.SetReadLimit(26214400)
 
-	if g.hangAfterHello {
+	if g.HangAfterHello {
 		<-ctx.Done()
 		return
 	}
@@ -174,7 +177,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		if g.reorder {
+		if g.Reorder {
 			held = append(held, req)
 			if len(held) < 2 {
 				continue
@@ -200,11 +203,11 @@ type wireReq struct {
 	Params json.RawMessage `json:"params"`
 }
 
-func (g *fakeGateway) readReq(ctx context.Context, c *websocket.Conn) (wireReq, bool) {
+func (g *Fake) readReq(ctx context.Context, c *websocket.Conn) (wireReq, bool) {
 	_, b, err := c.Read(ctx)
 	if err != nil {
 		g.mu.Lock()
-		g.closeCodes = append(g.closeCodes, websocket.CloseStatus(err))
+		g.CloseCodes = append(g.CloseCodes, websocket.CloseStatus(err))
 		g.mu.Unlock()
 		return wireReq{}, false
 	}
@@ -217,9 +220,9 @@ func (g *fakeGateway) readReq(ctx context.Context, c *websocket.Conn) (wireReq, 
 }
 
 // checkKeys enforces the gateway's closed schemas.
-func (g *fakeGateway) checkKeys(method string, p map[string]any, allowed ...string) bool {
+func (g *Fake) checkKeys(method string, p map[string]any, allowed ...string) bool {
 	for k := range p {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			g.problem("%s: undocumented param %q", method, k)
 			return false
 		}
@@ -228,7 +231,7 @@ func (g *fakeGateway) checkKeys(method string, p map[string]any, allowed ...stri
 }
 
 // verifyDevice checks a device block the way the gateway does; "" means valid.
-func (g *fakeGateway) verifyDevice(dev, p map[string]any, token, nonce string, ts int64) string {
+func (g *Fake) verifyDevice(dev, p map[string]any, token, nonce string, ts int64) string {
 	pub, err := base64.RawURLEncoding.DecodeString(fmt.Sprint(dev["publicKey"]))
 	if err != nil || len(pub) != ed25519.PublicKeySize {
 		return "DEVICE_AUTH_PUBLIC_KEY_INVALID"
@@ -258,12 +261,12 @@ func (g *fakeGateway) verifyDevice(dev, p map[string]any, token, nonce string, t
 		return "DEVICE_AUTH_SIGNATURE_INVALID"
 	}
 	g.mu.Lock()
-	g.devicesSeen = append(g.devicesSeen, id)
+	g.DevicesSeen = append(g.DevicesSeen, id)
 	g.mu.Unlock()
 	return ""
 }
 
-func (g *fakeGateway) answer(req wireReq) map[string]any {
+func (g *Fake) answer(req wireReq) map[string]any {
 	var p map[string]any
 	_ = json.Unmarshal(req.Params, &p)
 	g.mu.Lock()
@@ -281,13 +284,13 @@ func (g *fakeGateway) answer(req wireReq) map[string]any {
 			"includeDerivedTitles", "includeLastMessage", "excludeSubagents", "excludeCron", "excludeSystem") {
 			return bad("INVALID_REQUEST", nil)
 		}
-		if g.missingScope != "" {
-			return bad("FORBIDDEN", map[string]any{"code": "MISSING_SCOPE", "missingScope": g.missingScope, "requiredScopes": []string{g.missingScope}})
+		if g.MissingScope != "" {
+			return bad("FORBIDDEN", map[string]any{"code": "MISSING_SCOPE", "missingScope": g.MissingScope, "requiredScopes": []string{g.MissingScope}})
 		}
-		rows := g.sessions
+		rows := g.Sessions
 		if s, _ := p["search"].(string); s != "" {
 			rows = nil
-			for _, r := range g.sessions {
+			for _, r := range g.Sessions {
 				if strings.Contains(fmt.Sprint(r["key"]), s) || strings.Contains(fmt.Sprint(r["displayName"]), s) {
 					rows = append(rows, r)
 				}
@@ -311,7 +314,7 @@ func (g *fakeGateway) answer(req wireReq) map[string]any {
 			return bad("INVALID_REQUEST", nil)
 		}
 		key, _ := p["sessionKey"].(string)
-		msgs, found := g.history[key]
+		msgs, found := g.History[key]
 		if !found {
 			return bad("INVALID_REQUEST", map[string]any{"code": "SESSION_NOT_FOUND"})
 		}
@@ -329,14 +332,14 @@ func (g *fakeGateway) answer(req wireReq) map[string]any {
 }
 
 // closeStatus is how the client ended the last connection (-1: no close frame).
-func (g *fakeGateway) closeStatus() websocket.StatusCode {
+func (g *Fake) CloseStatus() websocket.StatusCode {
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		g.mu.Lock()
-		n := len(g.closeCodes)
+		n := len(g.CloseCodes)
 		var st websocket.StatusCode
 		if n > 0 {
-			st = g.closeCodes[n-1]
+			st = g.CloseCodes[n-1]
 		}
 		g.mu.Unlock()
 		if n > 0 {
@@ -354,7 +357,7 @@ func intParam(p map[string]any, k string, def int) int {
 	return def
 }
 
-func (g *fakeGateway) requestsFor(method string) []map[string]any {
+func (g *Fake) RequestsFor(method string) []map[string]any {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []map[string]any
@@ -366,8 +369,8 @@ func (g *fakeGateway) requestsFor(method string) []map[string]any {
 	return out
 }
 
-// silentListener accepts TCP connections and never says a word.
-func silentListener(t *testing.T) string {
+// SilentListener accepts TCP connections and never says a word.
+func SilentListener(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -400,8 +403,8 @@ func silentListener(t *testing.T) string {
 	return "ws://" + ln.Addr().String()
 }
 
-// closedURL is a 127.0.0.1 port with nothing listening.
-func closedURL(t *testing.T) string {
+// ClosedURL is a 127.0.0.1 port with nothing listening.
+func ClosedURL(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,4 +1,4 @@
-package openclaw
+package gateway
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +26,6 @@ const (
 	clientID   = "cli" // must be one of the gateway's known client ids
 	clientMode = "cli"
 	roleOp     = "operator"
-	scopeRead  = "operator.read"
 	// readLimit: coder/websocket's default (32 KiB) is smaller than hello-ok alone.
 	readLimit = 32 << 20
 	// closeWait bounds the polite close handshake after a successful command.
@@ -172,7 +172,7 @@ type helloOK struct {
 type client struct {
 	conn    *websocket.Conn
 	raw     func() net.Conn // the TCP connection under conn, to cut a stuck close
-	ep      endpoint
+	ep      Endpoint
 	budget  time.Duration // the caller's deadline, for "did not answer within"
 	next    int
 	pending map[string]bool
@@ -184,7 +184,7 @@ type client struct {
 
 // connectOpts are the inputs of one connection.
 type connectOpts struct {
-	ep      endpoint
+	ep      Endpoint
 	version string
 	device  *Device // nil: token-only
 	devPath string  // where the identity would be, for messages
@@ -353,7 +353,7 @@ func (c *client) handshake(ctx context.Context, o connectOpts) error {
 	}
 	if have := c.hello.Features.Methods; len(have) > 0 {
 		for _, m := range o.methods {
-			if !contains(have, m) {
+			if !slices.Contains(have, m) {
 				return gwErr(KindRefused, "", nil, "gateway %s (OpenClaw %s) has no %s method; agentctl is verified against OpenClaw 2026.9.6", c.ep.url, c.hello.Server.Version, m)
 			}
 		}
@@ -610,13 +610,4 @@ func (c *client) abort() {
 	if c.conn != nil {
 		_ = c.conn.CloseNow()
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

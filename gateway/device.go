@@ -1,4 +1,4 @@
-package openclaw
+package gateway
 
 import (
 	"crypto/ed25519"

@@ -1,4 +1,4 @@
-package openclaw
+package gateway
 
 import (
 	"crypto/ed25519"
@@ -13,13 +13,31 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
+// testSettings is what Resolve reads, over a temporary home, with warnings kept.
+type testSettings struct {
+	Settings
+	warns *[]string
+}
+
+func (s testSettings) warnings() []string { return *s.warns }
+
+func newEnv(t *testing.T, vars map[string]string) testSettings {
+	t.Helper()
+	var warns []string
+	return testSettings{
+		Settings: Settings{Home: t.TempDir(), Getenv: func(k string) string { return vars[k] },
+			Warn: func(m string) { warns = append(warns, m) }},
+		warns: &warns,
+	}
+}
+
 func TestResolveEndpoint(t *testing.T) {
 	type want struct {
 		URL, URLSource, Token, TokenSource, Password string
 		Configured                                   bool
 	}
 	cfg := func(url, token string, env map[string]string) *meta.Config {
-		return &meta.Config{Adapters: map[string]meta.AdapterConfig{Name: {URL: url, Token: token, Env: env}}}
+		return &meta.Config{Adapters: map[string]meta.AdapterConfig{adapterName: {URL: url, Token: token, Env: env}}}
 	}
 	tests := []struct {
 		name string
@@ -41,7 +59,7 @@ func TestResolveEndpoint(t *testing.T) {
 	for _, tt := range tests {
 		env := newEnv(t, tt.vars)
 		env.Config = tt.cfg
-		ep, err := resolveEndpoint(env.Env, DefaultURL)
+		ep, err := Resolve(env.Settings, DefaultURL)
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
@@ -53,7 +71,7 @@ func TestResolveEndpoint(t *testing.T) {
 	}
 
 	for _, bad := range []map[string]string{{"OPENCLAW_GATEWAY_PORT": "x"}, {"OPENCLAW_GATEWAY_URL": "ftp://h"}, {"OPENCLAW_GATEWAY_URL": "ws://"}} {
-		if _, err := resolveEndpoint(newEnv(t, bad).Env, DefaultURL); err == nil {
+		if _, err := Resolve(newEnv(t, bad).Settings, DefaultURL); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
 	}
@@ -79,7 +97,7 @@ func TestOpenClawConfigToken(t *testing.T) {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ep, err := resolveEndpoint(env.Env, DefaultURL)
+	ep, err := Resolve(env.Settings, DefaultURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +111,7 @@ func TestOpenClawConfigToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	env = newEnv(t, map[string]string{"OPENCLAW_CONFIG_PATH": other})
-	ep, err = resolveEndpoint(env.Env, DefaultURL)
+	ep, err = Resolve(env.Settings, DefaultURL)
 	if err != nil || ep.token != "" || ep.configured || ep.url != DefaultURL {
 		t.Errorf("secret ref: %+v %v", ep, err)
 	}
@@ -102,7 +120,7 @@ func TestOpenClawConfigToken(t *testing.T) {
 	if err := os.WriteFile(other, []byte(`{gateway:`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ep, err = resolveEndpoint(env.Env, DefaultURL)
+	ep, err = Resolve(env.Settings, DefaultURL)
 	if err != nil || ep.configured || len(env.warnings()) != 1 {
 		t.Errorf("broken file: %+v %v %q", ep, err, env.warnings())
 	}

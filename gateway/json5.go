@@ -1,4 +1,4 @@
-package openclaw
+package gateway
 
 import (
 	"fmt"

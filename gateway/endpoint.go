@@ -1,4 +1,4 @@
-package openclaw
+package gateway
 
 import (
 	"errors"
@@ -10,15 +10,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/meta"
 )
 
 // DefaultURL is where OpenClaw's gateway listens unless told otherwise.
 const DefaultURL = "ws://127.0.0.1:18789"
 
-// endpoint is the gateway to ask and how to authenticate (openclaw.md §2.1). The
+// adapterName is the key of the gateway's settings in agentctl's config.
+const adapterName = "openclaw"
+
+// Endpoint is the gateway to ask and how to authenticate (openclaw.md §2.1). The
 // *Source fields name where a value came from, so a warning can say what to fix.
-type endpoint struct {
+type Endpoint struct {
 	url, urlSource     string
 	token, tokenSource string
 	password           string
@@ -27,20 +30,55 @@ type endpoint struct {
 	configured bool
 }
 
-// resolveEndpoint applies the "first wins" tables of openclaw.md §2.1. It reads
+// URL is the gateway's WebSocket URL.
+func (e Endpoint) URL() string { return e.url }
+
+// Configured reports whether the user set any gateway setting. An unconfigured
+// user with nothing listening on the default URL does not use OpenClaw.
+func (e Endpoint) Configured() bool { return e.configured }
+
+// Settings are where an endpoint comes from: the environment of the command (or
+// of a launch, for its supervisor), the home directory, and agentctl's config.
+type Settings struct {
+	Getenv func(string) string
+	Home   string
+	Config *meta.Config
+	// Warn receives problems that do not stop the resolution (an unreadable
+	// OpenClaw config file).
+	Warn func(string)
+}
+
+func (s Settings) env(k string) string {
+	if s.Getenv == nil {
+		return ""
+	}
+	return s.Getenv(k)
+}
+
+func (s Settings) expandHome(p string) string {
+	if p == "~" {
+		return s.Home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(s.Home, p[2:])
+	}
+	return p
+}
+
+// Resolve applies the "first wins" tables of openclaw.md §2.1. It reads
 // OpenClaw's own config file only for gateway.auth.token (and gateway.port), and
 // never writes anything.
-func resolveEndpoint(env *discover.Env, defaultURL string) (endpoint, error) {
-	var ep endpoint
+func Resolve(env Settings, defaultURL string) (Endpoint, error) {
+	var ep Endpoint
 	var acfg struct{ url, token string }
 	var cfgEnv map[string]string
 	if env.Config != nil {
-		if c, ok := env.Config.Adapters[Name]; ok {
+		if c, ok := env.Config.Adapters[adapterName]; ok {
 			acfg.url, acfg.token, cfgEnv = strings.TrimSpace(c.URL), strings.TrimSpace(c.Token), c.Env
 		}
 	}
 	fromEnv := func(k string) (string, string) {
-		if v := strings.TrimSpace(env.LookupEnv(k)); v != "" {
+		if v := strings.TrimSpace(env.env(k)); v != "" {
 			return v, k
 		}
 		return "", ""
@@ -95,7 +133,9 @@ func resolveEndpoint(env *discover.Env, defaultURL string) (endpoint, error) {
 		path, gw, err := readOpenClawConfig(env)
 		switch {
 		case err != nil:
-			env.Warnf("%v (ignored)", err)
+			if env.Warn != nil {
+				env.Warn(fmt.Sprintf("%v (ignored)", err))
+			}
 		case gw != nil:
 			if tok := configToken(gw); ep.token == "" && tok != "" {
 				ep.token, ep.tokenSource = tok, path+" gateway.auth.token"
@@ -143,12 +183,12 @@ func normaliseURL(raw string) (string, error) {
 }
 
 // openClawConfigPath is where OpenClaw keeps its config (JSON5).
-func openClawConfigPath(env *discover.Env) string {
-	if p := env.LookupEnv("OPENCLAW_CONFIG_PATH"); p != "" {
-		return env.ExpandHome(p)
+func openClawConfigPath(env Settings) string {
+	if p := env.env("OPENCLAW_CONFIG_PATH"); p != "" {
+		return env.expandHome(p)
 	}
-	if d := env.LookupEnv("OPENCLAW_STATE_DIR"); d != "" {
-		return filepath.Join(env.ExpandHome(d), "openclaw.json")
+	if d := env.env("OPENCLAW_STATE_DIR"); d != "" {
+		return filepath.Join(env.expandHome(d), "openclaw.json")
 	}
 	if env.Home == "" {
 		return ""
@@ -158,7 +198,7 @@ func openClawConfigPath(env *discover.Env) string {
 
 // readOpenClawConfig returns the config's "gateway" object, or nil when the file
 // or the object is absent.
-func readOpenClawConfig(env *discover.Env) (string, map[string]any, error) {
+func readOpenClawConfig(env Settings) (string, map[string]any, error) {
 	path := openClawConfigPath(env)
 	if path == "" {
 		return "", nil, nil
