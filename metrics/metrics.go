@@ -39,6 +39,9 @@ const (
 	OutcomeUnknown   = "unknown"   // ended, exit not observed (finalised lazily after the supervisor died)
 )
 
+// Outcomes are the outcome label values every adapter gets a series for.
+var Outcomes = []string{OutcomeCompleted, OutcomeFailed, OutcomeStopped, OutcomeUnknown}
+
 // Sessions is a fan-out's sessions; discover.Listing is one.
 type Sessions interface {
 	Len() int
@@ -149,6 +152,11 @@ func Registry(in Input) (*prometheus.Registry, error) {
 		Help:    "Run time of launched sessions that ended, from launch to end, from the events journal.",
 		Buckets: DurationBuckets,
 	})
+	for _, a := range in.SessionAdapters {
+		for _, o := range Outcomes {
+			launches.WithLabelValues(a, o)
+		}
+	}
 	if in.Journal != nil {
 		ends, err := Ends(in.Journal)
 		if err != nil {

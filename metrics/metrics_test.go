@@ -147,6 +147,14 @@ func TestFamilies(t *testing.T) {
 			want["agentctl_sessions"]["adapter="+a+",status="+st] = 0
 		}
 	}
+	for _, a := range []string{"claude-code", "codex"} {
+		for _, o := range Outcomes {
+			k := "adapter=" + a + ",outcome=" + o
+			if _, ok := want["agentctl_launches_total"][k]; !ok {
+				want["agentctl_launches_total"][k] = 0
+			}
+		}
+	}
 	want["agentctl_sessions"]["adapter=claude-code,status=running"] = 1
 	want["agentctl_sessions"]["adapter=claude-code,status=stopped"] = 1
 	want["agentctl_sessions"]["adapter=codex,status=idle"] = 1
