@@ -1,0 +1,17 @@
+package openclaw
+
+import (
+	"path/filepath"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// DataDir is OpenClaw's state dir, the one holding its config (discover.DataDirer):
+// sessions live behind the gateway, but the config says where the gateway is.
+func (a *Adapter) DataDir(env *discover.Env) string {
+	p := openClawConfigPath(env)
+	if p == "" {
+		return ""
+	}
+	return filepath.Dir(p)
+}
