@@ -168,6 +168,8 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			sweepCommand(s),
 			metricsCommand(s),
 			doctorCommand(s),
+			completionCommand(s),
+			completeCommand(s),
 			superviseCommand(s),
 		},
 	}
