@@ -166,6 +166,10 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			unlockCommand(s),
 			locksCommand(s),
 			sweepCommand(s),
+			metricsCommand(s),
+			doctorCommand(s),
+			completionCommand(s),
+			completeCommand(s),
 			superviseCommand(s),
 		},
 	}

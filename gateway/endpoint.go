@@ -182,8 +182,8 @@ func normaliseURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// openClawConfigPath is where OpenClaw keeps its config (JSON5).
-func openClawConfigPath(env Settings) string {
+// ConfigPath is where OpenClaw keeps its config (JSON5).
+func ConfigPath(env Settings) string {
 	if p := env.env("OPENCLAW_CONFIG_PATH"); p != "" {
 		return env.expandHome(p)
 	}
@@ -199,7 +199,7 @@ func openClawConfigPath(env Settings) string {
 // readOpenClawConfig returns the config's "gateway" object, or nil when the file
 // or the object is absent.
 func readOpenClawConfig(env Settings) (string, map[string]any, error) {
-	path := openClawConfigPath(env)
+	path := ConfigPath(env)
 	if path == "" {
 		return "", nil, nil
 	}

@@ -79,7 +79,7 @@ func (OpenCode) Plan(req *Request) (*Plan, error) {
 	default:
 		return nil, &InputError{fmt.Sprintf("--permission-mode %q: opencode takes auto (the default: --auto), bypassPermissions (same) or default (no --auto: your opencode.json rules decide, and an \"ask\" rule has nobody to answer it)", req.PermissionMode)}
 	}
-	bin, err := resolveBin(req, "opencode", "AGENTCTL_OPENCODE_BIN", "opencode", "install it (npm i -g opencode-ai)")
+	bin, err := resolveOpenCode(req)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (Pi) Plan(req *Request) (*Plan, error) {
 	if req.PermissionMode != "" {
 		return nil, &InputError{"--permission-mode: pi has no permission modes (its tools run without asking)"}
 	}
-	bin, err := resolveBin(req, "pi", "AGENTCTL_PI_BIN", "pi", "install it (npm i -g @mariozechner/pi-coding-agent)")
+	bin, err := resolvePi(req)
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +185,7 @@ func (PiRust) Plan(req *Request) (*Plan, error) {
 	if req.PermissionMode != "" {
 		return nil, &InputError{"--permission-mode: pi-rust has no permission modes"}
 	}
-	// Upstream builds the binary as `pi` too, which would find the TypeScript pi
-	// here: look for pi-rust by that name only, or where the user points.
-	bin, err := resolveBin(req, "pi-rust", "AGENTCTL_PI_RUST_BIN", "pi-rust", "install pi-rust (as pi-rust on $PATH)")
+	bin, err := resolvePiRust(req)
 	if err != nil {
 		return nil, err
 	}

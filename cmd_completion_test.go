@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestComplete(t *testing.T) {
+	app := newApp(&streams{})
+	ids := func(prefix string) []string { return []string{"ID(" + prefix + ")"} }
+	first := func(cands []string) []string {
+		var out []string
+		for _, c := range cands {
+			v, _, _ := strings.Cut(c, "\t")
+			out = append(out, v)
+		}
+		return out
+	}
+	cases := []struct {
+		words []string
+		want  []string
+	}{
+		{[]string{"sta"}, []string{"status"}},
+		{[]string{"--home", "/x", "sta"}, []string{"status"}},
+		{[]string{"__c"}, nil}, // hidden commands are never offered
+		{[]string{"status", ""}, []string{"ID()"}},
+		{[]string{"peek", "-n", "5", "75"}, []string{"ID(75)"}},
+		{[]string{"resume", "abc", ""}, nil}, // MESSAGE: free text
+		{[]string{"wait", "a", "b", "c"}, []string{"ID(c)"}},
+		{[]string{"launch", "co"}, []string{"codex"}},
+		{[]string{"list", "--status", "s"}, []string{"stopped"}},
+		{[]string{"list", "--adapter", "pi"}, []string{"pi", "pi-rust"}},
+		{[]string{"list", "--wa"}, []string{"--watch"}},
+		{[]string{"metrics", "--text"}, []string{"--textfile"}},
+		{[]string{"completion", "z"}, nil},
+		{[]string{"lock", ""}, nil}, // DIR: the shell completes file names
+		{[]string{"nosuch", ""}, nil},
+	}
+	for _, tc := range cases {
+		if d := cmp.Diff(tc.want, first(complete(app, tc.words, ids))); d != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.words, d)
+		}
+	}
+}

@@ -1,0 +1,385 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// doctorOptions is everything `doctor` takes from its command line.
+type doctorOptions struct {
+	json bool
+}
+
+// doctorDeps are doctor's effects on the world, injectable for tests.
+type doctorDeps struct {
+	environ   []string // the environment a launch would see (binary overrides, PATH, HOME)
+	lookPath  func(string) (string, error)
+	version   func(ctx context.Context, bin string) (string, error)
+	crontab   func(ctx context.Context) (string, error)
+	cronFiles func() map[string]string
+	euid      int
+}
+
+func defaultDoctorDeps(s *streams) doctorDeps {
+	return doctorDeps{
+		environ:   os.Environ(),
+		lookPath:  lookPathIn(s.getenv("PATH")),
+		version:   binaryVersion,
+		crontab:   userCrontab,
+		cronFiles: systemCronFiles,
+		euid:      os.Geteuid(),
+	}
+}
+
+// doctorReport is `doctor --json`.
+type doctorReport struct {
+	OK       bool            `json:"ok"`
+	Adapters []adapterReport `json:"adapters"`
+	State    stateReport     `json:"state"`
+	Launches launchReport    `json:"launches"`
+	Outbox   outboxReport    `json:"outbox"`
+	Cron     cronReport      `json:"cron"`
+	findings
+}
+
+// adapterReport is one agent as doctor sees it.
+type adapterReport struct {
+	Name string `json:"name"`
+	// State: ok, not-installed, broken (a problem), failed (discovery failed),
+	// no-binary (its files are read, but a launch would not find it).
+	State            string         `json:"state"`
+	Binary           *binaryReport  `json:"binary,omitempty"` // nil: not started from a local binary (openclaw)
+	DataDir          string         `json:"data_dir,omitempty"`
+	DataDirExists    bool           `json:"data_dir_exists"`
+	Up               bool           `json:"up"`
+	DiscoverySeconds float64        `json:"discovery_seconds"`
+	Sessions         int            `json:"sessions"`
+	Alive            int            `json:"alive"`
+	ByStatus         map[string]int `json:"by_status"`
+	Warnings         []string       `json:"warnings"`
+}
+
+type binaryReport struct {
+	Path       string `json:"path,omitempty"`
+	Version    string `json:"version,omitempty"`
+	Configured bool   `json:"configured"`
+	Error      string `json:"error,omitempty"`
+}
+
+func doctorCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check agent installs, agentctl's state files and housekeeping; exit 1 if something is broken",
+		Description: `For every adapter: the binary a launch would run (path, --version), the agent's
+data dir, how long discovery took, its sessions (last 7 days) and warnings. For
+agentctl itself: the state dir and every state file (parses, private mode, your
+ownership, size, files moved aside as corrupt), supervisors that outlived their
+agent, launches waiting to be finalised, the webhook outbox, and whether cron
+runs "agentctl sweep".
+
+An agent that is simply not installed is listed as such and is fine. Exit 1
+means something is broken — a state file that is corrupt, unreadable or open to
+other users, a configured agent binary that is missing or does not run, an
+agent data dir that cannot be read — and each problem says what to do.
+
+Examples:
+  agentctl doctor
+  agentctl doctor --adapter claude-code
+  agentctl doctor --json | jq '.problems'`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object"},
+		},
+		Action: func(c *cli.Context) error {
+			o, err := doctorOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			return runDoctor(c.Context, e, o, defaultDoctorDeps(s))
+		},
+	}
+}
+
+func doctorOptionsFrom(c *cli.Context) (doctorOptions, error) {
+	if c.NArg() > 0 {
+		return doctorOptions{}, usageErrorf("doctor takes no arguments (got %q); narrow it with --adapter", c.Args().First())
+	}
+	return doctorOptions{json: c.Bool("json")}, nil
+}
+
+func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) error {
+	var rep doctorReport
+	f := &rep.findings
+	// State files first, and read-only: a reading command's lazy upkeep would
+	// move a corrupt file aside before doctor could name it.
+	rep.State = checkStateDir(e.store.Dir, d.euid, f)
+	recs, err := e.store.ReadLaunches()
+	if err != nil {
+		recs = nil // reported by checkStateDir
+	}
+	rep.Launches = checkLaunches(recs, e.store.IsAlive, f)
+	if ds, err := e.store.ReadOutbox(); err == nil {
+		rep.Outbox = checkOutbox(ds, f)
+	}
+	tab, terr := d.crontab(ctx)
+	rep.Cron = checkCron(tab, terr, d.cronFiles(), f)
+	rep.Adapters = e.checkAdapters(ctx, recs, d, f)
+
+	rep.OK = len(rep.Problems) == 0
+	if rep.Problems == nil {
+		rep.Problems = []finding{}
+	}
+	if rep.Warnings == nil {
+		rep.Warnings = []finding{}
+	}
+	if o.json {
+		if err := writeJSON(e.s.out, rep); err != nil {
+			return err
+		}
+	} else {
+		e.printDoctor(e.s.out, &rep)
+	}
+	if !rep.OK {
+		p := rep.Problems[0]
+		more := ""
+		if n := len(rep.Problems); n > 1 {
+			more = fmt.Sprintf(" (and %d more, listed above)", n-1)
+		}
+		msg := p.Message
+		if p.Fix != "" {
+			msg += "; " + p.Fix
+		}
+		return &exitError{exitFailed, fmt.Errorf("doctor: %s%s", msg, more)}
+	}
+	return nil
+}
+
+// checkAdapters runs one fan-out (without the lazy finalisation a listing does:
+// doctor only looks) and checks each adapter's binary and data dir.
+func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctorDeps, f *findings) []adapterReport {
+	env := e.newEnv()
+	env.Launches = recs
+	res, ls := discover.List(ctx, env, e.adapters, e.timeout)
+	win := discover.Filter{All: true, Since: 7 * 24 * time.Hour, Now: e.s.now()}
+	ls.Keep(win.Keep)
+
+	var names []string
+	for _, n := range adapterNames {
+		if e.only == nil || e.only[n] {
+			names = append(names, n)
+		}
+	}
+	reps := make([]adapterReport, len(names))
+	byName := map[string]*adapterReport{}
+	for i, n := range names {
+		reps[i] = adapterReport{Name: n, ByStatus: map[string]int{}, Warnings: []string{}}
+		byName[n] = &reps[i]
+	}
+	for i := 0; i < ls.Len(); i++ {
+		s := ls.At(i)
+		if r := byName[s.Adapter]; r != nil {
+			r.Sessions++
+			r.ByStatus[s.Status]++
+			if discover.Alive(s.Status) {
+				r.Alive++
+			}
+		}
+	}
+	for _, w := range res.Warnings {
+		name, msg, _ := strings.Cut(w, ": ")
+		if r := byName[name]; r != nil {
+			r.Warnings = append(r.Warnings, msg)
+		}
+	}
+
+	req := &launch.Request{Kind: launch.KindLaunch, Environ: d.environ, Config: e.config, LookPath: d.lookPath}
+	var wg sync.WaitGroup
+	for i := range reps {
+		r := &reps[i]
+		reader := r.Name
+		if reader == "pi-rust" {
+			reader = "pi" // pi-rust's sessions come from the pi adapter
+		}
+		r.Up, r.DiscoverySeconds = res.Up[reader], res.Elapsed[reader].Seconds()
+		for _, a := range e.adapters {
+			if dd, ok := a.(discover.DataDirer); ok && a.Name() == reader {
+				r.DataDir = dd.DataDir(env)
+			}
+		}
+		if path, configured, err := launch.FindBinary(r.Name, req); err == nil || configured || path != "" {
+			r.Binary = &binaryReport{Path: path, Configured: configured}
+			if err != nil {
+				r.Binary.Error = err.Error()
+			}
+		} else if !strings.Contains(err.Error(), "not started from a local binary") {
+			r.Binary = &binaryReport{Error: err.Error()}
+		}
+		if r.Binary != nil && r.Binary.Path != "" {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v, err := d.version(ctx, r.Binary.Path)
+				r.Binary.Version = v
+				if err != nil {
+					r.Binary.Error = err.Error()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+
+	for i := range reps {
+		e.judgeAdapter(&reps[i], f)
+	}
+	return reps
+}
+
+// judgeAdapter settles an adapter's state and turns what is broken into problems.
+func (e *cmdEnv) judgeAdapter(r *adapterReport, f *findings) {
+	broken := false
+	if r.DataDir != "" {
+		_, err := os.Stat(r.DataDir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			broken = true
+			f.problem(r.Name, fmt.Sprintf("%s data dir %s cannot be read: %v", r.Name, r.DataDir, err), "fix its permissions (or its parent's) so your user can read it")
+		default:
+			r.DataDirExists = true
+			if _, err := os.ReadDir(r.DataDir); err != nil {
+				broken = true
+				f.problem(r.Name, fmt.Sprintf("%s data dir %s exists but cannot be read: %v", r.Name, r.DataDir, err), fmt.Sprintf("chmod u+rx %s (and chown it to yourself if another user made it)", r.DataDir))
+			}
+		}
+	}
+	b := r.Binary
+	found := b != nil && b.Path != "" && b.Error == ""
+	switch {
+	case b != nil && b.Path != "" && b.Error != "":
+		broken = true
+		f.problem(r.Name, fmt.Sprintf("%s binary %s does not run: %s", r.Name, b.Path, b.Error), fmt.Sprintf("reinstall %s, or point config adapters.%s.binary at a working one", r.Name, r.Name))
+	case b != nil && b.Configured && b.Path == "":
+		broken = true
+		f.problem(r.Name, b.Error, "")
+	}
+	// Not installed: nothing to run and nothing to read. pi-rust shares pi's
+	// data dir, so only its own sessions count for it; an OpenClaw gateway may
+	// be configured without any local state.
+	hasData := r.DataDirExists && r.Name != "pi-rust"
+	if r.Name == "openclaw" && e.config.Adapters["openclaw"].URL != "" {
+		hasData = true
+	}
+	notInstalled := !found && !hasData && r.Sessions == 0
+	switch {
+	case broken:
+		r.State = "broken"
+	case notInstalled:
+		r.State = "not-installed"
+	case !r.Up:
+		r.State = "failed"
+		f.warning(r.Name, fmt.Sprintf("%s discovery failed: %s", r.Name, strings.Join(r.Warnings, "; ")), "its sessions are missing from every listing until this is fixed")
+	case b != nil && !found:
+		r.State = "no-binary"
+	default:
+		r.State = "ok"
+	}
+}
+
+func (e *cmdEnv) printDoctor(w io.Writer, rep *doctorReport) {
+	var t table
+	t.add("ADAPTER", "STATE", "BINARY", "VERSION", "DATA DIR", "SESSIONS", "DISCOVERY")
+	for _, r := range rep.Adapters {
+		bin, ver := "-", "-"
+		switch {
+		case r.Binary == nil:
+			bin = "(gateway)"
+		case r.Binary.Path != "":
+			bin, ver = shortHome(r.Binary.Path, e.home), orDash(r.Binary.Version)
+		}
+		data := "-"
+		if r.DataDirExists {
+			data = shortHome(r.DataDir, e.home)
+		}
+		sessions := fmt.Sprintf("%d", r.Sessions)
+		if r.Alive > 0 {
+			sessions += fmt.Sprintf(" (%d alive)", r.Alive)
+		}
+		t.add(r.Name, r.State, bin, ver, data, sessions, fmt.Sprintf("%.2fs", r.DiscoverySeconds))
+	}
+	t.write(w, nil)
+
+	st := rep.State
+	fmt.Fprintln(w)
+	switch {
+	case !st.Exists:
+		fmt.Fprintf(w, "State dir %s: not created yet\n", st.Dir)
+	default:
+		fmt.Fprintf(w, "State dir %s (mode %s)\n", st.Dir, st.Mode)
+		var ft table
+		for _, sf := range st.Files {
+			verdict := "ok"
+			if !sf.OK {
+				verdict = orDash(sf.Issue)
+				if verdict == "-" {
+					verdict = "see below"
+				}
+			} else if sf.Issue != "" {
+				verdict = sf.Issue
+			}
+			ft.add("  "+sf.Name, sf.Mode, byteSize(sf.Size), verdict)
+		}
+		ft.write(w, nil)
+	}
+	l := rep.Launches
+	fmt.Fprintf(w, "Launch records: %d (%d waiting to be finalised, %d supervisors outliving their agent)\n", l.Records, len(l.Unfinalised), len(l.StuckSupervisors))
+	fmt.Fprintf(w, "Webhook outbox: %d pending\n", rep.Outbox.Pending)
+	if rep.Cron.SweepInstalled {
+		fmt.Fprintf(w, "Cron: sweep runs from %s: %s\n", rep.Cron.Where, rep.Cron.Line)
+	} else {
+		fmt.Fprintf(w, "Cron: no sweep line; add `%s` with crontab -e\n", sweepCronLine)
+	}
+
+	printFindings := func(title string, fs []finding) {
+		if len(fs) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n%s:\n", title)
+		for _, x := range fs {
+			fmt.Fprintf(w, "  - %s\n", x.Message)
+			if x.Fix != "" {
+				fmt.Fprintf(w, "    fix: %s\n", x.Fix)
+			}
+		}
+	}
+	printFindings("Problems", rep.Problems)
+	printFindings("Warnings", rep.Warnings)
+	if len(rep.Problems) == 0 {
+		fmt.Fprintln(w, "\nNo problems found.")
+	}
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/locks"
+	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/metrics"
+)
+
+// metricsOptions is everything `metrics` takes from its command line.
+type metricsOptions struct {
+	textfile string        // "" prints to stdout
+	since    time.Duration // window for ended sessions
+}
+
+func metricsCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:  "metrics",
+		Usage: "print Prometheus metrics about sessions, launches, locks and adapters",
+		Description: `Prints the Prometheus text exposition of what one discovery sees now — sessions
+by adapter and status, their tokens and cost over the window (--since, default
+7d, as list -a), live locks and fuses, each adapter's up state and discovery
+time — plus launches by outcome and their run time, derived from the events
+journal. There is no daemon to scrape: run it from cron into node_exporter's
+textfile collector; --textfile replaces the file atomically.
+
+Examples:
+  agentctl metrics
+  agentctl metrics --since 30d --adapter claude-code
+  agentctl metrics --textfile /var/lib/node_exporter/textfile/agentctl.prom
+
+Example crontab line:
+  */5 * * * * agentctl metrics --textfile /var/lib/node_exporter/textfile/agentctl.prom`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "textfile", Usage: "write to `PATH` (temp file + rename in its directory) instead of stdout"},
+			&cli.StringFlag{Name: "since", Usage: "window for ended sessions' counts, tokens and cost (`DUR`, default 7d)"},
+		},
+		Action: func(c *cli.Context) error {
+			o, err := metricsOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			return runMetrics(c.Context, e, o)
+		},
+	}
+}
+
+func metricsOptionsFrom(c *cli.Context) (metricsOptions, error) {
+	if c.NArg() > 0 {
+		return metricsOptions{}, usageErrorf("metrics takes no arguments (got %q); to write a file use --textfile PATH", c.Args().First())
+	}
+	o := metricsOptions{textfile: c.String("textfile"), since: 7 * 24 * time.Hour}
+	if v := c.String("since"); v != "" {
+		d, err := parseDuration(v)
+		if err != nil || d <= 0 {
+			return o, usageErrorf("--since %q: want a duration such as 2h or 30d", v)
+		}
+		o.since = d
+	}
+	if c.IsSet("textfile") && o.textfile == "" {
+		return o, usageErrorf("--textfile: want a file path such as /var/lib/node_exporter/textfile/agentctl.prom")
+	}
+	return o, nil
+}
+
+// runMetrics gathers the inputs with the same fan-out `list` runs and prints or
+// writes the exposition.
+func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
+	in, err := e.metricsInput(ctx, o.since)
+	if err != nil {
+		return err
+	}
+	reg, err := metrics.Registry(in)
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("build metrics: %w", err)}
+	}
+	if o.textfile == "" {
+		return metrics.Write(e.s.out, reg)
+	}
+	path, err := filepath.Abs(e.expand(o.textfile))
+	if err != nil {
+		return usageErrorf("--textfile %s: %v", o.textfile, err)
+	}
+	if err := metrics.WriteTextfile(path, reg); err != nil {
+		return &exitError{exitFailed, fmt.Errorf("write %s: %w (the directory must exist and be writable)", path, err)}
+	}
+	return nil
+}
+
+func (e *cmdEnv) metricsInput(ctx context.Context, since time.Duration) (metrics.Input, error) {
+	res, ls := e.listing(ctx)
+	f := discover.Filter{All: true, Since: since, Now: e.s.now()}
+	ls.Keep(f.Keep)
+	in := metrics.Input{Sessions: ls, Up: res.Up, Elapsed: res.Elapsed, Journal: e.store.ReadEvents}
+	for _, n := range adapterNames {
+		if e.only == nil || e.only[n] {
+			in.SessionAdapters = append(in.SessionAdapters, n)
+		}
+	}
+	for _, a := range e.adapters {
+		in.Adapters = append(in.Adapters, a.Name())
+	}
+	live, err := locks.List(e.store)
+	if err != nil {
+		return in, &exitError{exitFailed, fmt.Errorf("%w (see agentctl doctor)", err)}
+	}
+	in.Locks = map[string]int{}
+	for _, l := range live {
+		in.Locks[l.Type]++
+	}
+	if in.Fuses, err = countFuses(e.store); err != nil {
+		return in, &exitError{exitFailed, fmt.Errorf("%w (see agentctl doctor)", err)}
+	}
+	return in, nil
+}
+
+// countFuses counts the entries of fuses.json (product.md §6). It reads the file
+// as stored, since the fuse commands prune expired fuses themselves.
+func countFuses(s *meta.Store) (int, error) {
+	var f struct {
+		Schema int   `json:"schema"`
+		Fuses  []any `json:"fuses"`
+	}
+	if err := s.Read("fuses.json", &f); err != nil {
+		return 0, err
+	}
+	return len(f.Fuses), nil
+}
