@@ -151,6 +151,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(s.err, "agentctl: unknown command %q (see agentctl --help)\n", name)
 		},
+		Action:         func(c *cli.Context) error { return unknownCommand(c, c.App.Commands, "agentctl") },
 		ExitErrHandler: func(*cli.Context, error) {}, // errors are printed once, in run
 		Commands: []*cli.Command{
 			listCommand(s),
