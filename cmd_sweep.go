@@ -10,6 +10,7 @@ import (
 
 // sweepReport is what one sweep did (--json prints it as is).
 type sweepReport struct {
+	FusesFired       []string `json:"fuses_fired"`
 	Finalised        []string `json:"finalised"`
 	LocksDropped     int      `json:"locks_dropped"`
 	WebhooksSent     int      `json:"webhooks_delivered"`
@@ -21,9 +22,9 @@ func sweepCommand(s *streams) *cli.Command {
 	return &cli.Command{
 		Name:    "sweep",
 		Aliases: []string{"prune"},
-		Usage:   "housekeeping for cron: finalise dead launches, drop dead locks, retry webhooks",
+		Usage:   "housekeeping for cron: fire expired fuses, finalise dead launches, drop dead locks, retry webhooks",
 		Description: `There is no daemon; sweep does, on demand, what any other command also does lazily:
-finalises launches whose agent died without its supervisor noticing (firing
+fires expired fuses (and fuses whose firing process died mid-action), finalises launches whose agent died without its supervisor noticing (firing
 on-complete and the webhook exactly once), evicts launch records (and their logs)
 7 days after their session ended, drops locks whose owner is dead or whose TTL
 passed, and retries webhook deliveries waiting in the outbox. Idempotent and safe
@@ -44,6 +45,10 @@ Example crontab line:
 			}
 			d := e.deps()
 			var rep sweepReport
+			rep.FusesFired = []string{}
+			for _, f := range e.fireFuses(c.Context, true) {
+				rep.FusesFired = append(rep.FusesFired, f.Fuse.Directory)
+			}
 			if rep.Finalised, err = d.FinaliseDead(c.Context); err != nil {
 				return &exitError{exitFailed, fmt.Errorf("finalise ended launches: %w", err)}
 			}
@@ -69,6 +74,9 @@ Example crontab line:
 			}
 			if c.Bool("json") {
 				return writeJSON(s.out, rep)
+			}
+			for _, dir := range rep.FusesFired {
+				fmt.Fprintf(s.out, "fired the fuse on %s\n", dir)
 			}
 			for _, id := range rep.Finalised {
 				fmt.Fprintf(s.out, "finalised launch %s (agent gone, supervisor gone)\n", id)

@@ -172,11 +172,17 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			completionCommand(s),
 			completeCommand(s),
 			superviseCommand(s),
+			fuseCommand(s),
+			fusesCommand(s),
 		},
 	}
 	for _, c := range app.Commands {
 		c.Flags = append(c.Flags, globalFlags()...)
 		c.OnUsageError = app.OnUsageError
+		for _, sc := range c.Subcommands {
+			sc.Flags = append(sc.Flags, globalFlags()...)
+			sc.OnUsageError = app.OnUsageError
+		}
 	}
 	return app
 }
@@ -362,6 +368,7 @@ func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *disc
 func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
 	env := e.newEnv()
 	env.OnlyAlive = e.onlyAlive
+	e.fireFuses(ctx, false)
 	e.finaliseDead(ctx)
 	launches, err := e.store.ReadLaunches()
 	if err != nil {
