@@ -144,3 +144,106 @@ func readEventLines(r io.Reader, path string, s *Store, fn func(Event, []byte) b
 		}
 	}
 }
+
+// EventReader reads the journal incrementally, across rotations: the first Poll
+// returns every line (rotated generations first), each later Poll the lines
+// appended since — including those written to a generation just before it was
+// rotated away. `events --follow` polls it.
+type EventReader struct {
+	s       *Store
+	started bool
+	cur     os.FileInfo // the generation being read, nil before the first
+	off     int64       // bytes of cur already returned (always at a line end)
+}
+
+// NewEventReader returns a reader positioned before the oldest journal line.
+func (s *Store) NewEventReader() *EventReader { return &EventReader{s: s} }
+
+// Poll calls fn for every complete line not returned before, oldest first. A
+// line still being written (no newline yet) waits for the next Poll.
+func (r *EventReader) Poll(fn func(ev Event, raw []byte)) error {
+	path := r.s.Path(EventsFile)
+	// The live file is opened first: a rotation after this leaves the fd
+	// pointing at what becomes .1, which the loop below then skips.
+	f, err := os.Open(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	var st os.FileInfo
+	if f != nil {
+		defer f.Close()
+		if st, err = f.Stat(); err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	if !r.started {
+		r.started = true
+		for _, p := range []string{path + ".2", path + ".1"} {
+			if gst, err := os.Stat(p); err == nil && (st == nil || !os.SameFile(gst, st)) {
+				if _, err := r.readFile(p, 0, fn); err != nil {
+					return err
+				}
+			}
+		}
+	} else if r.cur != nil && (st == nil || !os.SameFile(r.cur, st)) {
+		// Rotated since the last poll: finish the generation where it went.
+		for _, p := range []string{path + ".1", path + ".2"} {
+			if gst, err := os.Stat(p); err == nil && os.SameFile(gst, r.cur) {
+				if _, err := r.readFile(p, r.off, fn); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		r.cur, r.off = nil, 0
+	}
+	if f == nil {
+		return nil
+	}
+	if r.cur == nil {
+		r.cur, r.off = st, 0
+	}
+	n, err := r.read(f, path, r.off, fn)
+	r.off += n
+	return err
+}
+
+func (r *EventReader) readFile(path string, off int64, fn func(Event, []byte)) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	return r.read(f, path, off, fn)
+}
+
+// read returns the complete lines of f after off; it reports how many bytes
+// they took.
+func (r *EventReader) read(f *os.File, path string, off int64, fn func(Event, []byte)) (int64, error) {
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	var n int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			n += int64(len(line))
+			var ev Event
+			if jerr := json.Unmarshal(line, &ev); jerr != nil {
+				r.s.warn("%s: a line at byte %d does not parse; skipped", path, off+n-int64(len(line)))
+			} else {
+				fn(ev, line[:len(line)-1])
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+}
