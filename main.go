@@ -174,6 +174,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			superviseCommand(s),
 			fuseCommand(s),
 			fusesCommand(s),
+			eventsCommand(s),
 		},
 	}
 	for _, c := range app.Commands {

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+// eventTypes are the journal's event types (product.md §7) that --type accepts;
+// a family name ("session", "lock", "fuse") selects all of its types.
+var eventTypes = []string{
+	meta.EventLaunched, meta.EventStarted, meta.EventIdle, meta.EventWaiting, meta.EventStopped, meta.EventFailed,
+	meta.EventLockAcquired, meta.EventLockReleased,
+	meta.EventFuseSet, meta.EventFuseExtended, meta.EventFuseCancelled, meta.EventFuseExpired, meta.EventFuseEvent,
+}
+
+// eventsOptions are `events`' inputs.
+type eventsOptions struct {
+	Since    time.Duration // history only; 0 = all of it
+	Types    map[string]bool
+	Follow   bool
+	Interval time.Duration
+	JSON     bool // NDJSON even on a terminal
+}
+
+func eventsCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:  "events",
+		Usage: "print the lifecycle journal as NDJSON; --follow for live events",
+		Description: `Prints events.ndjson, one JSON object per line, oldest first:
+  {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}
+Types: session.launched, session.started, session.idle, session.waiting,
+session.stopped, session.failed, lock.acquired, lock.released, fuse.set,
+fuse.extended, fuse.cancelled, fuse.expired, fuse.event.
+
+--follow keeps printing new journal lines, and polls every adapter (every 2 s,
+--interval) to print session.started, session.idle, session.waiting and
+session.stopped for sessions agentctl did not launch. An adapter that fails a
+poll is a warning, never a stopped session. On a terminal the lines are shown
+in a short human form unless --json is given.
+
+Examples:
+  agentctl events --since 1h
+  agentctl events --type session.stopped --type session.failed | jq .session_id
+  agentctl events --follow --type session.waiting     # who needs me, as it happens
+  agentctl events --follow --type fuse --interval 5s`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "since", Usage: "only events of the last `DUR` (e.g. 30m, 2h, 7d)"},
+			&cli.StringSliceFlag{Name: "type", Usage: "only events of type `T` (repeatable; session, lock or fuse for a whole family)"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing events as they happen, until interrupted"},
+			&cli.StringFlag{Name: "interval", Usage: "with --follow, poll the adapters every `DUR` (default 2s)"},
+			&cli.BoolFlag{Name: "json", Usage: "NDJSON even on a terminal (the default elsewhere)"},
+		},
+		Action: func(c *cli.Context) error {
+			o, err := eventsOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			e, err := setup(c, s)
+			if err != nil {
+				return err
+			}
+			return runEvents(c.Context, e, o)
+		},
+	}
+}
+
+func eventsOptionsFrom(c *cli.Context) (eventsOptions, error) {
+	o := eventsOptions{Follow: c.Bool("follow"), JSON: c.Bool("json"), Interval: 2 * time.Second}
+	if c.NArg() > 0 {
+		return o, usageErrorf("events takes no arguments")
+	}
+	if v := c.String("since"); v != "" {
+		d, err := meta.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return o, usageErrorf("--since %q: want a positive duration such as 30m, 2h or 7d", v)
+		}
+		o.Since = d
+	}
+	if v := c.String("interval"); v != "" {
+		d, err := meta.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return o, usageErrorf("--interval %q: want a duration of at least 100ms, such as 2s", v)
+		}
+		o.Interval = d
+	}
+	for _, v := range c.StringSlice("type") {
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimSpace(t)
+			known := false
+			for _, k := range eventTypes {
+				if k == t || strings.HasPrefix(k, t+".") {
+					if o.Types == nil {
+						o.Types = map[string]bool{}
+					}
+					o.Types[k] = true
+					known = true
+				}
+			}
+			if !known {
+				return o, usageErrorf("--type %q: want one of %s (or session, lock, fuse)", t, strings.Join(eventTypes, ", "))
+			}
+		}
+	}
+	return o, nil
+}
+
+func runEvents(ctx context.Context, e *cmdEnv, o eventsOptions) error {
+	human := e.s.outTTY && !o.JSON
+	emit := func(ev meta.Event, raw []byte) {
+		if o.Types != nil && !o.Types[ev.Type] {
+			return
+		}
+		if human {
+			fmt.Fprintln(e.s.out, humanEvent(ev, e.home))
+			return
+		}
+		if raw == nil {
+			raw, _ = json.Marshal(ev)
+		}
+		e.s.out.Write(append(raw, '\n'))
+	}
+	r := e.store.NewEventReader()
+	var since time.Time
+	if o.Since > 0 {
+		since = e.s.now().Add(-o.Since)
+	}
+	err := r.Poll(func(ev meta.Event, raw []byte) {
+		if ev.Timestamp.Before(since) {
+			return
+		}
+		emit(ev, raw)
+	})
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if !o.Follow {
+		return nil
+	}
+
+	// Adapters are polled in their own goroutine: a slow fan-out (up to
+	// --timeout) must not hold back the journal's lines.
+	polled := make(chan []meta.Event)
+	go e.pollSessions(ctx, o.Interval, polled)
+	tick := time.NewTicker(min(o.Interval, 500*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case evs := <-polled:
+			for _, ev := range evs {
+				emit(ev, nil)
+			}
+		case <-tick.C:
+			if err := r.Poll(emit); err != nil {
+				warn(e.s, fmt.Sprintf("events journal: %v", err))
+			}
+		}
+	}
+}
+
+// pollSessions runs the fan-out every interval and sends the lifecycle events
+// between consecutive snapshots (diffSnapshots) until ctx ends.
+func (e *cmdEnv) pollSessions(ctx context.Context, interval time.Duration, out chan<- []meta.Event) {
+	names := make([]string, 0, len(e.adapters))
+	for _, a := range e.adapters {
+		names = append(names, a.Name())
+	}
+	var snap snapshot
+	for {
+		res, _ := e.discoverAll(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		next, evs := diffSnapshots(snap, res, unsure(res, names), e.s.now())
+		snap = next
+		if e.only != nil {
+			kept := evs[:0]
+			for _, ev := range evs {
+				if e.only[ev.Adapter] {
+					kept = append(kept, ev)
+				}
+			}
+			evs = kept
+		}
+		if len(evs) > 0 {
+			select {
+			case out <- evs:
+			case <-ctx.Done():
+				return
+			}
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// humanEvent is one event on one line, for a terminal.
+func humanEvent(ev meta.Event, home string) string {
+	cols := []string{ev.Timestamp.Local().Format("15:04:05"), ev.Type}
+	if ev.Adapter != "" {
+		cols = append(cols, ev.Adapter)
+	}
+	if ev.SessionID != "" {
+		id := ev.SessionID
+		if len(id) > 12 {
+			id = id[:12]
+		}
+		cols = append(cols, id)
+	}
+	if cwd, ok := ev.Session["cwd"].(string); ok && cwd != "" && ev.Directory == "" {
+		cols = append(cols, shortHome(cwd, home))
+	}
+	if ev.Directory != "" {
+		cols = append(cols, shortHome(ev.Directory, home))
+	}
+	if ev.Name != "" {
+		cols = append(cols, ev.Name)
+	}
+	if l, ok := ev.Data["label"].(string); ok && l != "" {
+		cols = append(cols, "("+l+")")
+	}
+	return strings.Join(cols, "  ")
+}
