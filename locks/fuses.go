@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -234,11 +235,15 @@ func due(s *meta.Store, f Fuse, now time.Time, retry bool) bool {
 // on their way cost one read when nothing expired.
 func ClaimDueFuses(s *meta.Store, owner Owner, retry bool) ([]Fuse, error) {
 	cur, err := ReadFuses(s)
-	if err != nil {
+	var ce *meta.CorruptError
+	corrupt := errors.As(err, &ce)
+	if err != nil && !corrupt {
 		return nil, err
 	}
 	now := s.Time()
-	found := false
+	// A corrupt file goes through the locked path, which moves it aside with a
+	// warning, rather than failing every command from now on.
+	found := corrupt
 	for _, f := range cur {
 		if due(s, f, now, retry) {
 			found = true

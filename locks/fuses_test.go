@@ -3,6 +3,8 @@ package locks_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -185,5 +187,32 @@ func TestFuseSetWhileFiring(t *testing.T) {
 	got, _ := locks.ReadFuses(s)
 	if diff := cmp.Diff([]string{"/w/a:armed:new"}, fuseDirs(got)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
+
+// A corrupt fuses.json is moved aside once, with a warning, by the first
+// command that fires fuses; it does not fail every command after it.
+func TestFusesCorruptMovedAside(t *testing.T) {
+	s, _, _ := newStore(t)
+	var warned []string
+	s.Warn = func(f string, a ...any) { warned = append(warned, f) }
+	if err := s.EnsureDir(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(locks.FusesFile), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := locks.ClaimDueFuses(s, locks.Owner{PID: 10, Start: 1000}, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(warned) != 1 {
+		t.Errorf("warnings: %v", warned)
+	}
+	if fs, err := locks.ReadFuses(s); err != nil || len(fs) != 0 {
+		t.Errorf("after: %v %v", fs, err)
+	}
+	m, _ := filepath.Glob(s.Path(locks.FusesFile) + ".corrupt-*")
+	if len(m) != 1 {
+		t.Errorf("corrupt copies: %v", m)
 	}
 }
