@@ -125,15 +125,18 @@ func (e *cmdEnv) metricsInput(ctx context.Context, since time.Duration) (metrics
 	return in, nil
 }
 
-// countFuses counts the entries of fuses.json (product.md §6). It reads the file
-// as stored, since the fuse commands prune expired fuses themselves.
+// countFuses counts the armed fuses of fuses.json (product.md §6); a fuse that
+// is firing right now is no longer waiting to expire.
 func countFuses(s *meta.Store) (int, error) {
-	var f struct {
-		Schema int   `json:"schema"`
-		Fuses  []any `json:"fuses"`
-	}
-	if err := s.Read("fuses.json", &f); err != nil {
+	fs, err := locks.ReadFuses(s)
+	if err != nil {
 		return 0, err
 	}
-	return len(f.Fuses), nil
+	n := 0
+	for _, f := range fs {
+		if f.State != locks.FuseFiring {
+			n++
+		}
+	}
+	return n, nil
 }
