@@ -58,7 +58,7 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	paths := listFiles(env, roots(env))
 	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
-	sc := &scanner{ix: ix, stopAt: budget(ctx)}
+	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
 	files := sc.scan(ctx, env, paths)
 	if err := ctx.Err(); err != nil {
 		_ = ix.Save() // keep what was parsed; the next run continues from it

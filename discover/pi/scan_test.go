@@ -96,7 +96,7 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 	env, warns := testEnv(t, fixtureHome, nil)
 	full := sessionsOf(t, env)
 
-	sc := &scanner{ix: index.Load[summary]("", Name, indexVersion), stopAt: time.Unix(1, 0)}
+	sc := &scanner{ix: index.Load[summary]("", Name, indexVersion), budget: discover.Budget{StopAt: time.Unix(1, 0)}}
 	files := oneper(env, sc.scan(context.Background(), env, listFiles(env, roots(env))), nil)
 	var quick []discover.Session
 	for _, f := range files {
