@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
-	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -107,6 +106,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		owners = attribute(cands, open)
 	}
 
+	prices := discover.NewPrices(nil, env.Config)
 	out := make([]discover.Session, 0, len(files))
 	for _, f := range files {
 		if q != nil && !q.Match(f.Sum.Header.ID) {
@@ -116,7 +116,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			f.Flavour = fl
 		}
 		o, owned := owners[f]
-		out = append(out, f.session(env, o, owned, procsOK))
+		out = append(out, f.session(prices, o, owned, procsOK))
 	}
 	return out, nil
 }
@@ -157,7 +157,7 @@ func oneper(env *discover.Env, files []*file, q *discover.Query) []*file {
 }
 
 // session turns a summary into a Session with its status (pi.md §3, §4.2).
-func (f *file) session(env *discover.Env, o owner, owned, procsOK bool) discover.Session {
+func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) discover.Session {
 	sum := f.Sum
 	h := sum.Header
 	s := discover.Session{
@@ -183,7 +183,7 @@ func (f *file) session(env *discover.Env, o owner, owned, procsOK bool) discover
 		s.Tokens = &tok
 		cost, src := sum.Cost, "agent"
 		if cost == 0 && !tok.Zero() {
-			cost, src = estimate(env.Config, sum.Model, tok)
+			cost, src = estimate(prices, sum.Model, tok)
 		}
 		if src != "" {
 			s.CostUSD, s.CostSource = &cost, src
@@ -258,28 +258,15 @@ func outcomeOf(l leaf) string {
 	return l.Role
 }
 
-// estimate prices tokens from config.prices when pi recorded no cost (pi.md §3):
-// exact model, then the model id without its provider, then the longest prefix.
-func estimate(cfg *meta.Config, model string, t discover.Tokens) (float64, string) {
-	if cfg == nil || len(cfg.Prices) == 0 || model == "" {
+// estimate prices tokens from config.prices when pi recorded no cost (pi.md §3),
+// with discover's model-matching rule.
+func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, string) {
+	if prices.Empty() || model == "" {
 		return 0, ""
 	}
-	_, id, _ := strings.Cut(model, "/")
-	p, ok := cfg.Prices[model]
-	if !ok && id != "" {
-		p, ok = cfg.Prices[id]
-	}
+	p, ok := prices.Lookup(model)
 	if !ok {
-		best := ""
-		for k := range cfg.Prices {
-			if len(k) > len(best) && (strings.HasPrefix(model, k) || (id != "" && strings.HasPrefix(id, k))) {
-				best = k
-			}
-		}
-		if best == "" {
-			return 0, ""
-		}
-		p = cfg.Prices[best]
+		return 0, ""
 	}
 	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
 		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
