@@ -196,51 +196,48 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) di
 	}
 
 	outcome := outcomeOf(sum.Leaf)
+	var v discover.Verdict
 	switch {
 	case owned && o.PID != 0:
-		s.Status, s.Evidence, s.Inferred, s.PID = discover.StatusRunning, discover.EvidenceProcess, true, o.PID
-		s.EvidenceDetail = o.Detail
+		v = discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true, PID: o.PID, Detail: o.Detail}
 		if sum.Leaf.final() {
-			s.Status = discover.StatusIdle
-			s.EvidenceDetail = o.Detail + "; last turn: " + outcome
+			v.Status = discover.StatusIdle
+			v.Detail = o.Detail + "; last turn: " + outcome
 		}
 	case owned:
-		s.Status, s.Evidence, s.Inferred = discover.StatusUnknown, discover.EvidenceProcess, true
-		s.EvidenceDetail = o.Detail
+		v = discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess, Inferred: true, Detail: o.Detail}
 	case !procsOK && !sum.Leaf.final():
 		// Without a process table an open leaf may well be a running turn.
-		s.Status, s.Evidence = discover.StatusUnknown, discover.EvidenceNone
-		s.EvidenceDetail = "no process table; last message is " + outcome
+		v = discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: "no process table; last message is " + outcome}
 	default:
-		s.Evidence = discover.EvidenceTranscript
-		s.Status, s.EvidenceDetail = transcriptStatus(sum.Leaf)
+		v = discover.TranscriptVerdict(transcriptOutcome(sum.Leaf))
 		if !procsOK {
-			s.EvidenceDetail += " (no process table)"
+			v.Detail += " (no process table)"
 		}
-		s.EndedAt = s.LastActivity
 	}
+	v.Apply(&s)
 	return s
 }
 
-// transcriptStatus is pi.md §4.2 for a session no live process owns.
-func transcriptStatus(l leaf) (status, detail string) {
+// transcriptOutcome is pi.md §4.2 for a session no live process owns. An open
+// leaf (user message, tool result, tool call) with nobody writing means the
+// process died mid-turn.
+func transcriptOutcome(l leaf) (discover.Outcome, string) {
 	if l.Role == "assistant" {
 		switch l.StopReason {
 		case "stop", "length":
-			return discover.StatusStopped, "done"
+			return discover.OutcomeDone, "done"
 		case "aborted":
-			return discover.StatusStopped, "aborted"
+			return discover.OutcomeAborted, "aborted"
 		case "error":
 			msg := l.ErrorMessage
 			if msg == "" {
 				msg = "error"
 			}
-			return discover.StatusFailed, msg
+			return discover.OutcomeError, msg
 		}
 	}
-	// An open leaf (user message, tool result, tool call) with nobody writing:
-	// the process died mid-turn. A stop agentctl recorded is the core's to say.
-	return discover.StatusFailed, "interrupted"
+	return discover.OutcomeOpen, "interrupted"
 }
 
 // outcomeOf describes the leaf for details.
