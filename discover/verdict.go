@@ -10,7 +10,8 @@ type Verdict struct {
 
 // Apply sets s's status from v. The PID is kept only with a status that says
 // the process is alive, unknown excepted (a PID is shown only when verified);
-// a session that is not alive ended at its last activity.
+// a session that is not alive ended at its last activity (the same pointer:
+// no copy per session).
 func (v Verdict) Apply(s *Session) {
 	s.Status, s.Evidence, s.EvidenceDetail, s.Inferred = v.Status, v.Evidence, v.Detail, v.Inferred
 	if v.Status == StatusUnknown {
@@ -20,10 +21,7 @@ func (v Verdict) Apply(s *Session) {
 		s.PID = v.PID
 		return
 	}
-	if s.LastActivity != nil {
-		e := *s.LastActivity
-		s.EndedAt = &e
-	}
+	s.EndedAt = s.LastActivity // times are never changed through these pointers
 }
 
 // Outcome is how a session's latest turn stands, as the agent's own files tell.
