@@ -120,14 +120,14 @@ func TestBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	sc := &scanner{ix: loadIndex(dir), workers: 2, stopAt: time.Now().Add(-time.Second)}
+	sc := &scanner{ix: loadIndex(dir), budget: discover.Budget{StopAt: time.Now().Add(-time.Second)}}
 	quick := map[string]*fileState{}
 	files, _ := sc.scan(t.Context(), ts)
 	for _, f := range files {
 		quick[f.ID] = f
 	}
 	full := map[string]*fileState{}
-	files, _ = (&scanner{ix: loadIndex(""), workers: 2}).scan(t.Context(), ts)
+	files, _ = (&scanner{ix: loadIndex("")}).scan(t.Context(), ts)
 	for _, f := range files {
 		full[f.ID] = f
 	}
@@ -152,7 +152,7 @@ func TestBudget(t *testing.T) {
 		}
 	}
 	// Past the second limit a transcript is listed from its name and mtime.
-	sc = &scanner{ix: loadIndex(""), workers: 2, stopAt: time.Now().Add(-time.Second), giveUpAt: time.Now().Add(-time.Second)}
+	sc = &scanner{ix: loadIndex(""), budget: discover.Budget{StopAt: time.Now().Add(-time.Second), GiveUpAt: time.Now().Add(-time.Second)}}
 	files, _ = sc.scan(t.Context(), ts)
 	for _, f := range files {
 		if f.Complete || f.Agg.Cwd != "" {
@@ -160,7 +160,7 @@ func TestBudget(t *testing.T) {
 		}
 	}
 	// The next run without a budget completes every file.
-	sc = &scanner{ix: loadIndex(dir), workers: 2}
+	sc = &scanner{ix: loadIndex(dir)}
 	files, _ = sc.scan(t.Context(), ts)
 	for _, f := range files {
 		if !f.Complete || f.Agg.Tokens() != full[f.ID].Agg.Tokens() {
@@ -191,12 +191,12 @@ func TestParseResumes(t *testing.T) {
 	defer f.Close()
 	st, _ := f.Stat()
 	var a aggregate
-	next, partial, err := parseRange(f, 0, st.Size(), &a, time.Now().Add(-time.Second))
+	next, partial, err := parseRange(f, 0, st.Size(), &a, discover.Budget{StopAt: time.Now().Add(-time.Second)})
 	if err != nil || !partial || next <= 0 || next >= st.Size() {
 		t.Fatalf("budgeted parse: next %d of %d, partial %v, err %v", next, st.Size(), partial, err)
 	}
 	a = a.clone()
-	if _, partial, err = parseRange(f, next, st.Size(), &a, time.Time{}); err != nil || partial {
+	if _, partial, err = parseRange(f, next, st.Size(), &a, discover.Budget{}); err != nil || partial {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(*whole, a, cmp.AllowUnexported(aggregate{})); diff != "" {

@@ -100,8 +100,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		regs = readRegistry(ctx, root, procs, a.host(), startMs)
 	}()
 	ix := loadIndex(env.CacheDir())
-	stopAt, giveUpAt := budget(ctx)
-	sc := &scanner{ix: ix, workers: workers(), stopAt: stopAt, giveUpAt: giveUpAt}
+	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
 
 	var stated []*fileState
 	var err error
@@ -257,19 +256,6 @@ func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc) map
 		keep[discover.LaunchSessionID(l)] = true
 	}
 	return keep
-}
-
-// budget is when full parsing must stop (half the time left) and when even
-// quick summaries must (three quarters), so the adapter still answers within its
-// timeout with time to save the index. No deadline, no budget.
-func budget(ctx context.Context) (stopAt, giveUpAt time.Time) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return time.Time{}, time.Time{}
-	}
-	now := time.Now()
-	left := dl.Sub(now)
-	return now.Add(left / 2), now.Add(left * 3 / 4)
 }
 
 // dedupe keeps one transcript per session id: copies in two buckets only happen by

@@ -1,10 +1,6 @@
 package claude
 
-import (
-	"encoding/binary"
-	"errors"
-	"unique"
-)
+import "github.com/agentctl/agentctl/discover/index"
 
 // The aggregate is the parse index payload of every transcript, and the index of
 // a big history holds tens of thousands of them: decoding them by reflection
@@ -15,75 +11,73 @@ import (
 
 const aggCodecVersion = 1
 
-var errAggCodec = errors.New("parse index entry: bad encoding")
-
 // MarshalBinary encodes a for the parse index.
 func (a *aggregate) MarshalBinary() ([]byte, error) {
-	e := aggEnc{buf: make([]byte, 0, 256)}
-	e.uint(aggCodecVersion)
+	e := index.Enc{Buf: make([]byte, 0, 256)}
+	e.Uint(aggCodecVersion)
 	for _, s := range []string{a.Cwd, a.LastCwd, a.Model, a.Prompt, a.Enqueue, a.Slash, a.PromptTitle, a.CustomTitle, a.AgentName,
 		a.AITitle, a.Summary, a.GitBranch, a.Version, a.Entrypoint, a.PermMode, a.PromptPermMode} {
-		e.str(s)
+		e.Str(s)
 	}
-	e.bool(a.HasBranch)
+	e.Bool(a.HasBranch)
 	for _, n := range []int64{a.StartMs, a.LastMs, int64(a.Prompts), int64(a.ToolResults), int64(a.MetaUsers), int64(a.SideUsers),
 		int64(a.AssistantLines), int64(a.Messages), int64(a.BadLines), int64(a.TooLong), a.LastTurnEnd} {
-		e.int(n)
+		e.Int(n)
 	}
-	e.uint(uint64(len(a.ByModel)))
+	e.Uint(uint64(len(a.ByModel)))
 	for _, m := range a.ByModel {
-		e.str(m.Model)
-		e.usage(m.U)
+		e.Str(m.Model)
+		encUsage(&e, m.U)
 	}
 	if a.Recent == nil && a.recentRaw != nil {
-		e.bytes(a.recentRaw) // never decoded: pass it through
+		e.Bytes(a.recentRaw) // never decoded: pass it through
 	} else {
-		e.bytes(encodeGroups(a.Recent))
+		e.Bytes(encodeGroups(a.Recent))
 	}
-	e.uint(uint64(a.Last.Kind))
-	e.int(a.Last.TS)
-	e.int(a.Last.Off)
-	e.str(a.Last.StopReason)
-	e.str(a.Last.Text)
-	return e.buf, nil
+	e.Uint(uint64(a.Last.Kind))
+	e.Int(a.Last.TS)
+	e.Int(a.Last.Off)
+	e.Str(a.Last.StopReason)
+	e.Str(a.Last.Text)
+	return e.Buf, nil
 }
 
 // UnmarshalBinary decodes what MarshalBinary wrote.
 func (a *aggregate) UnmarshalBinary(b []byte) error {
-	d := aggDec{buf: b}
-	if d.uint() != aggCodecVersion {
-		return errAggCodec
+	d := index.NewDec(b)
+	if d.Uint() != aggCodecVersion {
+		return index.ErrEncoding
 	}
 	// Directories, models, versions and modes repeat across a history's
 	// transcripts, and a listing decodes all of them at once: one copy each.
 	for _, s := range []*string{&a.Cwd, &a.LastCwd, &a.Model} {
-		*s = d.shared()
+		*s = d.Shared()
 	}
 	for _, s := range []*string{&a.Prompt, &a.Enqueue, &a.Slash, &a.PromptTitle, &a.CustomTitle, &a.AgentName, &a.AITitle, &a.Summary} {
-		*s = d.str()
+		*s = d.Str()
 	}
 	for _, s := range []*string{&a.GitBranch, &a.Version, &a.Entrypoint, &a.PermMode, &a.PromptPermMode} {
-		*s = d.shared()
+		*s = d.Shared()
 	}
-	a.HasBranch = d.bool()
-	a.StartMs, a.LastMs = d.int(), d.int()
+	a.HasBranch = d.Bool()
+	a.StartMs, a.LastMs = d.Int(), d.Int()
 	for _, n := range []*int{&a.Prompts, &a.ToolResults, &a.MetaUsers, &a.SideUsers, &a.AssistantLines, &a.Messages, &a.BadLines, &a.TooLong} {
-		*n = int(d.int())
+		*n = int(d.Int())
 	}
-	a.LastTurnEnd = d.int()
-	if n := d.count(); n > 0 {
+	a.LastTurnEnd = d.Int()
+	if n := d.Count(); n > 0 {
 		a.ByModel = make([]modelUsage, n)
 		for i := range a.ByModel {
-			a.ByModel[i].Model = d.shared()
-			a.ByModel[i].U = d.usage()
+			a.ByModel[i].Model = d.Shared()
+			a.ByModel[i].U = decUsage(&d)
 		}
 	}
-	if raw := d.bytes(); len(raw) > 0 {
+	if raw := d.Bytes(); len(raw) > 0 {
 		a.recentRaw = append([]byte(nil), raw...) // gob reuses its buffer
 	}
-	a.Last = turnTail{Kind: uint8(d.uint()), TS: d.int(), Off: d.int(), StopReason: d.shared(), Text: d.str()}
-	if d.err || len(d.buf) != 0 {
-		return errAggCodec
+	a.Last = turnTail{Kind: uint8(d.Uint()), TS: d.Int(), Off: d.Int(), StopReason: d.Shared(), Text: d.Str()}
+	if !d.Done() {
+		return index.ErrEncoding
 	}
 	return nil
 }
@@ -92,122 +86,39 @@ func encodeGroups(gs []msgGroup) []byte {
 	if len(gs) == 0 {
 		return nil
 	}
-	e := aggEnc{buf: make([]byte, 0, 16*len(gs))}
+	e := index.Enc{Buf: make([]byte, 0, 16*len(gs))}
 	for _, g := range gs {
-		e.uint(g.Key)
-		e.int(int64(g.Model))
-		e.usage(g.U)
+		e.Uint(g.Key)
+		e.Int(int64(g.Model))
+		encUsage(&e, g.U)
 	}
-	return e.buf
+	return e.Buf
 }
 
 // decodeGroups reads encodeGroups' output; a damaged one gives no groups (at
 // worst the next line of an open group is counted again).
 func decodeGroups(b []byte, models int) []msgGroup {
-	d := aggDec{buf: b}
+	d := index.NewDec(b)
 	var gs []msgGroup
-	for len(d.buf) > 0 && !d.err {
-		gs = append(gs, msgGroup{Key: d.uint(), Model: int(d.int()), U: d.usage()})
+	for d.Len() > 0 && !d.Bad() {
+		gs = append(gs, msgGroup{Key: d.Uint(), Model: int(d.Int()), U: decUsage(&d)})
 	}
 	for _, g := range gs {
-		if d.err || g.Model < 0 || g.Model >= models {
+		if d.Bad() || g.Model < 0 || g.Model >= models {
 			return nil
 		}
 	}
 	return gs
 }
 
-type aggEnc struct{ buf []byte }
-
-func (e *aggEnc) uint(v uint64)  { e.buf = binary.AppendUvarint(e.buf, v) }
-func (e *aggEnc) int(v int64)    { e.buf = binary.AppendVarint(e.buf, v) }
-func (e *aggEnc) str(s string)   { e.uint(uint64(len(s))); e.buf = append(e.buf, s...) }
-func (e *aggEnc) bytes(b []byte) { e.uint(uint64(len(b))); e.buf = append(e.buf, b...) }
-func (e *aggEnc) bool(v bool) {
-	if v {
-		e.uint(1)
-	} else {
-		e.uint(0)
-	}
-}
-func (e *aggEnc) usage(u tokenCounts) {
-	e.int(u.In)
-	e.int(u.Out)
-	e.int(u.CW5m)
-	e.int(u.CW1h)
-	e.int(u.CR)
+func encUsage(e *index.Enc, u tokenCounts) {
+	e.Int(u.In)
+	e.Int(u.Out)
+	e.Int(u.CW5m)
+	e.Int(u.CW1h)
+	e.Int(u.CR)
 }
 
-// aggDec reads; after the first error every read returns zero and err stays set.
-type aggDec struct {
-	buf []byte
-	err bool
-}
-
-func (d *aggDec) uint() uint64 {
-	v, n := binary.Uvarint(d.buf)
-	if n <= 0 {
-		d.err, d.buf = true, nil
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return v
-}
-
-func (d *aggDec) int() int64 {
-	v, n := binary.Varint(d.buf)
-	if n <= 0 {
-		d.err, d.buf = true, nil
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return v
-}
-
-func (d *aggDec) str() string {
-	n := d.uint()
-	if n > uint64(len(d.buf)) {
-		d.err, d.buf = true, nil
-		return ""
-	}
-	s := string(d.buf[:n])
-	d.buf = d.buf[n:]
-	return s
-}
-
-// shared is str for values that repeat across transcripts: the canonical copy
-// (unique.Make), allocated only the first time.
-func (d *aggDec) shared() string {
-	b := d.bytes()
-	if len(b) == 0 {
-		return ""
-	}
-	return unique.Make(string(b)).Value()
-}
-
-func (d *aggDec) bytes() []byte {
-	n := d.uint()
-	if n > uint64(len(d.buf)) {
-		d.err, d.buf = true, nil
-		return nil
-	}
-	b := d.buf[:n]
-	d.buf = d.buf[n:]
-	return b
-}
-
-func (d *aggDec) bool() bool { return d.uint() == 1 }
-
-// count reads a slice length, bounded by what the remaining bytes can hold.
-func (d *aggDec) count() int {
-	n := d.uint()
-	if n > uint64(len(d.buf)) {
-		d.err, d.buf = true, nil
-		return 0
-	}
-	return int(n)
-}
-
-func (d *aggDec) usage() tokenCounts {
-	return tokenCounts{In: d.int(), Out: d.int(), CW5m: d.int(), CW1h: d.int(), CR: d.int()}
+func decUsage(d *index.Dec) tokenCounts {
+	return tokenCounts{In: d.Int(), Out: d.Int(), CW5m: d.Int(), CW1h: d.Int(), CR: d.Int()}
 }

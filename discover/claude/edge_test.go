@@ -269,7 +269,7 @@ func TestVanishedFile(t *testing.T) {
 	if err := os.Remove(ts[0].Path); err != nil {
 		t.Fatal(err)
 	}
-	sc := &scanner{ix: loadIndex(""), workers: 2}
+	sc := &scanner{ix: loadIndex("")}
 	files, _ := sc.scan(t.Context(), ts)
 	if len(files) != len(ts)-1 {
 		t.Errorf("%d files, want %d", len(files), len(ts)-1)

@@ -9,13 +9,6 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
-// verdict is the status of one session and what it rests on.
-type verdict struct {
-	Status, Evidence, Detail string
-	Inferred                 bool
-	PID                      int
-}
-
 // candidate is a session as the liveness rules see it.
 type candidate struct {
 	ID         string
@@ -31,8 +24,8 @@ type candidate struct {
 // the transcripts (§4.2, §4.3). Proof beats inference; a process proven to host
 // one session never makes another one live.
 // The result is parallel to cands.
-func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claudeProc, now time.Time) []verdict {
-	out := map[string]verdict{} // sessions decided by live evidence, few
+func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claudeProc, now time.Time) []discover.Verdict {
+	out := map[string]discover.Verdict{} // sessions decided by live evidence, few
 	byID := make(map[string]*candidate, len(cands))
 	for i := range cands {
 		byID[cands[i].ID] = &cands[i]
@@ -79,7 +72,7 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		if detail != "" {
 			d += "; " + detail
 		}
-		out[id] = verdict{Status: st, Evidence: discover.EvidenceRegistry, Detail: d, Inferred: r.Inferred || inf, PID: r.PID}
+		out[id] = discover.Verdict{Status: st, Evidence: discover.EvidenceRegistry, Detail: d, Inferred: r.Inferred || inf, PID: r.PID}
 	}
 
 	// argv: a live claude naming a session with --resume/--session-id.
@@ -107,7 +100,7 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		if detail != "" {
 			d += "; " + detail
 		}
-		out[p.Flags.Names] = verdict{Status: st, Evidence: discover.EvidenceArgv, Detail: d, Inferred: inf, PID: p.PID}
+		out[p.Flags.Names] = discover.Verdict{Status: st, Evidence: discover.EvidenceArgv, Detail: d, Inferred: inf, PID: p.PID}
 	}
 
 	// Process scan: weak inference from cwd and timing, for processes not tied to
@@ -139,9 +132,9 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		if detail != "" {
 			d += "; " + detail
 		}
-		out[c.ID] = verdict{Status: st, Evidence: discover.EvidenceProcess, Detail: d, Inferred: true, PID: p.PID}
+		out[c.ID] = discover.Verdict{Status: st, Evidence: discover.EvidenceProcess, Detail: d, Inferred: true, PID: p.PID}
 		for _, o := range hits[1:] {
-			out[o.ID] = verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess, Inferred: true,
+			out[o.ID] = discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess, Inferred: true,
 				Detail: fmt.Sprintf("ambiguous: pid %d in %s may host this session or %s", p.PID, p.Cwd, c.ID)}
 		}
 	}
@@ -167,7 +160,7 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		}
 	}
 
-	res := make([]verdict, len(cands))
+	res := make([]discover.Verdict, len(cands))
 	for i := range cands {
 		c := &cands[i]
 		if v, done := out[c.ID]; done {
@@ -202,24 +195,24 @@ func tiedPIDs(regs []regCheck, claudes []claudeProc) map[int]bool {
 
 // notLive is the status of a session no process is proven or inferred to host:
 // stopped, failed on a failure signal, or unknown when the evidence is missing.
-func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, now time.Time) verdict {
+func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, now time.Time) discover.Verdict {
 	switch {
 	case reg != nil && (reg.Verdict == regForeign || reg.Verdict == regUnknown):
-		return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceRegistry, Detail: reg.Detail}
+		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceRegistry, Detail: reg.Detail}
 	case !haveProcs:
-		return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: "no process table (/proc) to check liveness"}
+		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: "no process table (/proc) to check liveness"}
 	case supersededBy != "":
-		return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceRegistry, Detail: "superseded by " + supersededBy}
+		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceRegistry, Detail: "superseded by " + supersededBy}
 	case reg != nil:
-		return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceStaleRegistry, Detail: reg.Detail}
+		return discover.Verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceStaleRegistry, Detail: reg.Detail}
 	}
 	a := c.Agg
 	if a == nil {
-		return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
+		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
 	}
 	if a.midTurn() {
 		if age := now.Sub(c.Mtime); age < midTurnRecent {
-			return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceTranscript,
+			return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceTranscript,
 				Detail: fmt.Sprintf("transcript ends mid-turn and was written %s ago, but no live claude process was found", age.Round(time.Second))}
 		}
 	}
@@ -228,8 +221,9 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 		if d == "" {
 			d = "API error"
 		}
-		return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceTranscript, Detail: d}
+		return discover.TranscriptVerdict(discover.OutcomeError, d)
 	}
-	// Like the other adapters: stopped, as the transcript tells, no process found.
-	return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceTranscript}
+	// No live process and no failure recorded (a recent mid-turn end was judged
+	// unknown above): stopped, as the transcript tells.
+	return discover.TranscriptVerdict(discover.OutcomeDone, "")
 }

@@ -183,6 +183,43 @@ func eachElem(b []byte, fn func(val []byte) bool) error {
 	}
 }
 
+// block is one element of a message's content array, its fields raw (nil when
+// absent): text, tool_use (ID, Name, Input) and tool_result (ToolUseID,
+// Content, IsError) are the kinds read.
+type block struct {
+	Type, Text, ID, Name, Input, ToolUseID, Content, IsError []byte
+}
+
+// eachBlock calls fn with every block of the content array c until fn returns
+// false; content that is not an array has none.
+func eachBlock(c []byte, fn func(b *block) bool) {
+	_ = eachElem(c, func(raw []byte) bool {
+		var b block
+		_ = eachField(raw, func(k, v []byte) bool {
+			switch string(k) {
+			case "type":
+				b.Type = v
+			case "text":
+				b.Text = v
+			case "id":
+				b.ID = v
+			case "name":
+				b.Name = v
+			case "input":
+				b.Input = v
+			case "tool_use_id":
+				b.ToolUseID = v
+			case "content":
+				b.Content = v
+			case "is_error":
+				b.IsError = v
+			}
+			return true
+		})
+		return fn(&b)
+	})
+}
+
 // field returns the raw value of key in object b (nil if absent).
 func field(b []byte, key string) []byte {
 	var out []byte

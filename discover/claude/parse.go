@@ -297,12 +297,9 @@ func (a *aggregate) setLast(t turnTail) {
 
 func hasToolUse(content []byte) bool {
 	found := false
-	_ = eachElem(content, func(blk []byte) bool {
-		if strEq(field(blk, "type"), "tool_use") {
-			found = true
-			return false
-		}
-		return true
+	eachBlock(content, func(b *block) bool {
+		found = strEq(b.Type, "tool_use")
+		return !found
 	})
 	return found
 }
@@ -313,19 +310,9 @@ func assistantText(content []byte) string {
 		return str(content)
 	}
 	var parts []string
-	_ = eachElem(content, func(blk []byte) bool {
-		var typ, text []byte
-		_ = eachField(blk, func(k, v []byte) bool {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "text":
-				text = v
-			}
-			return true
-		})
-		if strEq(typ, "text") {
-			parts = append(parts, str(text))
+	eachBlock(content, func(b *block) bool {
+		if strEq(b.Type, "text") {
+			parts = append(parts, str(b.Text))
 		}
 		return true
 	})

@@ -250,28 +250,12 @@ func (it *item) addBlocks(content []byte, calls map[string]*item) {
 		it.addText(str(content))
 		return
 	}
-	_ = eachElem(content, func(blk []byte) bool {
-		var typ, text, id, name, input []byte
-		_ = eachField(blk, func(k, v []byte) bool {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "text":
-				text = v
-			case "id":
-				id = v
-			case "name":
-				name = v
-			case "input":
-				input = v
-			}
-			return true
-		})
+	eachBlock(content, func(b *block) bool {
 		switch {
-		case strEq(typ, "text"):
-			it.addText(str(text))
-		case strEq(typ, "tool_use"):
-			tid := str(id)
+		case strEq(b.Type, "text"):
+			it.addText(str(b.Text))
+		case strEq(b.Type, "tool_use"):
+			tid := str(b.ID)
 			if _, dup := it.tools[tid]; dup && tid != "" {
 				return true
 			}
@@ -279,7 +263,7 @@ func (it *item) addBlocks(content []byte, calls map[string]*item) {
 				it.tools = map[string]int{}
 			}
 			it.tools[tid] = len(it.Tools)
-			it.Tools = append(it.Tools, discover.ToolCall{ID: tid, Name: str(name), Summary: toolSummary(str(name), input)})
+			it.Tools = append(it.Tools, discover.ToolCall{ID: tid, Name: str(b.Name), Summary: toolSummary(str(b.Name), b.Input)})
 			if tid != "" {
 				calls[tid] = it
 			}
@@ -307,34 +291,21 @@ func attachResults(content, toolUseResult []byte, calls map[string]*item, raw js
 		return
 	}
 	interrupted := isObject(toolUseResult) && isTrue(field(toolUseResult, "interrupted"))
-	_ = eachElem(content, func(blk []byte) bool {
-		var typ, id, body, isErr []byte
-		_ = eachField(blk, func(k, v []byte) bool {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "tool_use_id":
-				id = v
-			case "content":
-				body = v
-			case "is_error":
-				isErr = v
-			}
-			return true
-		})
-		if !strEq(typ, "tool_result") {
+	eachBlock(content, func(b *block) bool {
+		if !strEq(b.Type, "tool_result") {
 			return true
 		}
-		it := calls[str(id)]
+		id := str(b.ToolUseID)
+		it := calls[id]
 		if it == nil {
 			return true
 		}
-		k := it.tools[str(id)]
+		k := it.tools[id]
 		tc := &it.Tools[k]
 		tc.HasResult = true
-		tc.IsError = isTrue(isErr)
+		tc.IsError = isTrue(b.IsError)
 		tc.Interrupted = interrupted
-		tc.Result = firstLine(resultText(body), 100)
+		tc.Result = firstLine(resultText(b.Content), 100)
 		it.Raw = append(it.Raw, raw)
 		return true
 	})
@@ -346,9 +317,9 @@ func resultText(body []byte) string {
 		return strPrefix(body, 64<<10)
 	}
 	var parts []string
-	_ = eachElem(body, func(blk []byte) bool {
-		if strEq(field(blk, "type"), "text") {
-			parts = append(parts, strPrefix(field(blk, "text"), 64<<10))
+	eachBlock(body, func(b *block) bool {
+		if strEq(b.Type, "text") {
+			parts = append(parts, strPrefix(b.Text, 64<<10))
 		}
 		return true
 	})

@@ -1,8 +1,7 @@
 package claude
 
 import (
-	"strings"
-
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -29,59 +28,12 @@ var defaultPrices = map[string]meta.Price{
 	"claude-3-opus":      {Input: 15, Output: 75},
 }
 
-// priceTable resolves model ids to prices: the built-in table with the user's
-// config.json `prices` on top. It remembers each model's answer (a listing asks
-// about the same few models thousands of times); it is not safe for concurrent
-// use.
-type priceTable struct {
-	prices map[string]meta.Price
-	memo   map[string]priced
-}
-
-type priced struct {
-	p  meta.Price
-	ok bool
-}
+// priceTable is discover's price lookup over the built-in table, with the cost
+// of Claude's usage classes.
+type priceTable struct{ *discover.Prices }
 
 func newPriceTable(cfg *meta.Config) *priceTable {
-	t := &priceTable{prices: map[string]meta.Price{}, memo: map[string]priced{}}
-	for k, v := range defaultPrices {
-		t.prices[k] = v
-	}
-	if cfg != nil {
-		for k, v := range cfg.Prices {
-			t.prices[normModel(k)] = v
-		}
-	}
-	return t
-}
-
-// normModel drops a trailing "[…]" context tag: stream-json init says
-// claude-opus-4-8[1m] where the transcript says claude-opus-4-8.
-func normModel(m string) string {
-	if strings.HasSuffix(m, "]") {
-		if i := strings.LastIndexByte(m, '['); i > 0 {
-			m = m[:i]
-		}
-	}
-	return m
-}
-
-// lookup finds the price of a model by longest prefix.
-func (t *priceTable) lookup(model string) (meta.Price, bool) {
-	if r, ok := t.memo[model]; ok {
-		return r.p, r.ok
-	}
-	norm := normModel(model)
-	best, found := "", false
-	var p meta.Price
-	for k, v := range t.prices {
-		if strings.HasPrefix(norm, k) && (!found || len(k) > len(best)) {
-			best, p, found = k, v, true
-		}
-	}
-	t.memo[model] = priced{p, found}
-	return p, found
+	return &priceTable{discover.NewPrices(defaultPrices, cfg)}
 }
 
 // cost estimates the cost of a transcript's usage. unknown lists the models with
@@ -92,7 +44,7 @@ func (t *priceTable) cost(usage []modelUsage) (usd float64, unknown []string) {
 		if m.U.zero() {
 			continue
 		}
-		p, ok := t.lookup(m.Model)
+		p, ok := t.Lookup(m.Model)
 		if !ok {
 			unknown = append(unknown, m.Model)
 			continue

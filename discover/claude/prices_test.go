@@ -31,12 +31,12 @@ func TestPriceLookup(t *testing.T) {
 		{"gpt-5", meta.Price{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := tbl.lookup(tt.model)
+		got, ok := tbl.Lookup(tt.model)
 		if ok != tt.ok || got != tt.want {
-			t.Errorf("lookup(%q) = %+v, %v; want %+v, %v", tt.model, got, ok, tt.want, tt.ok)
+			t.Errorf("Lookup(%q) = %+v, %v; want %+v, %v", tt.model, got, ok, tt.want, tt.ok)
 		}
 	}
-	if _, ok := newPriceTable(nil).lookup("claude-opus-5-5"); ok {
+	if _, ok := newPriceTable(nil).Lookup("claude-opus-5-5"); ok {
 		t.Error("claude-opus-5-5 has a built-in price; the spec says it must not")
 	}
 }

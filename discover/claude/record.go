@@ -258,26 +258,16 @@ func parseUserContent(c []byte, max int) (u userContent) {
 		u.HasText = true
 	case isArray(c):
 		var parts []string
-		_ = eachElem(c, func(blk []byte) bool {
-			var typ, text []byte
-			_ = eachField(blk, func(k, v []byte) bool {
-				switch string(k) {
-				case "type":
-					typ = v
-				case "text":
-					text = v
-				}
-				return true
-			})
+		eachBlock(c, func(b *block) bool {
 			switch {
-			case strEq(typ, "text"):
-				t := dec(text)
+			case strEq(b.Type, "text"):
+				t := dec(b.Text)
 				if !strings.HasPrefix(strings.TrimSpace(t), "<system-reminder>") {
 					parts = append(parts, t)
 				}
-			case strEq(typ, "tool_result"):
+			case strEq(b.Type, "tool_result"):
 				u.ToolResult = true
-			case strEq(typ, "image"):
+			case strEq(b.Type, "image"):
 				u.Image = true
 			}
 			return true

@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -49,57 +47,13 @@ type fileState struct {
 // scanner brings the parse index up to date for a set of transcripts.
 type scanner struct {
 	ix *index.Index[*aggregate]
-	// stopAt ends full parsing (zero: no limit): the remaining files get a quick
-	// head+tail summary so the adapter answers within its timeout, and the next run
-	// continues from the saved partial state. After giveUpAt even that is skipped:
-	// the session is listed from its file name and mtime alone.
-	stopAt, giveUpAt time.Time
-	workers          int
+	// budget ends full parsing: the remaining files get a quick head+tail summary
+	// so the adapter answers within its timeout, and the next run continues from
+	// the saved partial state. Once it gives up even that is skipped: the session
+	// is listed from its file name and mtime alone.
+	budget discover.Budget
 	// cut is set when the context ended the scan before every file was handled.
 	cut bool
-}
-
-var errBudget = errors.New("time budget exhausted")
-
-func workers() int {
-	n := runtime.GOMAXPROCS(0)
-	switch {
-	case n < 2:
-		return 2
-	case n > 4:
-		return 4
-	}
-	return n
-}
-
-// parallel runs fn(i) for i in [0,n) on w goroutines, stopping early when ctx
-// ends; it reports whether every i was run.
-func parallel(ctx context.Context, n, w int, fn func(i int)) bool {
-	if w > n {
-		w = n
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for k := 0; k < w; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	done := true
-	for i := 0; i < n; i++ {
-		if ctx.Err() != nil {
-			done = false
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return done
 }
 
 // scan returns the state of every transcript that still exists (statAll, then
@@ -112,7 +66,7 @@ func (s *scanner) scan(ctx context.Context, ts []transcript) ([]*fileState, []er
 // that is not a regular file, are skipped silently.
 func (s *scanner) statAll(ctx context.Context, ts []transcript) []*fileState {
 	states := make([]*fileState, len(ts))
-	if !spread(ctx, len(ts), s.workers, func(i int) {
+	if !discover.Spread(ctx, len(ts), func(i int) {
 		stamp, regular, err := index.StatPath(ts[i].Path)
 		if err != nil || !regular {
 			return // vanished between ReadDir and Stat (gone, not an error), or not a file
@@ -139,7 +93,7 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 		return nil, err
 	}
 	per := make([][]*fileState, len(buckets))
-	if !parallel(ctx, len(buckets), s.workers, func(i int) {
+	if !discover.Parallel(ctx, len(buckets), func(i int) {
 		bdir := dir + string(filepath.Separator) + buckets[i]
 		d, err := index.OpenDir(bdir)
 		if err != nil {
@@ -189,7 +143,7 @@ func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, 
 	var mu sync.Mutex
 	var pending []*fileState
 	var errs []error
-	if !spread(ctx, len(states), s.workers, func(i int) {
+	if !discover.Spread(ctx, len(states), func(i int) {
 		f := states[i]
 		if e, ok := s.ix.Get(f.Path); ok && e.Payload != nil && e.Plan(f.Stamp) == index.Fresh {
 			f.Agg, f.Complete = e.Payload, true
@@ -202,7 +156,7 @@ func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, 
 		s.cut = true
 	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i].Mtime.After(pending[j].Mtime) })
-	if !parallel(ctx, len(pending), s.workers, func(i int) {
+	if !discover.Parallel(ctx, len(pending), func(i int) {
 		if err := s.update(pending[i]); err != nil {
 			pending[i].Agg = nil
 			if !errors.Is(err, fs.ErrNotExist) {
@@ -222,34 +176,6 @@ func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, 
 	}
 	return out, errs
 }
-
-// spread runs fn(i) for i in [0,n) on w goroutines, each taking every w-th i:
-// for many small, even tasks, where handing out each i costs more than the task.
-// It stops early when ctx ends and reports whether every i was run.
-func spread(ctx context.Context, n, w int, fn func(i int)) bool {
-	if w > n {
-		w = n
-	}
-	var wg sync.WaitGroup
-	var stopped atomic.Bool
-	for k := 0; k < w; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j, i := 0, k; i < n; j, i = j+1, i+w {
-				if j%64 == 0 && ctx.Err() != nil {
-					stopped.Store(true)
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-	return !stopped.Load()
-}
-
-func (s *scanner) overBudget() bool { return !s.stopAt.IsZero() && time.Now().After(s.stopAt) }
 
 // update parses what the index does not cover yet.
 func (s *scanner) update(fst *fileState) error {
@@ -278,15 +204,15 @@ func (s *scanner) update(fst *fileState) error {
 			}
 		}
 	}
-	if start == 0 && s.overBudget() {
-		if !s.giveUpAt.IsZero() && time.Now().After(s.giveUpAt) {
+	if start == 0 && s.budget.Over() {
+		if s.budget.GivenUp() {
 			fst.Agg = &aggregate{}
 			return nil
 		}
 		fst.Agg = quickSummary(f, stamp.Size, nil)
 		return nil
 	}
-	next, partial, err := parseRange(f, start, stamp.Size, &agg, s.stopAt)
+	next, partial, err := parseRange(f, start, stamp.Size, &agg, s.budget)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", fst.Path, err)
 	}
@@ -304,28 +230,16 @@ func (s *scanner) update(fst *fileState) error {
 
 // parseRange feeds the complete lines in [start, end) to a. With a budget it may
 // stop early; it then returns the start of the first line not consumed.
-func parseRange(f *os.File, start, end int64, a *aggregate, stopAt time.Time) (next int64, partial bool, err error) {
+func parseRange(f *os.File, start, end int64, a *aggregate, budget discover.Budget) (next int64, partial bool, err error) {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return start, false, err
 	}
-	resume := start
-	lastCheck := start
-	next, stats, err := discover.ReadLines(io.LimitReader(f, end-start), start, func(line []byte, off int64) error {
-		if !stopAt.IsZero() && off-lastCheck > 1<<20 {
-			lastCheck = off
-			if time.Now().After(stopAt) {
-				resume = off
-				return errBudget
-			}
-		}
+	next, stats, partial, err := discover.ReadLinesUntil(io.LimitReader(f, end-start), start, budget, func(line []byte, off int64) error {
 		a.consume(line, off)
 		return nil
 	})
 	a.TooLong += stats.TooLong
-	if errors.Is(err, errBudget) {
-		return resume, true, nil
-	}
-	return next, false, err
+	return next, partial, err
 }
 
 // quickSummary describes a transcript from its first lines (cwd, first prompt,

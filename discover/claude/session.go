@@ -11,7 +11,7 @@ import (
 const titleMax = 100
 
 // toSession builds the listing of one transcript (§3).
-func toSession(f *fileState, v verdict, prices *priceTable, unknownModel func(string)) discover.Session {
+func toSession(f *fileState, v discover.Verdict, prices *priceTable, unknownModel func(string)) discover.Session {
 	a := f.Agg
 	s := discover.Session{
 		ID:             f.ID,
@@ -53,13 +53,13 @@ func toSession(f *fileState, v verdict, prices *priceTable, unknownModel func(st
 			s.CostSource = "estimate"
 		}
 	}
-	applyVerdict(&s, v)
+	v.Apply(&s)
 	return s
 }
 
 // registrySession lists a live registry entry whose session has no transcript
 // yet: an unprompted TUI, or a -p run in its first 100 ms.
-func registrySession(r *regCheck, v verdict) discover.Session {
+func registrySession(r *regCheck, v discover.Verdict) discover.Session {
 	s := discover.Session{
 		ID:           r.SessionID,
 		Adapter:      Name,
@@ -76,23 +76,8 @@ func registrySession(r *regCheck, v verdict) discover.Session {
 		}
 		s.LastActivity = &l
 	}
-	applyVerdict(&s, v)
+	v.Apply(&s)
 	return s
-}
-
-func applyVerdict(s *discover.Session, v verdict) {
-	s.Status, s.Evidence, s.EvidenceDetail, s.Inferred = v.Status, v.Evidence, v.Detail, v.Inferred
-	if v.Status == discover.StatusUnknown {
-		return // pid only when verified alive
-	}
-	if discover.Alive(v.Status) {
-		s.PID = v.PID
-		return
-	}
-	if s.LastActivity != nil {
-		e := *s.LastActivity
-		s.EndedAt = &e
-	}
 }
 
 // firstPrompt is the first real prompt, else the first queued prompt, else the

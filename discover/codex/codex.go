@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -40,8 +39,6 @@ type Adapter struct {
 	// OpenFiles lists a process's open files; used only when the lock directory
 	// does not exist (Codex before thread-writer locks). nil: not available.
 	OpenFiles OpenFiles
-	// Workers bounds how many rollouts are read in parallel (0: GOMAXPROCS, ≥ 2).
-	Workers int
 }
 
 // New returns the Codex adapter with the platform's lock and fd readers.
@@ -338,7 +335,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	// the index is saved and let go in between, so a listing never holds it and
 	// all the sessions at once.
 	reads := make([]rolloutRead, len(jobs))
-	a.each(ctx, len(jobs), func(i int, sc *scratch) {
+	discover.ParallelWith(ctx, len(jobs), func(i int, sc *scratch) {
 		j := &jobs[i]
 		if j.rf == nil || j.rf.Compressed {
 			return
@@ -364,7 +361,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	ok := make([]bool, len(jobs))
 	var warnMu sync.Mutex
 	unreadable := 0
-	a.each(ctx, len(jobs), func(i int, sc *scratch) {
+	discover.ParallelWith(ctx, len(jobs), func(i int, sc *scratch) {
 		j, r := jobs[i], reads[i]
 		jobs[i].row, reads[i] = nil, rolloutRead{} // each row and summary goes once used
 		s, good, err := st.session(env, j.id, j.rf, j.row, r, sc)
@@ -403,41 +400,6 @@ type rolloutRead struct {
 	size  int64
 	mtime time.Time
 	err   error
-}
-
-// each runs fn(i) for every i in [0,n) on the adapter's workers, each with its
-// own scratch, until ctx ends.
-func (a *Adapter) each(ctx context.Context, n int, fn func(i int, sc *scratch)) {
-	workers := a.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-		if workers < 2 {
-			workers = 2
-		}
-	}
-	if workers > n {
-		workers = n
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var sc scratch
-			for i := range next {
-				fn(i, &sc)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // session builds one thread's Session from its DB row (may be nil) and rollout

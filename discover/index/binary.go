@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding"
-	"encoding/binary"
 	"reflect"
 	"sort"
 	"unsafe"
@@ -78,10 +77,9 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		size += len(p) + 48
 	}
 	sort.Strings(paths)
-	b := make([]byte, 0, size)
-	b = append(b, binaryMagic...)
-	b = binary.AppendUvarint(b, uint64(len(header)))
-	b = append(b, header...)
+	e := Enc{Buf: make([]byte, 0, size)}
+	e.Buf = append(e.Buf, binaryMagic...)
+	e.Str(header)
 	type out struct {
 		path    string
 		raw     []byte
@@ -108,20 +106,19 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		}
 		list = append(list, o)
 	}
-	b = binary.AppendUvarint(b, uint64(len(list)))
+	e.Uint(uint64(len(list)))
 	for _, o := range list {
 		p, s := o.path, o.s
 		// Field by field: a lazy payload may be being decoded concurrently.
 		stamp, offset, check, partial := s.E.Stamp, s.E.Offset, s.E.Check, s.E.Partial
 		present := o.present
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
-		b = binary.AppendUvarint(b, stamp.Dev)
-		b = binary.AppendUvarint(b, stamp.Ino)
-		b = binary.AppendVarint(b, stamp.Size)
-		b = binary.AppendVarint(b, stamp.MtimeNs)
-		b = binary.AppendVarint(b, offset)
-		b = binary.LittleEndian.AppendUint64(b, check)
+		e.Str(p)
+		e.Uint(stamp.Dev)
+		e.Uint(stamp.Ino)
+		e.Int(stamp.Size)
+		e.Int(stamp.MtimeNs)
+		e.Int(offset)
+		e.Uint64(check)
 		var flags byte
 		if partial {
 			flags |= 1
@@ -129,11 +126,10 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		if present {
 			flags |= 2
 		}
-		b = append(b, flags)
-		b = binary.AppendUvarint(b, uint64(len(o.raw)))
-		b = append(b, o.raw...)
+		e.Byte(flags)
+		e.Bytes(o.raw)
 	}
-	return b, nil
+	return e.Buf, nil
 }
 
 // decodeBinary reads what encodeBinary wrote. The paths are views of b (which is
@@ -143,33 +139,34 @@ func decodeBinary[T any](b []byte, header string) (map[string]*slot[T], bool) {
 		return nil, false
 	}
 	str := unsafe.String(unsafe.SliceData(b), len(b))
-	d := binDec{b: b, off: len(binaryMagic)}
-	if h := d.bytes(); d.bad || string(h) != header {
+	d := NewDec(b[len(binaryMagic):])
+	if h := d.Bytes(); d.Bad() || string(h) != header {
 		return nil, false
 	}
-	n := d.uvarint()
-	if d.bad || n > uint64(len(b)) {
+	n := d.Uint()
+	if d.Bad() || n > uint64(len(b)) {
 		return nil, false
 	}
 	entries := make(map[string]*slot[T], n)
 	slots := make([]slot[T], n) // one allocation for all of them
 	lazies := make([]lazyPayload, n)
 	for i := range slots {
-		pl := d.bytes()
-		if d.bad {
+		pl := d.Bytes()
+		if d.Bad() {
 			return nil, false
 		}
-		path := str[d.off-len(pl) : d.off]
+		end := len(b) - d.Len()
+		path := str[end-len(pl) : end]
 		s := &slots[i]
-		s.E.Stamp.Dev = d.uvarint()
-		s.E.Stamp.Ino = d.uvarint()
-		s.E.Stamp.Size = d.varint()
-		s.E.Stamp.MtimeNs = d.varint()
-		s.E.Offset = d.varint()
-		s.E.Check = d.uint64()
-		flags := d.byte()
-		raw := d.bytes()
-		if d.bad {
+		s.E.Stamp.Dev = d.Uint()
+		s.E.Stamp.Ino = d.Uint()
+		s.E.Stamp.Size = d.Int()
+		s.E.Stamp.MtimeNs = d.Int()
+		s.E.Offset = d.Int()
+		s.E.Check = d.Uint64()
+		flags := d.Byte()
+		raw := d.Bytes()
+		if d.Bad() {
 			return nil, false
 		}
 		s.E.Partial = flags&1 != 0
@@ -179,71 +176,8 @@ func decodeBinary[T any](b []byte, header string) (map[string]*slot[T], bool) {
 		}
 		entries[path] = s
 	}
-	if d.off != len(b) {
+	if !d.Done() {
 		return nil, false
 	}
 	return entries, true
-}
-
-type binDec struct {
-	b   []byte
-	off int
-	bad bool
-}
-
-func (d *binDec) uvarint() uint64 {
-	if d.bad {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-func (d *binDec) varint() int64 {
-	if d.bad {
-		return 0
-	}
-	v, n := binary.Varint(d.b[d.off:])
-	if n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-func (d *binDec) uint64() uint64 {
-	if d.bad || len(d.b)-d.off < 8 {
-		d.bad = true
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(d.b[d.off:])
-	d.off += 8
-	return v
-}
-
-func (d *binDec) byte() byte {
-	if d.bad || d.off >= len(d.b) {
-		d.bad = true
-		return 0
-	}
-	c := d.b[d.off]
-	d.off++
-	return c
-}
-
-func (d *binDec) bytes() []byte {
-	n := d.uvarint()
-	if d.bad || n > uint64(len(d.b)-d.off) {
-		d.bad = true
-		return nil
-	}
-	s := d.b[d.off : d.off+int(n) : d.off+int(n)]
-	d.off += int(n)
-	return s
 }

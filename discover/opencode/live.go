@@ -219,18 +219,11 @@ func procDir(t proc.Table, pid int, arg string) string {
 	return ""
 }
 
-// verdict is a session's status with what it rests on.
-type verdict struct {
-	Status, Evidence, Detail string
-	PID                      int
-	Inferred                 bool
-}
-
 // judge derives every record's status (opencode.md §4.3), in place order. Status
 // never depends on wall time or on how recently a session was updated.
-func judge(recs []record, procs []ocProc, procsOK bool) []verdict {
-	out := make([]verdict, len(recs))
-	turns := make([]turnState, len(recs))
+func judge(recs []record, procs []ocProc, procsOK bool) []discover.Verdict {
+	out := make([]discover.Verdict, len(recs))
+	turns := make([]discover.Outcome, len(recs))
 	details := make([]string, len(recs))
 	// candidates per open session, and how many open sessions each process could be
 	// serving: a process is tied to a session only when both are unique.
@@ -238,7 +231,7 @@ func judge(recs []record, procs []ocProc, procsOK bool) []verdict {
 	perProc := map[int]int{}
 	for i, r := range recs {
 		turns[i], details[i] = turnOf(r.Last)
-		if !procsOK || (turns[i] != turnOpen && turns[i] != turnUnknown) {
+		if !procsOK || (turns[i] != discover.OutcomeOpen && turns[i] != discover.OutcomeUnknown) {
 			continue
 		}
 		cands[i] = candidatesFor(r, procs)
@@ -284,7 +277,7 @@ func sameDir(a, b string) bool {
 	return err == nil && filepath.Clean(a) == rb
 }
 
-func decide(r record, turn turnState, tdetail string, procs []ocProc, procsOK bool, cands []ocProc, perProc map[int]int) verdict {
+func decide(r record, turn discover.Outcome, tdetail string, procs []ocProc, procsOK bool, cands []ocProc, perProc map[int]int) discover.Verdict {
 	// `opencode run -s <id>` names its session: exact, whatever the turn says.
 	if procsOK {
 		var own []ocProc
@@ -295,45 +288,38 @@ func decide(r record, turn turnState, tdetail string, procs []ocProc, procsOK bo
 		}
 		switch {
 		case len(own) == 1:
-			return verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true,
+			return discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true,
 				PID: own[0].PID, Detail: fmt.Sprintf("%s runs --session %s; %s", own[0], r.ID, tdetail)}
 		case len(own) > 1:
-			return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess,
+			return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess,
 				Detail: fmt.Sprintf("%d opencode processes run --session %s: %s", len(own), r.ID, listProcs(own))}
 		}
 	}
 	switch turn {
-	case turnDone:
-		return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceTranscript, Detail: tdetail}
-	case turnAborted:
-		return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceTranscript, Detail: tdetail}
-	case turnError:
-		return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceTranscript, Detail: tdetail}
-	case turnEmpty:
-		// Created (e.g. through the server API) and never prompted: nothing runs it
-		// that we could see; a serve process hosting it can only be asked over HTTP.
-		return verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceTranscript, Detail: tdetail}
+	case discover.OutcomeDone, discover.OutcomeAborted, discover.OutcomeError, discover.OutcomeNone:
+		// OutcomeNone: created (e.g. through the server API) and never prompted:
+		// nothing runs it that we could see; a serve process hosting it can only
+		// be asked over HTTP.
+		return discover.TranscriptVerdict(turn, tdetail)
 	}
 	if !procsOK {
-		return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone,
+		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone,
 			Detail: tdetail + "; no process table to tell whether opencode still runs it"}
 	}
 	switch {
 	case len(cands) == 1 && perProc[cands[0].PID] == 1 && cands[0].Kind != kindHost && cands[0].Dir != "" && cands[0].StartOK:
-		return verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true,
+		return discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true,
 			PID: cands[0].PID, Detail: fmt.Sprintf("%s started before its latest prompt; %s", cands[0], tdetail)}
 	case len(cands) > 0:
-		return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess,
+		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess,
 			Detail: fmt.Sprintf("%s; cannot tell which opencode process serves it: %s", tdetail, ambiguity(cands, perProc))}
-	case turn == turnUnknown:
-		return verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: tdetail}
+	case turn == discover.OutcomeUnknown:
+		return discover.TranscriptVerdict(turn, tdetail)
 	}
 	if r.Last.Role == "user" {
-		return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceTranscript,
-			Detail: "crashed: the prompt got no reply and no opencode process runs it (a startup error such as an unknown model, or killed outside agentctl)"}
+		return discover.TranscriptVerdict(turn, "crashed: the prompt got no reply and no opencode process runs it (a startup error such as an unknown model, or killed outside agentctl)")
 	}
-	return verdict{Status: discover.StatusFailed, Evidence: discover.EvidenceTranscript,
-		Detail: "crashed: " + tdetail + " and no opencode process runs it (killed outside agentctl?)"}
+	return discover.TranscriptVerdict(turn, "crashed: "+tdetail+" and no opencode process runs it (killed outside agentctl?)")
 }
 
 func ambiguity(cands []ocProc, perProc map[int]int) string {

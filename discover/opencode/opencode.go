@@ -160,7 +160,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 	if q != nil && procsOK {
 		for _, r := range recs {
-			if turn, _ := turnOf(r.Last); (turn == turnOpen || turn == turnUnknown) && len(candidatesFor(r, procs)) > 0 {
+			if turn, _ := turnOf(r.Last); (turn == discover.OutcomeOpen || turn == discover.OutcomeUnknown) && len(candidatesFor(r, procs)) > 0 {
 				// Whether that process is tied to it depends on the other sessions.
 				all, err := a.collect(ctx, env, nil)
 				var out []discover.Session
@@ -187,11 +187,8 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 // written a title; a killed or failed session keeps it. It is not a title.
 var defaultTitle = regexp.MustCompile(`^(New|Child) session - \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
 
-func toSession(r record, v verdict) discover.Session {
-	s := discover.Session{
-		ID: r.ID, Adapter: Name, Status: v.Status, Evidence: v.Evidence, EvidenceDetail: v.Detail,
-		Inferred: v.Inferred, PID: v.PID, Cwd: r.Dir, AgentVersion: r.Version, Path: r.Path,
-	}
+func toSession(r record, v discover.Verdict) discover.Session {
+	s := discover.Session{ID: r.ID, Adapter: Name, Cwd: r.Dir, AgentVersion: r.Version, Path: r.Path}
 	extra := map[string]any{}
 	if defaultTitle.MatchString(r.Title) {
 		extra["default_title"] = r.Title
@@ -217,15 +214,10 @@ func toSession(r record, v verdict) discover.Session {
 		t := time.UnixMilli(r.Updated).UTC()
 		s.LastActivity = &t
 	}
-	if !discover.Alive(s.Status) {
-		end := r.Updated
-		if r.Last.Role == "assistant" && r.Last.Completed > 0 {
-			end = r.Last.Completed
-		}
-		if end > 0 {
-			t := time.UnixMilli(end).UTC()
-			s.EndedAt = &t
-		}
+	v.Apply(&s) // a session that is not alive ended at its last activity…
+	if !discover.Alive(s.Status) && r.Last.Role == "assistant" && r.Last.Completed > 0 {
+		t := time.UnixMilli(r.Last.Completed).UTC() // …or when its last reply completed
+		s.EndedAt = &t
 	}
 	if r.Tokens != nil {
 		// OpenCode's classes are disjoint; reasoning is billed as output.

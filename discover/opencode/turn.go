@@ -1,48 +1,42 @@
 package opencode
 
-import "fmt"
+import (
+	"fmt"
 
-// turnState is what the latest message says about the session's turn
-// (opencode.md §4.2).
-type turnState int
-
-const (
-	turnEmpty   turnState = iota // no messages at all
-	turnOpen                     // a reply is being (or was being, when killed) written
-	turnDone                     // the assistant finished
-	turnAborted                  // MessageAbortedError: stopped through the API
-	turnError                    // the assistant ended in another error
-	turnUnknown                  // the latest message is of a kind we do not know
+	"github.com/agentctl/agentctl/discover"
 )
 
-// turnOf reads the latest message. detail is the human reason.
-func turnOf(m lastMessage) (turnState, string) {
+// turnOf reads what the latest message says about the session's turn
+// (opencode.md §4.2): no messages, a reply being (or being, when killed)
+// written, finished, aborted (MessageAbortedError: through the API), another
+// error, or a kind of message not known here. detail is the human reason.
+func turnOf(m lastMessage) (discover.Outcome, string) {
 	switch m.Role {
 	case "":
-		return turnEmpty, "no messages"
+		return discover.OutcomeNone, "no messages"
 	case "user":
-		return turnOpen, "user message with no reply yet"
+		return discover.OutcomeOpen, "user message with no reply yet"
 	case "assistant":
 	default:
 		// An unknown role (a newer OpenCode): its state is not ours to guess.
-		return turnUnknown, fmt.Sprintf("latest message has unknown role %q", m.Role)
+		return discover.OutcomeUnknown, fmt.Sprintf("latest message has unknown role %q", m.Role)
 	}
 	switch {
 	case m.ErrName == "MessageAbortedError":
-		return turnAborted, "aborted"
+		return discover.OutcomeAborted, "aborted"
 	case m.ErrName != "":
 		d := "error: " + m.ErrName
 		if m.ErrMsg != "" {
 			d += ": " + m.ErrMsg
 		}
-		return turnError, d
+		return discover.OutcomeError, d
 	case m.Completed == 0:
-		return turnOpen, "assistant message open (no time.completed)"
+		return discover.OutcomeOpen, "assistant message open (no time.completed)"
 	case m.Finish == "tool-calls" || m.Finish == "unknown":
 		// OpenCode's loop goes on after these: the next step's message follows.
-		return turnOpen, "between steps (finish=" + m.Finish + ")"
+		return discover.OutcomeOpen, "between steps (finish=" + m.Finish + ")"
 	case m.Finish != "":
-		return turnDone, "done (finish=" + m.Finish + ")"
+		return discover.OutcomeDone, "done (finish=" + m.Finish + ")"
 	}
-	return turnDone, "done (completed)"
+	return discover.OutcomeDone, "done (completed)"
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
-	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -58,7 +57,7 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	paths := listFiles(env, roots(env))
 	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
-	sc := &scanner{ix: ix, stopAt: budget(ctx)}
+	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
 	files := sc.scan(ctx, env, paths)
 	if err := ctx.Err(); err != nil {
 		_ = ix.Save() // keep what was parsed; the next run continues from it
@@ -107,6 +106,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		owners = attribute(cands, open)
 	}
 
+	prices := discover.NewPrices(nil, env.Config)
 	out := make([]discover.Session, 0, len(files))
 	for _, f := range files {
 		if q != nil && !q.Match(f.Sum.Header.ID) {
@@ -116,7 +116,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			f.Flavour = fl
 		}
 		o, owned := owners[f]
-		out = append(out, f.session(env, o, owned, procsOK))
+		out = append(out, f.session(prices, o, owned, procsOK))
 	}
 	return out, nil
 }
@@ -157,7 +157,7 @@ func oneper(env *discover.Env, files []*file, q *discover.Query) []*file {
 }
 
 // session turns a summary into a Session with its status (pi.md §3, §4.2).
-func (f *file) session(env *discover.Env, o owner, owned, procsOK bool) discover.Session {
+func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) discover.Session {
 	sum := f.Sum
 	h := sum.Header
 	s := discover.Session{
@@ -183,7 +183,7 @@ func (f *file) session(env *discover.Env, o owner, owned, procsOK bool) discover
 		s.Tokens = &tok
 		cost, src := sum.Cost, "agent"
 		if cost == 0 && !tok.Zero() {
-			cost, src = estimate(env.Config, sum.Model, tok)
+			cost, src = estimate(prices, sum.Model, tok)
 		}
 		if src != "" {
 			s.CostUSD, s.CostSource = &cost, src
@@ -196,51 +196,48 @@ func (f *file) session(env *discover.Env, o owner, owned, procsOK bool) discover
 	}
 
 	outcome := outcomeOf(sum.Leaf)
+	var v discover.Verdict
 	switch {
 	case owned && o.PID != 0:
-		s.Status, s.Evidence, s.Inferred, s.PID = discover.StatusRunning, discover.EvidenceProcess, true, o.PID
-		s.EvidenceDetail = o.Detail
+		v = discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true, PID: o.PID, Detail: o.Detail}
 		if sum.Leaf.final() {
-			s.Status = discover.StatusIdle
-			s.EvidenceDetail = o.Detail + "; last turn: " + outcome
+			v.Status = discover.StatusIdle
+			v.Detail = o.Detail + "; last turn: " + outcome
 		}
 	case owned:
-		s.Status, s.Evidence, s.Inferred = discover.StatusUnknown, discover.EvidenceProcess, true
-		s.EvidenceDetail = o.Detail
+		v = discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess, Inferred: true, Detail: o.Detail}
 	case !procsOK && !sum.Leaf.final():
 		// Without a process table an open leaf may well be a running turn.
-		s.Status, s.Evidence = discover.StatusUnknown, discover.EvidenceNone
-		s.EvidenceDetail = "no process table; last message is " + outcome
+		v = discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: "no process table; last message is " + outcome}
 	default:
-		s.Evidence = discover.EvidenceTranscript
-		s.Status, s.EvidenceDetail = transcriptStatus(sum.Leaf)
+		v = discover.TranscriptVerdict(transcriptOutcome(sum.Leaf))
 		if !procsOK {
-			s.EvidenceDetail += " (no process table)"
+			v.Detail += " (no process table)"
 		}
-		s.EndedAt = s.LastActivity
 	}
+	v.Apply(&s)
 	return s
 }
 
-// transcriptStatus is pi.md §4.2 for a session no live process owns.
-func transcriptStatus(l leaf) (status, detail string) {
+// transcriptOutcome is pi.md §4.2 for a session no live process owns. An open
+// leaf (user message, tool result, tool call) with nobody writing means the
+// process died mid-turn.
+func transcriptOutcome(l leaf) (discover.Outcome, string) {
 	if l.Role == "assistant" {
 		switch l.StopReason {
 		case "stop", "length":
-			return discover.StatusStopped, "done"
+			return discover.OutcomeDone, "done"
 		case "aborted":
-			return discover.StatusStopped, "aborted"
+			return discover.OutcomeAborted, "aborted"
 		case "error":
 			msg := l.ErrorMessage
 			if msg == "" {
 				msg = "error"
 			}
-			return discover.StatusFailed, msg
+			return discover.OutcomeError, msg
 		}
 	}
-	// An open leaf (user message, tool result, tool call) with nobody writing:
-	// the process died mid-turn. A stop agentctl recorded is the core's to say.
-	return discover.StatusFailed, "interrupted"
+	return discover.OutcomeOpen, "interrupted"
 }
 
 // outcomeOf describes the leaf for details.
@@ -258,28 +255,15 @@ func outcomeOf(l leaf) string {
 	return l.Role
 }
 
-// estimate prices tokens from config.prices when pi recorded no cost (pi.md §3):
-// exact model, then the model id without its provider, then the longest prefix.
-func estimate(cfg *meta.Config, model string, t discover.Tokens) (float64, string) {
-	if cfg == nil || len(cfg.Prices) == 0 || model == "" {
+// estimate prices tokens from config.prices when pi recorded no cost (pi.md §3),
+// with discover's model-matching rule.
+func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, string) {
+	if prices.Empty() || model == "" {
 		return 0, ""
 	}
-	_, id, _ := strings.Cut(model, "/")
-	p, ok := cfg.Prices[model]
-	if !ok && id != "" {
-		p, ok = cfg.Prices[id]
-	}
+	p, ok := prices.Lookup(model)
 	if !ok {
-		best := ""
-		for k := range cfg.Prices {
-			if len(k) > len(best) && (strings.HasPrefix(model, k) || (id != "" && strings.HasPrefix(id, k))) {
-				best = k
-			}
-		}
-		if best == "" {
-			return 0, ""
-		}
-		p = cfg.Prices[best]
+		return 0, ""
 	}
 	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
 		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6

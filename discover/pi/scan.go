@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -40,44 +39,11 @@ type file struct {
 
 // scanner brings the parse index up to date with the session files.
 type scanner struct {
-	ix     *index.Index[summary]
-	stopAt time.Time // zero: no budget
+	ix *index.Index[summary]
+	// budget ends full parsing; pi files are then summarised from head and tail,
+	// which every listing needs (the header carries the id), so it never gives up.
+	budget discover.Budget
 }
-
-func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), 4, n)) }
-
-// parallel runs fn(0..n-1) on a few goroutines, stopping early when ctx ends.
-func parallel(ctx context.Context, n int, fn func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers(n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
-// budget is when full parsing stops so the adapter still answers within its
-// timeout: 60% of the time left. No deadline, no budget.
-func budget(ctx context.Context) time.Time {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return time.Time{}
-	}
-	now := time.Now()
-	return now.Add(dl.Sub(now) * 6 / 10)
-}
-
-func (s *scanner) overBudget() bool { return !s.stopAt.IsZero() && time.Now().After(s.stopAt) }
 
 // scan summarises every file. Files whose index entry is fresh are only stat'ed;
 // the rest are parsed (appended bytes only, when the index allows), newest first,
@@ -88,7 +54,7 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 	res := make([]*file, len(paths))
 	var mu sync.Mutex
 	var pending []int
-	parallel(ctx, len(paths), func(i int) {
+	discover.Spread(ctx, len(paths), func(i int) {
 		st, err := os.Stat(paths[i])
 		if err != nil || !st.Mode().IsRegular() {
 			return // vanished between ReadDir and Stat
@@ -104,7 +70,7 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		mu.Unlock()
 	})
 	sort.Slice(pending, func(a, b int) bool { return res[pending[a]].mtime.After(res[pending[b]].mtime) })
-	parallel(ctx, len(pending), func(k int) {
+	discover.Parallel(ctx, len(pending), func(k int) {
 		f := res[pending[k]]
 		if err := s.update(f); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
@@ -163,11 +129,11 @@ func (s *scanner) update(fl *file) error {
 			}
 		}
 	}
-	if sum.Off == 0 && s.overBudget() {
+	if sum.Off == 0 && s.budget.Over() {
 		fl.Sum = quickSummary(f, nil)
 		return nil
 	}
-	partial, err := sum.scanRange(f, stamp.Size, s.stopAt)
+	partial, err := sum.scanRange(f, stamp.Size, s.budget)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", fl.Path, err)
 	}
@@ -182,23 +148,13 @@ func (s *scanner) update(fl *file) error {
 	return nil
 }
 
-var errBudget = errors.New("over budget")
-
 // scanRange folds the complete lines in [s.Off, end) into s; with a budget it may
 // stop early at a line boundary (partial).
-func (s *summary) scanRange(f *os.File, end int64, stopAt time.Time) (partial bool, err error) {
+func (s *summary) scanRange(f *os.File, end int64, budget discover.Budget) (partial bool, err error) {
 	if _, err := f.Seek(s.Off, io.SeekStart); err != nil {
 		return false, err
 	}
-	resume, lastCheck := s.Off, s.Off
-	next, _, err := discover.ReadLines(io.LimitReader(f, end-s.Off), s.Off, func(line []byte, off int64) error {
-		if !stopAt.IsZero() && off-lastCheck > 1<<20 {
-			lastCheck = off
-			if time.Now().After(stopAt) {
-				resume = off
-				return errBudget
-			}
-		}
+	next, _, partial, err := discover.ReadLinesUntil(io.LimitReader(f, end-s.Off), s.Off, budget, func(line []byte, off int64) error {
 		s.feed(line)
 		if !s.HeaderOK {
 			return errStop // line 1 is not a header: not a session file
@@ -206,16 +162,13 @@ func (s *summary) scanRange(f *os.File, end int64, stopAt time.Time) (partial bo
 		return nil
 	})
 	switch {
-	case errors.Is(err, errBudget):
-		s.Off = resume
-		return true, nil
 	case errors.Is(err, errStop):
 		return false, nil
 	case err != nil:
 		return false, err
 	}
 	s.Off = next
-	return false, nil
+	return partial, nil
 }
 
 // clone copies a summary so that the index's copy is never mutated.

@@ -96,14 +96,14 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 	env, warns := testEnv(t, fixtureHome, nil)
 	full := sessionsOf(t, env)
 
-	sc := &scanner{ix: index.Load[summary]("", Name, indexVersion), stopAt: time.Unix(1, 0)}
+	sc := &scanner{ix: index.Load[summary]("", Name, indexVersion), budget: discover.Budget{StopAt: time.Unix(1, 0)}}
 	files := oneper(env, sc.scan(context.Background(), env, listFiles(env, roots(env))), nil)
 	var quick []discover.Session
 	for _, f := range files {
 		if f.Complete {
 			t.Errorf("%s complete despite the budget", f.Path)
 		}
-		quick = append(quick, f.session(env, owner{}, false, true))
+		quick = append(quick, f.session(discover.NewPrices(nil, env.Config), owner{}, false, true))
 	}
 	discover.SortSessions(quick)
 	for i := range full {

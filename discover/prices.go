@@ -1,0 +1,85 @@
+package discover
+
+import (
+	"strings"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+// Prices resolves model ids to prices for cost estimates: an adapter's built-in
+// table with the user's config.json `prices` on top. It remembers each model's
+// answer (a listing asks about the same few models thousands of times); it is
+// not safe for concurrent use.
+//
+// One rule matches a model to a key, for every adapter: a trailing "[…]" tag is
+// dropped from both (Claude's stream-json says claude-opus-4-8[1m] where its
+// transcript says claude-opus-4-8); then the key equal to the model wins, then
+// the key equal to the model without its "provider/" (pi records
+// anthropic/claude-…, users write claude-…), then the longest key either begins
+// with (a key names a model family: claude-sonnet-4 prices every dated release).
+type Prices struct {
+	prices map[string]meta.Price
+	memo   map[string]priced
+}
+
+type priced struct {
+	p  meta.Price
+	ok bool
+}
+
+// NewPrices returns builtin (may be nil) with cfg's prices on top.
+func NewPrices(builtin map[string]meta.Price, cfg *meta.Config) *Prices {
+	t := &Prices{prices: map[string]meta.Price{}, memo: map[string]priced{}}
+	for k, v := range builtin {
+		t.prices[normModel(k)] = v
+	}
+	if cfg != nil {
+		for k, v := range cfg.Prices {
+			t.prices[normModel(k)] = v
+		}
+	}
+	return t
+}
+
+// Empty reports whether no model has a price.
+func (t *Prices) Empty() bool { return len(t.prices) == 0 }
+
+// normModel drops a trailing "[…]" context tag.
+func normModel(m string) string {
+	if strings.HasSuffix(m, "]") {
+		if i := strings.LastIndexByte(m, '['); i > 0 {
+			m = m[:i]
+		}
+	}
+	return m
+}
+
+// Lookup finds the price of model.
+func (t *Prices) Lookup(model string) (meta.Price, bool) {
+	if r, ok := t.memo[model]; ok {
+		return r.p, r.ok
+	}
+	p, ok := t.match(normModel(model))
+	t.memo[model] = priced{p, ok}
+	return p, ok
+}
+
+func (t *Prices) match(model string) (meta.Price, bool) {
+	if p, ok := t.prices[model]; ok {
+		return p, true
+	}
+	_, id, _ := strings.Cut(model, "/")
+	if p, ok := t.prices[id]; ok && id != "" {
+		return p, true
+	}
+	best, found := "", false
+	for k := range t.prices {
+		if !strings.HasPrefix(model, k) && (id == "" || !strings.HasPrefix(id, k)) {
+			continue
+		}
+		if !found || len(k) > len(best) || (len(k) == len(best) && k < best) {
+			best, found = k, true
+		}
+	}
+	return t.prices[best], found
+}

@@ -1,0 +1,129 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Workers is how many goroutines an adapter reads its n files with: GOMAXPROCS,
+// but at least 2 and at most 4, and never more than n. At least two because the
+// work is reads as much as parsing, and a worker waiting on a cold file would
+// otherwise leave the core idle; at most four because every adapter scans at the
+// same time (All runs them side by side), so more would only contend for the
+// same cores and disk, and each worker holds a parse's buffers in memory.
+func Workers(n int) int { return max(0, min(max(runtime.GOMAXPROCS(0), 2), 4, n)) }
+
+// Parallel runs fn(i) for every i in [0,n) on Workers(n) goroutines, handing out
+// one i at a time: for tasks of uneven cost, such as parsing files. It stops
+// handing out work when ctx ends and reports whether every i was run.
+func Parallel(ctx context.Context, n int, fn func(i int)) bool {
+	return ParallelWith(ctx, n, func(i int, _ *struct{}) { fn(i) })
+}
+
+// ParallelWith is Parallel with a scratch value per worker (zero at first),
+// reused for every i that worker runs: buffers that need not be allocated per
+// task.
+func ParallelWith[S any](ctx context.Context, n int, fn func(i int, scratch *S)) bool {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range Workers(n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var s S
+			for i := range next {
+				fn(i, &s)
+			}
+		}()
+	}
+	done := true
+	for i := 0; i < n; i++ {
+		if ctx.Err() != nil {
+			done = false
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return done
+}
+
+// Spread is Parallel for many small tasks of even cost (a stat, an index
+// lookup), where handing out each i costs more than the task: each worker takes
+// every w-th i. It checks ctx every 64 tasks and reports whether every i was run.
+func Spread(ctx context.Context, n int, fn func(i int)) bool {
+	w := Workers(n)
+	var wg sync.WaitGroup
+	var stopped atomic.Bool
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j, i := 0, k; i < n; j, i = j+1, i+w {
+				if j%64 == 0 && ctx.Err() != nil {
+					stopped.Store(true)
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return !stopped.Load()
+}
+
+// Budget is how an adapter that parses whole files spends the time its context
+// leaves, so that it answers within its timeout (the index saved, the next run
+// continuing from it) whatever the size of the history: files are parsed in
+// full until StopAt (half the time left), then summarised from their head and
+// tail until GiveUpAt (three quarters), then listed from what a stat tells. The
+// zero Budget (no deadline) never runs out.
+type Budget struct {
+	StopAt, GiveUpAt time.Time
+}
+
+// BudgetOf is the Budget for ctx's deadline.
+func BudgetOf(ctx context.Context) Budget {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return Budget{}
+	}
+	now := time.Now()
+	left := dl.Sub(now)
+	return Budget{StopAt: now.Add(left / 2), GiveUpAt: now.Add(left * 3 / 4)}
+}
+
+// Over reports whether full parsing must stop.
+func (b Budget) Over() bool { return !b.StopAt.IsZero() && time.Now().After(b.StopAt) }
+
+// GivenUp reports whether even quick summaries must stop.
+func (b Budget) GivenUp() bool { return !b.GiveUpAt.IsZero() && time.Now().After(b.GiveUpAt) }
+
+var errBudget = errors.New("time budget exhausted")
+
+// ReadLinesUntil is ReadLines that stops at a line boundary once the budget is
+// over (checked every MiB, the clock being dearer than a line): partial is then
+// true and next is the start of the first line not passed to fn.
+func ReadLinesUntil(r io.Reader, base int64, b Budget, fn func(line []byte, off int64) error) (next int64, stats LineStats, partial bool, err error) {
+	resume, lastCheck := base, base
+	next, stats, err = ReadLines(r, base, func(line []byte, off int64) error {
+		if !b.StopAt.IsZero() && off-lastCheck > 1<<20 {
+			lastCheck = off
+			if time.Now().After(b.StopAt) {
+				resume = off
+				return errBudget
+			}
+		}
+		return fn(line, off)
+	})
+	if errors.Is(err, errBudget) {
+		return resume, stats, true, nil
+	}
+	return next, stats, false, err
+}

@@ -1,0 +1,40 @@
+package discover
+
+import (
+	"testing"
+	"time"
+)
+
+func TestVerdictApply(t *testing.T) {
+	last := time.Unix(100, 0)
+	tests := []struct {
+		v          Verdict
+		pid        int
+		endedAtSet bool
+	}{
+		{Verdict{Status: StatusRunning, Evidence: EvidenceProcess, PID: 7}, 7, false},
+		{Verdict{Status: StatusUnknown, Evidence: EvidenceProcess, PID: 7}, 0, false},
+		{Verdict{Status: StatusStopped, Evidence: EvidenceTranscript, PID: 7}, 0, true},
+	}
+	for _, tt := range tests {
+		s := Session{LastActivity: &last}
+		tt.v.Apply(&s)
+		if s.Status != tt.v.Status || s.Evidence != tt.v.Evidence || s.PID != tt.pid || (s.EndedAt != nil) != tt.endedAtSet {
+			t.Errorf("%+v applied: status %s evidence %s pid %d ended %v", tt.v, s.Status, s.Evidence, s.PID, s.EndedAt)
+		}
+		if s.EndedAt != nil && !s.EndedAt.Equal(last) {
+			t.Errorf("EndedAt %v, want the last activity", s.EndedAt)
+		}
+	}
+}
+
+func TestTranscriptVerdict(t *testing.T) {
+	for o, want := range map[Outcome]string{
+		OutcomeNone: StatusStopped, OutcomeDone: StatusStopped, OutcomeAborted: StatusStopped,
+		OutcomeError: StatusFailed, OutcomeOpen: StatusFailed, OutcomeUnknown: StatusUnknown,
+	} {
+		if v := TranscriptVerdict(o, "d"); v.Status != want || v.Detail != "d" {
+			t.Errorf("TranscriptVerdict(%d) = %+v, want status %s", o, v, want)
+		}
+	}
+}
