@@ -410,9 +410,15 @@ func truncateBytes(s string, n int) string {
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // finaliseDead is the lazy half of supervision, run by every command that reads
-// sessions: launches whose agent and supervisor both died get finalised once.
+// sessions: launches whose agent and supervisor both died get finalised once,
+// here, and the slow half (on-complete, the webhook, a gateway's answer) goes
+// to a detached `agentctl __finalise`, so reading never waits on it.
 func (e *cmdEnv) finaliseDead(ctx context.Context) {
-	if _, err := e.deps().FinaliseDead(ctx); err != nil {
+	d := e.deps()
+	if self, err := os.Executable(); err == nil {
+		d.Detach = d.Detached(self)
+	}
+	if _, err := d.FinaliseDead(ctx); err != nil {
 		warn(e.s, fmt.Sprintf("finalise ended launches: %v", err))
 	}
 }

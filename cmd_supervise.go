@@ -45,24 +45,63 @@ func superviseCommand(s *streams) *cli.Command {
 			if ready == nil || prompt == nil {
 				return usageErrorf("__supervise is internal: agentctl launch starts it with its report pipe and prompt")
 			}
-			store := meta.NewStore(state)
-			store.Now = s.now
-			logw := func(f string, a ...any) {
-				fmt.Fprintf(s.err, "agentctl: supervisor: %s: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
-			}
-			store.Warn = logw
-			cfg, warns, err := store.LoadConfig()
-			if err != nil {
-				cfg = &meta.Config{}
-				logw("%v", err)
-			}
-			for _, w := range warns {
-				logw("%s", w)
-			}
-			store.ApplyConfig(cfg)
-			deps := launch.DefaultDeps(store, cfg)
-			deps.Warn = func(m string) { logw("%s", m) }
+			deps, logw := internalDeps(state, s, "supervisor")
 			if err := deps.Supervise(c.Context, c.Args().First(), ready, prompt, os.Environ(), timeout); err != nil {
+				logw("%v", err)
+				return &exitError{exitFailed, nil}
+			}
+			return nil
+		},
+	}
+}
+
+// internalDeps wires the write side for a detached internal command (the
+// supervisor, the finaliser): its output is the launch log, so every line is
+// stamped and says who wrote it.
+func internalDeps(state string, s *streams, who string) (*launch.Deps, func(string, ...any)) {
+	store := meta.NewStore(state)
+	store.Now = s.now
+	logw := func(f string, a ...any) {
+		fmt.Fprintf(s.err, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
+	}
+	store.Warn = logw
+	cfg, warns, err := store.LoadConfig()
+	if err != nil {
+		cfg = &meta.Config{}
+		logw("%v", err)
+	}
+	for _, w := range warns {
+		logw("%s", w)
+	}
+	store.ApplyConfig(cfg)
+	deps := launch.DefaultDeps(store, cfg)
+	deps.Warn = func(m string) { logw("%s", m) }
+	return deps, logw
+}
+
+// finaliseCommand is the hidden `agentctl __finalise <launch-id>` that a command
+// reading sessions starts detached (launch.Deps.Detached) when it finalised a
+// launch lazily: the on-complete hook, the webhook and a gateway's answer take
+// their time here, never in the command that noticed the end.
+func finaliseCommand(s *streams) *cli.Command {
+	return &cli.Command{
+		Name:      "__finalise",
+		Hidden:    true,
+		Usage:     "internal: the slow half of finalising one launch (started by the commands that read sessions)",
+		ArgsUsage: "LAUNCH-ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, "one launch id"); err != nil {
+				return err
+			}
+			state := c.String("state")
+			if state == "" {
+				return usageErrorf("__finalise is internal: the commands that read sessions start it")
+			}
+			deps, logw := internalDeps(state, s, "finaliser")
+			if err := deps.FinishLaunch(c.Context, c.Args().First()); err != nil {
 				logw("%v", err)
 				return &exitError{exitFailed, nil}
 			}

@@ -167,6 +167,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			locksCommand(s),
 			sweepCommand(s),
 			superviseCommand(s),
+			finaliseCommand(s),
 		},
 	}
 	for _, c := range app.Commands {
