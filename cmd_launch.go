@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
@@ -117,8 +118,8 @@ func runLaunch(c *cli.Context, s *streams) error {
 			adapter = "claude-code"
 		}
 	}
-	if !validAdapter(adapter) {
-		return usageErrorf("unknown adapter %q; known adapters: %s", adapter, strings.Join(adapterNames, ", "))
+	if !agents.Known(adapter) {
+		return &exitError{exitUsage, agents.UnknownError(adapter)}
 	}
 	if _, err := launch.DriverFor(adapter); err != nil {
 		return &exitError{exitFailed, err}

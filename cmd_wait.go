@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -144,7 +145,7 @@ func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration) error 
 		e.adapters = nil
 		for _, a := range allAdapters {
 			for _, w := range ws {
-				if !w.done && (a.Name() == w.adapter || (a.Name() == "pi" && w.adapter == "pi-rust")) {
+				if !w.done && a.Name() == agents.ReaderOf(w.adapter) {
 					e.adapters = append(e.adapters, a)
 					break
 				}

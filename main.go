@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/claude"
 	"github.com/agentctl/agentctl/discover/codex"
@@ -59,12 +60,9 @@ func usageErrorf(format string, args ...any) error {
 	return &exitError{exitUsage, fmt.Errorf(format, args...)}
 }
 
-// adapterNames lists every adapter in a stable order; pi-rust sessions come from
-// the pi adapter (both share ~/.pi/agent/sessions).
-var adapterNames = []string{"claude-code", "codex", "opencode", "pi", "pi-rust", "openclaw"}
-
-// allAdapters builds the adapter set. It is a function, not a package variable:
-// no global mutable state.
+// allAdapters builds the read-side adapters, one per agents.Readers() name (a
+// test pins the two). It is a function, not a package variable: no global
+// mutable state.
 func allAdapters() []discover.Adapter {
 	return []discover.Adapter{claude.New(), codex.New(), opencode.New(), pi.New(), openclaw.New()}
 }
@@ -118,7 +116,7 @@ func run(ctx context.Context, args []string, s *streams) int {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (demos, tests)"},
-		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(adapterNames, ", ")},
+		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(agents.Names(), ", ")},
 		&cli.StringFlag{Name: "timeout", Usage: "per-adapter discovery timeout (`DUR`, default 5s; env AGENTCTL_ADAPTER_TIMEOUT)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR); colour is only used on a terminal"},
 	}
@@ -297,29 +295,23 @@ func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
 		for _, n := range names {
 			for _, n := range strings.Split(n, ",") {
 				n = strings.TrimSpace(n)
-				if !validAdapter(n) {
-					return nil, usageErrorf("unknown adapter %q; known adapters: %s", n, strings.Join(adapterNames, ", "))
+				if !agents.Known(n) {
+					return nil, &exitError{exitUsage, agents.UnknownError(n)}
 				}
 				e.only[n] = true
 			}
 		}
 		for _, a := range all {
-			if e.only[a.Name()] || (a.Name() == "pi" && e.only["pi-rust"]) {
-				e.adapters = append(e.adapters, a)
+			for n := range e.only {
+				if agents.ReaderOf(n) == a.Name() {
+					e.adapters = append(e.adapters, a)
+					break
+				}
 			}
 		}
 	}
 	e.color = s.outTTY && !flagBool(c, "no-color") && s.getenv("NO_COLOR") == ""
 	return e, nil
-}
-
-func validAdapter(n string) bool {
-	for _, a := range adapterNames {
-		if a == n {
-			return true
-		}
-	}
-	return false
 }
 
 // discoverAll runs the one fan-out for this command and prints its warnings.
@@ -393,7 +385,7 @@ func (e *cmdEnv) newEnv() *discover.Env {
 // adapterFor returns the adapter that produced a session.
 func (e *cmdEnv) adapterFor(s discover.Session) discover.Adapter {
 	for _, a := range allAdapters() {
-		if a.Name() == s.Adapter || (a.Name() == "pi" && s.Adapter == "pi-rust") {
+		if a.Name() == agents.ReaderOf(s.Adapter) {
 			return a
 		}
 	}

@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover/proc"
 	"github.com/agentctl/agentctl/meta"
 )
-
-// SubAdapters names the session adapters one adapter reports besides its own name:
-// pi-rust sessions live in pi's directory tree and come from the pi adapter.
-var SubAdapters = map[string][]string{"pi": {"pi-rust"}}
 
 // LaunchAlive verifies a launch record's agent process: the PID must be alive with
 // exactly the recorded start time, on the same boot. ok is false when the process
@@ -69,7 +66,7 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 	}
 	for _, a := range adapters {
 		want[a] = true
-		for _, sub := range SubAdapters[a] {
+		for _, sub := range agents.SubsOf(a) {
 			want[sub] = true
 			up[sub] = up[a]
 		}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -152,21 +153,17 @@ func StopPlanFor(adapter string, force bool) StopPlan {
 // DriverFor returns the launch driver of an adapter, or an error that says which
 // adapters agentctl can launch today.
 func DriverFor(adapter string) (Driver, error) {
-	switch adapter {
-	case "claude-code":
-		return Claude{}, nil
-	case "codex":
-		return Codex{}, nil
-	case "opencode":
-		return OpenCode{}, nil
-	case "pi":
-		return Pi{}, nil
-	case "pi-rust":
-		return PiRust{}, nil
-	case "openclaw":
-		return OpenClaw{}, nil
+	for _, d := range drivers() {
+		if d.Name() == adapter {
+			return d, nil
+		}
 	}
-	return nil, fmt.Errorf("unknown adapter %q; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw", adapter)
+	return nil, agents.UnknownError(adapter)
+}
+
+// drivers binds every agents.Names() name to its driver (a test pins the two).
+func drivers() []Driver {
+	return []Driver{Claude{}, Codex{}, OpenCode{}, Pi{}, PiRust{}, OpenClaw{}}
 }
 
 // lookupEnv finds k in a KEY=VALUE list (the last one wins, as in exec).
