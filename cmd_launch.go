@@ -121,7 +121,8 @@ func runLaunch(c *cli.Context, s *streams) error {
 	if !agents.Known(adapter) {
 		return &exitError{exitUsage, agents.UnknownError(adapter)}
 	}
-	if _, err := launch.DriverFor(adapter); err != nil {
+	drv, err := launch.DriverFor(adapter)
+	if err != nil {
 		return &exitError{exitFailed, err}
 	}
 	if c.Int64("max-file-size") <= 0 {
@@ -145,21 +146,15 @@ func runLaunch(c *cli.Context, s *streams) error {
 	case wt != "" && c.String("cwd") != "":
 		return usageErrorf("--worktree and --cwd exclude each other: the agent runs in the new worktree")
 	}
-	gateway := adapter == "openclaw"
-	if gateway && (wt != "" || c.String("cwd") != "") {
-		return usageErrorf("openclaw runs its turns in the gateway's agent workspace: --cwd and --worktree do not apply")
+	// The working directory: the driver's choice among --cwd, --worktree and
+	// config cwd (~ expanded), else where we are.
+	cwd, runsThere, err := drv.Workdir(c.String("cwd"), wt, e.config.Cwd)
+	if err != nil {
+		return inputErr(err)
 	}
 	sp, err := e.agentSpec(c, adapter)
 	if err != nil {
 		return err
-	}
-	// The working directory: --cwd, config cwd (~ expanded), or where we are.
-	cwd := c.String("cwd")
-	if cwd == "" && wt == "" && !gateway {
-		cwd = e.config.Cwd
-	}
-	if wt != "" {
-		cwd = wt
 	}
 	if cwd == "" {
 		if cwd, err = os.Getwd(); err != nil {
@@ -175,7 +170,7 @@ func runLaunch(c *cli.Context, s *streams) error {
 		return usageErrorf("%s %s: %v", what, cwd, err)
 	}
 	sp.Cwd = real
-	if gateway {
+	if !runsThere {
 		// No directory to lock or run in; --file paths are still shown
 		// relative to where we are.
 		sp.Cwd = ""

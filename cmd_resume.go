@@ -1,16 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
-	"github.com/agentctl/agentctl/locks"
 )
 
 func resumeCommand(s *streams) *cli.Command {
@@ -51,36 +49,21 @@ Examples:
 			if err != nil {
 				return err
 			}
-			sess, _, err := e.resolve(c.Context, c.Args().First())
+			sess, env, err := e.resolve(c.Context, c.Args().First())
 			if err != nil {
 				return err
 			}
-			if _, err := launch.DriverFor(sess.Adapter); err != nil {
+			drv, err := launch.DriverFor(sess.Adapter)
+			if err != nil {
 				return &exitError{exitFailed, fmt.Errorf("resuming %s sessions is not supported yet", sess.Adapter)}
 			}
-			if discover.Alive(sess.Status) {
-				inferred := sess.Evidence == discover.EvidenceProcess || sess.Status == discover.StatusUnknown
-				if !inferred || !c.Bool("force") {
-					pid := ""
-					if sess.PID > 0 {
-						pid = fmt.Sprintf("pid %d, ", sess.PID)
-					}
-					return &exitError{exitLocked, fmt.Errorf("%s is still %s (%sevidence %s); wait for it or stop it first — two writers would interleave one transcript", sess.ID, sess.Status, pid, sess.Evidence)}
+			cwd, err := drv.Resumable(seenOf(sess, env), c.Bool("force"))
+			if err != nil {
+				var busy *launch.BusyError
+				if errors.As(err, &busy) {
+					return &exitError{exitLocked, err}
 				}
-			}
-			// An OpenClaw session lives in its gateway's workspace: no directory.
-			gateway := sess.Adapter == "openclaw"
-			if sess.Cwd == "" && !gateway {
-				return &exitError{exitFailed, fmt.Errorf("%s has no recorded start directory; cannot resume it", sess.ID)}
-			}
-			cwd := ""
-			if !gateway {
-				if st, err := os.Stat(sess.Cwd); err != nil || !st.IsDir() {
-					return &exitError{exitFailed, fmt.Errorf("start directory %s no longer exists; %s only resumes a session from its own directory", sess.Cwd, sess.Adapter)}
-				}
-				if cwd, err = locks.Canonical(sess.Cwd); err != nil {
-					return &exitError{exitFailed, err}
-				}
+				return &exitError{exitFailed, err}
 			}
 			sp, err := e.agentSpec(c, sess.Adapter)
 			if err != nil {

@@ -43,18 +43,20 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if sess.Adapter == "openclaw" {
-				return e.stopGateway(c, sess, env)
+			drv, err := launch.DriverFor(sess.Adapter)
+			if err != nil {
+				return &exitError{exitFailed, err}
 			}
-			target, err := e.stopTarget(sess, env, c.Bool("force"))
+			if drv.Gateway() {
+				return e.stopGateway(c, drv, sess, env)
+			}
+			target, err := e.stopTarget(drv, sess, env, c.Bool("force"))
 			if err != nil {
 				return err
 			}
 			d := e.deps()
 			opts := launch.StopOptions{Force: c.Bool("force")}
-			// Each agent's own escalation (agents/*.md §8): codex SIGINT to the
-			// PID, opencode and pi SIGTERM first, the others the default.
-			plan := launch.StopPlanFor(sess.Adapter, opts.Force)
+			plan := drv.StopPlan(opts.Force)
 			opts.Steps, target.IntToPIDOnly = plan.Steps, plan.IntToPIDOnly
 			res, err := d.Stop(c.Context, target, opts)
 			if err != nil {
@@ -91,20 +93,15 @@ Examples:
 // stopGateway aborts an OpenClaw run through the gateway (openclaw.md §6.3):
 // there is no process to signal. A run agentctl started is aborted with its own
 // device identity; any other run only with --force (operator.admin).
-func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discover.Env) error {
-	if !discover.Alive(sess.Status) {
-		return &exitError{exitFailed, fmt.Errorf("%s is not running (%s); nothing to stop", sess.ID, sess.Status)}
-	}
+func (e *cmdEnv) stopGateway(c *cli.Context, drv launch.Driver, sess discover.Session, env *discover.Env) error {
 	force := c.Bool("force")
-	var rec *meta.Launch
-	if sess.LaunchID != "" {
-		rec = findLaunch(env.Launches, sess.LaunchID)
+	seen := seenOf(sess, env)
+	if err := drv.Stoppable(seen, force); err != nil {
+		return &exitError{exitFailed, err}
 	}
 	t := launch.GatewayStopTarget{Key: sess.ID, Home: e.home}
-	if rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
+	if rec := seen.Launch; rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
 		t.RunID, t.LaunchID = rec.Gateway.RunID, rec.ID
-	} else if !force {
-		return &exitError{exitFailed, fmt.Errorf("%s's current run was not started by agentctl, and the gateway lets only the device that started a run abort it; use --force to abort it with operator.admin scope", sess.ID)}
 	}
 	res, err := e.deps().StopGateway(c.Context, t, force)
 	if err != nil {
@@ -140,9 +137,9 @@ func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discove
 }
 
 // stopTarget picks the verified PID to signal: the launch record's (its process
-// group), or the agent registry's / argv's (the PID alone). A process-scan
-// inference needs --force.
-func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
+// group), or, when the driver allows it (Stoppable), the one the read side
+// found (the PID alone).
+func (e *cmdEnv) stopTarget(drv launch.Driver, sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
 	if sess.LaunchID != "" {
 		if r := findLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
 			if alive, _, _ := discover.LaunchAlive(env.Procs, *r); alive {
@@ -150,24 +147,24 @@ func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool
 			}
 		}
 	}
-	if !discover.Alive(sess.Status) || sess.PID <= 0 {
-		if sess.Status == discover.StatusUnknown {
-			return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("cannot stop %s: no verified process (status unknown, evidence %s)", sess.ID, sess.Evidence)}
-		}
-		return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s is not running (%s); nothing to stop", sess.ID, sess.Status)}
-	}
-	switch sess.Evidence {
-	case discover.EvidenceRegistry, discover.EvidenceArgv, discover.EvidenceLaunchRecord:
-	default:
-		if !force || sess.Evidence != discover.EvidenceProcess {
-			return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s's pid %d is only inferred (%s); check it with `agentctl status %s` and use --force to stop it anyway", sess.ID, sess.PID, sess.Evidence, sess.ID)}
-		}
+	if err := drv.Stoppable(seenOf(sess, env), force); err != nil {
+		return launch.StopTarget{}, &exitError{exitFailed, err}
 	}
 	p, ok := env.Procs.Get(sess.PID)
 	if !ok {
 		return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s: pid %d is gone", sess.ID, sess.PID)}
 	}
 	return launch.StopTarget{SessionID: sess.ID, PID: sess.PID, Start: p.StartTicks, BootID: env.Procs.BootID(), PGID: p.PGID}, nil
+}
+
+// seenOf is what the drivers' policies need to know about a session.
+func seenOf(sess discover.Session, env *discover.Env) launch.Seen {
+	s := launch.Seen{ID: sess.ID, Adapter: sess.Adapter, Status: sess.Status, Alive: discover.Alive(sess.Status),
+		Unknown: sess.Status == discover.StatusUnknown, Evidence: sess.Evidence, PID: sess.PID, Cwd: sess.Cwd}
+	if sess.LaunchID != "" && env != nil {
+		s.Launch = findLaunch(env.Launches, sess.LaunchID)
+	}
+	return s
 }
 
 func findLaunch(recs []meta.Launch, id string) *meta.Launch {
