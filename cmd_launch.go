@@ -52,7 +52,7 @@ func agentFlags() []cli.Flag {
 	}
 }
 
-func launchCommand(s *streams) *cli.Command {
+func launchCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "launch",
 		Usage:     "start an agent session, supervised without a daemon",
@@ -97,7 +97,7 @@ Examples:
 	}
 }
 
-func runLaunch(c *cli.Context, s *streams) error {
+func runLaunch(c *cli.Context, s *host) error {
 	if c.NArg() > 1 {
 		return usageErrorf("launch takes at most one adapter (got %q); the prompt goes in -p", strings.Join(c.Args().Slice(), " "))
 	}
@@ -177,7 +177,7 @@ func runLaunch(c *cli.Context, s *streams) error {
 	}
 	prompt := c.String("prompt")
 	if prompt == "-" {
-		b, err := io.ReadAll(s.in)
+		b, err := io.ReadAll(s.In)
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("read the prompt from stdin: %w", err)}
 		}
@@ -294,7 +294,7 @@ func (e *cmdEnv) deps() *launch.Deps {
 }
 
 func (e *cmdEnv) launcher() *launch.Launcher {
-	self, _ := os.Executable()
+	self, _ := e.s.executable()
 	return &launch.Launcher{Deps: e.deps(), Self: self, Euid: os.Geteuid()}
 }
 
@@ -319,7 +319,7 @@ func (e *cmdEnv) reportStart(c *cli.Context, res *launch.Result, err error, adap
 	asJSON := c.Bool("json")
 	if err != nil {
 		if asJSON {
-			_ = writeJSON(e.s.out, []launchOut{{Adapter: adapter, Error: err.Error()}})
+			_ = writeJSON(e.s.Out, []launchOut{{Adapter: adapter, Error: err.Error()}})
 		}
 		return inputErr(err)
 	}
@@ -340,17 +340,17 @@ func (e *cmdEnv) reportStart(c *cli.Context, res *launch.Result, err error, adap
 		if r.Kind == launch.KindResume && r.ResumedAs != "" {
 			o.ResumedFrom = r.SessionID
 		}
-		if err := writeJSON(e.s.out, []launchOut{o}); err != nil {
+		if err := writeJSON(e.s.Out, []launchOut{o}); err != nil {
 			return err
 		}
 	} else {
 		switch {
 		case r.Kind == launch.KindResume && r.ResumedAs != "":
-			fmt.Fprintf(e.s.out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
+			fmt.Fprintf(e.s.Out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
 		case r.Kind == launch.KindResume:
-			fmt.Fprintf(e.s.out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
+			fmt.Fprintf(e.s.Out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
 		default:
-			fmt.Fprintf(e.s.out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
+			fmt.Fprintf(e.s.Out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
 		}
 	}
 	if res.OnCreateErr != nil {
@@ -365,9 +365,9 @@ func (e *cmdEnv) reportStart(c *cli.Context, res *launch.Result, err error, adap
 	}
 	if asJSON {
 		b, _ := json.Marshal(map[string]any{"id": id, "exit_code": end.ExitCode, "failure": end.Failure})
-		fmt.Fprintln(e.s.out, string(b))
+		fmt.Fprintln(e.s.Out, string(b))
 	} else {
-		fmt.Fprintf(e.s.out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
+		fmt.Fprintf(e.s.Out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
 	}
 	if end.ExitCode == nil {
 		return &exitError{exitFailed, fmt.Errorf("%s ended but its exit code is unknown (the supervisor did not see it)", id)}
@@ -382,7 +382,7 @@ func failureSuffix(r *meta.Launch) string {
 	return ": " + r.Failure
 }
 
-func userName(s *streams) string {
+func userName(s *host) string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}
@@ -411,7 +411,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // to a detached `agentctl __finalise`, so reading never waits on it.
 func (e *cmdEnv) finaliseDead(ctx context.Context) {
 	d := e.deps()
-	if self, err := os.Executable(); err == nil {
+	if self, err := e.s.executable(); err == nil {
 		d.Detach = d.Detached(self)
 	}
 	if _, err := d.FinaliseDead(ctx); err != nil {

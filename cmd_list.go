@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-func listCommand(s *streams) *cli.Command {
+func listCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:    "list",
 		Aliases: []string{"ls"},
@@ -107,7 +107,7 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 	f.Now = e.s.now()
 	ls.Keep(f.Keep)
 	if asJSON {
-		return len(res.Warnings) > 0, writeSessionsJSON(e.s.out, ls.Len(), ls.At)
+		return len(res.Warnings) > 0, writeSessionsJSON(e.s.Out, ls.Len(), ls.At)
 	}
 	e.printTable(ls, f.Now)
 	return len(res.Warnings) > 0, nil
@@ -129,7 +129,7 @@ func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listin
 
 func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
 	if ls.Len() == 0 {
-		fmt.Fprintln(e.s.out, "No sessions found.")
+		fmt.Fprintln(e.s.Out, "No sessions found.")
 		return
 	}
 	groups := false
@@ -179,7 +179,7 @@ func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
 			return cell
 		}
 	}
-	t.write(e.s.out, colorize)
+	t.write(e.s.Out, colorize)
 }
 
 func lastSeen(s discover.Session) time.Time {
@@ -204,9 +204,9 @@ func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
-		if e.s.outTTY && !asJSON {
-			fmt.Fprint(e.s.out, "\x1b[H\x1b[2J")
-			fmt.Fprintf(e.s.out, "agentctl list — %s (Ctrl-C to stop)\n\n", e.s.now().Format("15:04:05"))
+		if e.s.IsTTY() && !asJSON {
+			fmt.Fprint(e.s.Out, "\x1b[H\x1b[2J")
+			fmt.Fprintf(e.s.Out, "agentctl list — %s (Ctrl-C to stop)\n\n", e.s.now().Format("15:04:05"))
 		}
 		if _, err := e.listOnce(ctx, f, asJSON); err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-func lockCommand(s *streams) *cli.Command {
+func lockCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "lock",
 		Usage:     "lock a directory so that launches into it are refused",
@@ -68,16 +68,16 @@ Examples:
 				warn(s, w)
 			}
 			if l.ExpiresAt != nil {
-				fmt.Fprintf(s.out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
+				fmt.Fprintf(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
 			} else {
-				fmt.Fprintf(s.out, "locked %s\n", dir)
+				fmt.Fprintf(s.Out, "locked %s\n", dir)
 			}
 			return nil
 		},
 	}
 }
 
-func unlockCommand(s *streams) *cli.Command {
+func unlockCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "unlock",
 		Usage:     "remove a manual directory lock",
@@ -118,13 +118,13 @@ Examples:
 				}
 				return &exitError{exitFailed, err}
 			}
-			fmt.Fprintf(s.out, "unlocked %s\n", dir)
+			fmt.Fprintf(s.Out, "unlocked %s\n", dir)
 			return nil
 		},
 	}
 }
 
-func locksCommand(s *streams) *cli.Command {
+func locksCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "locks",
 		Usage: "list active directory locks",
@@ -153,10 +153,10 @@ Examples:
 				if ls == nil {
 					ls = []locks.Lock{}
 				}
-				return writeJSON(s.out, ls)
+				return writeJSON(s.Out, ls)
 			}
 			if len(ls) == 0 {
-				fmt.Fprintln(s.out, "No active locks.")
+				fmt.Fprintln(s.Out, "No active locks.")
 				return nil
 			}
 			var t table
@@ -165,7 +165,7 @@ Examples:
 			for _, l := range ls {
 				t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
 			}
-			t.write(s.out, nil)
+			t.write(s.Out, nil)
 			return nil
 		},
 	}

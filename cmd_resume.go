@@ -11,7 +11,7 @@ import (
 	"github.com/agentctl/agentctl/launch"
 )
 
-func resumeCommand(s *streams) *cli.Command {
+func resumeCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "resume",
 		Usage:     "send a follow-up prompt to an ended session, supervised like a launch",
@@ -36,7 +36,7 @@ Examples:
 			}
 			msg := c.Args().Get(1)
 			if msg == "-" {
-				b, err := io.ReadAll(s.in)
+				b, err := io.ReadAll(s.In)
 				if err != nil {
 					return &exitError{exitFailed, fmt.Errorf("read the message from stdin: %w", err)}
 				}

@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-func statusCommand(s *streams) *cli.Command {
+func statusCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show every field of one session",
@@ -44,7 +44,7 @@ Examples:
 				}
 			}
 			if c.Bool("json") {
-				return writeJSON(s.out, sess)
+				return writeJSON(s.Out, sess)
 			}
 			e.printStatus(sess)
 			return nil
@@ -132,5 +132,5 @@ func (e *cmdEnv) printStatus(s discover.Session) {
 	for _, k := range keys {
 		add(strings.ReplaceAll(k, "_", " "), fmt.Sprint(s.Extra[k]))
 	}
-	t.write(e.s.out, nil)
+	t.write(e.s.Out, nil)
 }

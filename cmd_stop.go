@@ -11,7 +11,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-func stopCommand(s *streams) *cli.Command {
+func stopCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "stop",
 		Usage:     "stop a session's agent process, verified",
@@ -69,19 +69,19 @@ Examples:
 			if c.Bool("json") {
 				out := map[string]any{"id": sess.ID, "pid": target.PID, "signals": res.Signals, "exit_observed": res.ExitObserved,
 					"already_gone": res.AlreadyGone, "elapsed_ms": res.Elapsed.Milliseconds()}
-				if err := writeJSON(s.out, out); err != nil {
+				if err := writeJSON(s.Out, out); err != nil {
 					return err
 				}
 			}
 			switch {
 			case res.AlreadyGone:
 				if !c.Bool("json") {
-					fmt.Fprintf(s.out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
+					fmt.Fprintf(s.Out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
 				}
 				return nil
 			case res.ExitObserved:
 				if !c.Bool("json") {
-					fmt.Fprintf(s.out, "stopped %s (exit observed)\n", sess.ID)
+					fmt.Fprintf(s.Out, "stopped %s (exit observed)\n", sess.ID)
 				}
 				return nil
 			}
@@ -117,19 +117,19 @@ func (e *cmdEnv) stopGateway(c *cli.Context, drv launch.Driver, sess discover.Se
 	if c.Bool("json") {
 		out := map[string]any{"id": sess.ID, "run_id": run, "aborted": res.AbortedRunID != "", "exit_observed": res.Stopped,
 			"no_active_run": res.NoActiveRun, "elapsed_ms": res.Elapsed.Milliseconds()}
-		if err := writeJSON(e.s.out, out); err != nil {
+		if err := writeJSON(e.s.Out, out); err != nil {
 			return err
 		}
 	}
 	switch {
 	case res.Stopped && res.NoActiveRun:
 		if !c.Bool("json") {
-			fmt.Fprintf(e.s.out, "%s: no active run\n", sess.ID)
+			fmt.Fprintf(e.s.Out, "%s: no active run\n", sess.ID)
 		}
 		return nil
 	case res.Stopped:
 		if !c.Bool("json") {
-			fmt.Fprintf(e.s.out, "stopped %s (run %s aborted)\n", sess.ID, run)
+			fmt.Fprintf(e.s.Out, "stopped %s (run %s aborted)\n", sess.ID, run)
 		}
 		return nil
 	}

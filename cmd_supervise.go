@@ -15,7 +15,7 @@ import (
 // superviseCommand is the hidden `agentctl __supervise <launch-id>` that `launch`
 // starts detached (setsid, stdio on the launch log). fd 3 is the report pipe to
 // the launcher, fd 4 the prompt file that becomes the agent's stdin.
-func superviseCommand(s *streams) *cli.Command {
+func superviseCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "__supervise",
 		Hidden:    true,
@@ -58,11 +58,11 @@ func superviseCommand(s *streams) *cli.Command {
 // internalDeps wires the write side for a detached internal command (the
 // supervisor, the finaliser): its output is the launch log, so every line is
 // stamped and says who wrote it.
-func internalDeps(state string, s *streams, who string) (*launch.Deps, func(string, ...any)) {
+func internalDeps(state string, s *host, who string) (*launch.Deps, func(string, ...any)) {
 	store := meta.NewStore(state)
 	store.Now = s.now
 	logw := func(f string, a ...any) {
-		fmt.Fprintf(s.err, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
+		fmt.Fprintf(s.ErrOut, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
 	}
 	store.Warn = logw
 	cfg, warns, err := store.LoadConfig()
@@ -83,7 +83,7 @@ func internalDeps(state string, s *streams, who string) (*launch.Deps, func(stri
 // reading sessions starts detached (launch.Deps.Detached) when it finalised a
 // launch lazily: the on-complete hook, the webhook and a gateway's answer take
 // their time here, never in the command that noticed the end.
-func finaliseCommand(s *streams) *cli.Command {
+func finaliseCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "__finalise",
 		Hidden:    true,

@@ -17,7 +17,7 @@ type sweepReport struct {
 	LaunchRecordsNow int      `json:"launch_records"`
 }
 
-func sweepCommand(s *streams) *cli.Command {
+func sweepCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:    "sweep",
 		Aliases: []string{"prune"},
@@ -68,12 +68,12 @@ Example crontab line:
 				rep.Finalised = []string{}
 			}
 			if c.Bool("json") {
-				return writeJSON(s.out, rep)
+				return writeJSON(s.Out, rep)
 			}
 			for _, id := range rep.Finalised {
-				fmt.Fprintf(s.out, "finalised launch %s (agent gone, supervisor gone)\n", id)
+				fmt.Fprintf(s.Out, "finalised launch %s (agent gone, supervisor gone)\n", id)
 			}
-			fmt.Fprintf(s.out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
+			fmt.Fprintf(s.Out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
 				len(rep.Finalised), rep.LocksDropped, rep.WebhooksSent, rep.WebhooksPending, rep.LaunchRecordsNow)
 			return nil
 		},

@@ -67,20 +67,39 @@ func allAdapters() []discover.Adapter {
 	return []discover.Adapter{claude.New(), codex.New(), opencode.New(), pi.New(), openclaw.New()}
 }
 
-// streams is the command's I/O, injectable so tests run commands in-process.
-type streams struct {
-	in       io.Reader
-	out, err io.Writer
-	outTTY   bool
-	getenv   func(string) string
-	now      func() time.Time
+// IOStreams is a command's I/O (the gh shape): tests inject buffers and run
+// commands in-process.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	outTTY bool // Out is a terminal: colour, redraws
 
 	warnMu sync.Mutex
 	warned map[string]bool // each warning once per command, however often it recurs
 }
 
+// IsTTY reports whether Out is a terminal.
+func (s *IOStreams) IsTTY() bool { return s.outTTY }
+
+// host is everything a command takes from the machine besides its arguments:
+// its streams, environment, clock, and the agentctl executable that detached
+// helpers (supervisor, finaliser) run as. Tests replace any of it.
+type host struct {
+	*IOStreams
+	getenv     func(string) string
+	now        func() time.Time
+	executable func() (string, error)
+}
+
+// realHost is the machine itself.
+func realHost() *host {
+	return &host{IOStreams: &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: isTerminal(os.Stdout)},
+		getenv: os.Getenv, now: time.Now, executable: os.Executable}
+}
+
 func main() {
-	s := &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout), getenv: os.Getenv, now: time.Now}
+	s := realHost()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args, s)
 	stop()
@@ -88,7 +107,7 @@ func main() {
 }
 
 // run executes one command line and returns the exit code.
-func run(ctx context.Context, args []string, s *streams) int {
+func run(ctx context.Context, args []string, s *host) int {
 	app := newApp(s)
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil {
@@ -97,18 +116,18 @@ func run(ctx context.Context, args []string, s *streams) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(s.err, "agentctl: %v\n", ee.err)
+			fmt.Fprintf(s.ErrOut, "agentctl: %v\n", ee.err)
 		}
 		return ee.code
 	}
 	var ce cli.ExitCoder
 	if errors.As(err, &ce) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(s.err, "agentctl: %s\n", msg)
+			fmt.Fprintf(s.ErrOut, "agentctl: %s\n", msg)
 		}
 		return ce.ExitCode()
 	}
-	fmt.Fprintf(s.err, "agentctl: %v\n", err)
+	fmt.Fprintf(s.ErrOut, "agentctl: %v\n", err)
 	return exitFailed
 }
 
@@ -122,14 +141,14 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-func newApp(s *streams) *cli.App {
+func newApp(s *host) *cli.App {
 	app := &cli.App{
 		Name:                 "agentctl",
 		Usage:                "see, inspect and control every AI coding-agent session on this machine",
 		Version:              version,
-		Reader:               s.in,
-		Writer:               s.out,
-		ErrWriter:            s.err,
+		Reader:               s.In,
+		Writer:               s.Out,
+		ErrWriter:            s.ErrOut,
 		Flags:                globalFlags(),
 		HideVersion:          true,
 		EnableBashCompletion: true,
@@ -147,7 +166,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			return usageErrorf("%v (see agentctl --help)", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(s.err, "agentctl: unknown command %q (see agentctl --help)\n", name)
+			fmt.Fprintf(s.ErrOut, "agentctl: unknown command %q (see agentctl --help)\n", name)
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // errors are printed once, in run
 		Commands: []*cli.Command{
@@ -175,12 +194,12 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 	return app
 }
 
-func versionCommand(s *streams) *cli.Command {
+func versionCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print agentctl's version",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(s.out, "agentctl %s\n", version)
+			fmt.Fprintf(s.Out, "agentctl %s\n", version)
 			return nil
 		},
 	}
@@ -216,7 +235,7 @@ func flagStrings(c *cli.Context, name string) []string {
 
 // cmdEnv is what every data command sets up: where things are and the adapters.
 type cmdEnv struct {
-	s        *streams
+	s        *host
 	home     string
 	homeFlag bool // --home was given
 	store    *meta.Store
@@ -229,7 +248,7 @@ type cmdEnv struct {
 	onlyAlive bool
 }
 
-func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
+func setup(c *cli.Context, s *host) (*cmdEnv, error) {
 	e := &cmdEnv{s: s}
 	e.home = flagString(c, "home")
 	if e.home == "" {
@@ -310,7 +329,7 @@ func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
 			}
 		}
 	}
-	e.color = s.outTTY && !flagBool(c, "no-color") && s.getenv("NO_COLOR") == ""
+	e.color = s.IsTTY() && !flagBool(c, "no-color") && s.getenv("NO_COLOR") == ""
 	return e, nil
 }
 
@@ -404,7 +423,7 @@ func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *di
 
 // setupSession is setup plus resolving the command's one ID argument, for the
 // commands that act on a single session.
-func setupSession(c *cli.Context, s *streams) (*cmdEnv, discover.Session, *discover.Env, error) {
+func setupSession(c *cli.Context, s *host) (*cmdEnv, discover.Session, *discover.Env, error) {
 	e, err := setup(c, s)
 	if err != nil {
 		return nil, discover.Session{}, nil, err
@@ -430,7 +449,7 @@ func resolveErr(err error) error {
 	return err
 }
 
-func warn(s *streams, msg string) {
+func warn(s *host, msg string) {
 	s.warnMu.Lock()
 	defer s.warnMu.Unlock()
 	if s.warned[msg] {
@@ -440,7 +459,7 @@ func warn(s *streams, msg string) {
 		s.warned = map[string]bool{}
 	}
 	s.warned[msg] = true
-	fmt.Fprintf(s.err, "agentctl: warning: %s\n", msg)
+	fmt.Fprintf(s.ErrOut, "agentctl: warning: %s\n", msg)
 }
 
 // parseDuration accepts Go durations plus a "d" (days) suffix.
