@@ -37,56 +37,76 @@ Examples:
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", c.Args().First())
-			}
-			e, err := setup(c, s)
-			if err != nil {
-				return err
-			}
-			f := discover.Filter{All: c.Bool("all"), Group: c.String("group"), Since: 7 * 24 * time.Hour}
-			for _, st := range c.StringSlice("status") {
-				for _, st := range strings.Split(st, ",") {
-					st = strings.TrimSpace(st)
-					switch st {
-					case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown:
-						f.Statuses = append(f.Statuses, st)
-					default:
-						return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown", st)
-					}
-				}
-			}
-			if v := c.String("since"); v != "" {
-				d, err := parseDuration(v)
-				if err != nil || d <= 0 {
-					return usageErrorf("--since %q: want a duration such as 2h or 30d", v)
-				}
-				f.Since = d
-				f.All = true
-			}
-			if v := c.String("cwd"); v != "" {
-				abs, err := filepath.Abs(e.expand(v))
-				if err != nil {
-					return usageErrorf("--cwd %s: %v", v, err)
-				}
-				if real, err := filepath.EvalSymlinks(abs); err == nil {
-					abs = real
-				}
-				f.Cwd = abs
-			}
-			if c.Bool("watch") {
-				return e.watch(c.Context, f, c.Bool("json"))
-			}
-			failed, err := e.listOnce(c.Context, f, c.Bool("json"))
-			if err != nil {
-				return err
-			}
-			if failed && c.Bool("strict") {
-				return &exitError{exitFailed, fmt.Errorf("some adapters failed (--strict)")}
-			}
-			return nil
+			return runList(c.Context, s, listOptionsFrom(c))
 		},
 	}
+}
+
+// listOptions are list's flags and arguments.
+type listOptions struct {
+	globalOptions
+	Args              []string // none are accepted
+	All, JSON, Watch  bool
+	Strict            bool
+	Statuses          []string
+	Group, Cwd, Since string
+}
+
+func listOptionsFrom(c *cli.Context) listOptions {
+	return listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
+		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Statuses: c.StringSlice("status"),
+		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since")}
+}
+
+func runList(ctx context.Context, s *host, o listOptions) error {
+	if len(o.Args) > 0 {
+		return usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", o.Args[0])
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	f := discover.Filter{All: o.All, Group: o.Group, Since: 7 * 24 * time.Hour}
+	for _, st := range o.Statuses {
+		for _, st := range strings.Split(st, ",") {
+			st = strings.TrimSpace(st)
+			switch st {
+			case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown:
+				f.Statuses = append(f.Statuses, st)
+			default:
+				return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown", st)
+			}
+		}
+	}
+	if v := o.Since; v != "" {
+		d, err := parseDuration(v)
+		if err != nil || d <= 0 {
+			return usageErrorf("--since %q: want a duration such as 2h or 30d", v)
+		}
+		f.Since = d
+		f.All = true
+	}
+	if v := o.Cwd; v != "" {
+		abs, err := filepath.Abs(e.expand(v))
+		if err != nil {
+			return usageErrorf("--cwd %s: %v", v, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		f.Cwd = abs
+	}
+	if o.Watch {
+		return e.watch(ctx, f, o.JSON)
+	}
+	failed, err := e.listOnce(ctx, f, o.JSON)
+	if err != nil {
+		return err
+	}
+	if failed && o.Strict {
+		return &exitError{exitFailed, fmt.Errorf("some adapters failed (--strict)")}
+	}
+	return nil
 }
 
 func (e *cmdEnv) expand(p string) string {

@@ -31,10 +31,10 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing lock on DIR"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one directory"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -92,10 +92,10 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "also remove a running launch's auto-lock"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one directory"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -141,7 +141,7 @@ Examples:
 			if c.NArg() > 0 {
 				return usageErrorf("locks takes no arguments")
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print normalised items as a JSON array (NDJSON with --follow)"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one session ID"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one session ID"); err != nil {
 				return err
 			}
 			if c.Int("n") < 0 {
@@ -43,7 +43,7 @@ Examples:
 			if c.Bool("raw") && c.Bool("json") {
 				return usageErrorf("--raw and --json exclude each other")
 			}
-			e, sess, env, err := setupSession(c, s)
+			e, sess, env, err := setupSession(c.Context, s, globalsFrom(c), c.Args().First())
 			if err != nil {
 				return err
 			}

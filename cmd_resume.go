@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,55 +29,68 @@ Examples:
 			&cli.BoolFlag{Name: "fork", Usage: "continue in a new session (not supported yet)"},
 		}, agentFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 2, "a session ID and a MESSAGE"); err != nil {
-				return err
-			}
-			if c.Bool("fork") {
-				return usageErrorf("resume --fork is not supported yet")
-			}
-			msg := c.Args().Get(1)
-			if msg == "-" {
-				b, err := io.ReadAll(s.In)
-				if err != nil {
-					return &exitError{exitFailed, fmt.Errorf("read the message from stdin: %w", err)}
-				}
-				msg = string(b)
-			}
-			if strings.TrimSpace(msg) == "" {
-				return usageErrorf("resume: the MESSAGE is empty; say what the agent should do next")
-			}
-			e, err := setup(c, s)
-			if err != nil {
-				return err
-			}
-			sess, env, err := e.resolve(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
-			drv, err := launch.DriverFor(sess.Adapter)
-			if err != nil {
-				return &exitError{exitFailed, fmt.Errorf("resuming %s sessions is not supported yet", sess.Adapter)}
-			}
-			cwd, err := drv.Resumable(seenOf(sess, env), c.Bool("force"))
-			if err != nil {
-				var busy *launch.BusyError
-				if errors.As(err, &busy) {
-					return &exitError{exitLocked, err}
-				}
-				return &exitError{exitFailed, err}
-			}
-			sp, err := e.agentSpec(c, sess.Adapter)
-			if err != nil {
-				return err
-			}
-			sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
-			sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
-			sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
-			sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
-			res, err := e.launcher().Start(c.Context, *sp)
-			return e.reportStart(c, res, err, sess.Adapter)
+			return runResume(c.Context, s, resumeOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c),
+				Args: c.Args().Slice(), Fork: c.Bool("fork")})
 		},
 	}
+}
+
+// resumeOptions are resume's flags and arguments.
+type resumeOptions struct {
+	globalOptions
+	agentOptions
+	Args []string // ID MESSAGE
+	Fork bool
+}
+
+func runResume(ctx context.Context, s *host, o resumeOptions) error {
+	if err := needArgs("resume", o.Args, 2, "a session ID and a MESSAGE"); err != nil {
+		return err
+	}
+	if o.Fork {
+		return usageErrorf("resume --fork is not supported yet")
+	}
+	msg := o.Args[1]
+	if msg == "-" {
+		b, err := io.ReadAll(s.In)
+		if err != nil {
+			return &exitError{exitFailed, fmt.Errorf("read the message from stdin: %w", err)}
+		}
+		msg = string(b)
+	}
+	if strings.TrimSpace(msg) == "" {
+		return usageErrorf("resume: the MESSAGE is empty; say what the agent should do next")
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	sess, env, err := e.resolve(ctx, o.Args[0])
+	if err != nil {
+		return err
+	}
+	drv, err := launch.DriverFor(sess.Adapter)
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("resuming %s sessions is not supported yet", sess.Adapter)}
+	}
+	cwd, err := drv.Resumable(seenOf(sess, env), o.Force)
+	if err != nil {
+		var busy *launch.BusyError
+		if errors.As(err, &busy) {
+			return &exitError{exitLocked, err}
+		}
+		return &exitError{exitFailed, err}
+	}
+	sp, err := e.agentSpec(o.agentOptions, o.globalOptions, sess.Adapter)
+	if err != nil {
+		return err
+	}
+	sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
+	sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
+	sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
+	sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
+	res, err := e.launcher().Start(ctx, *sp)
+	return e.reportStart(ctx, o.agentOptions, res, err, sess.Adapter)
 }
 
 func mergeMeta(a, b map[string]string) map[string]string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -36,65 +37,80 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one session ID"); err != nil {
-				return err
-			}
-			e, sess, env, err := setupSession(c, s)
-			if err != nil {
-				return err
-			}
-			drv, err := launch.DriverFor(sess.Adapter)
-			if err != nil {
-				return &exitError{exitFailed, err}
-			}
-			if drv.Gateway() {
-				return e.stopGateway(c, drv, sess, env)
-			}
-			target, err := e.stopTarget(drv, sess, env, c.Bool("force"))
-			if err != nil {
-				return err
-			}
-			d := e.deps()
-			opts := launch.StopOptions{Force: c.Bool("force")}
-			plan := drv.StopPlan(opts.Force)
-			opts.Steps, target.IntToPIDOnly = plan.Steps, plan.IntToPIDOnly
-			res, err := d.Stop(c.Context, target, opts)
-			if err != nil {
-				return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
-			}
-			if res.ExitObserved || res.AlreadyGone {
-				// The supervisor finalises when it is alive; if it is gone too, do it now.
-				e.finaliseDead(c.Context)
-			}
-			if c.Bool("json") {
-				out := map[string]any{"id": sess.ID, "pid": target.PID, "signals": res.Signals, "exit_observed": res.ExitObserved,
-					"already_gone": res.AlreadyGone, "elapsed_ms": res.Elapsed.Milliseconds()}
-				if err := writeJSON(s.Out, out); err != nil {
-					return err
-				}
-			}
-			switch {
-			case res.AlreadyGone:
-				if !c.Bool("json") {
-					fmt.Fprintf(s.Out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
-				}
-				return nil
-			case res.ExitObserved:
-				if !c.Bool("json") {
-					fmt.Fprintf(s.Out, "stopped %s (exit observed)\n", sess.ID)
-				}
-				return nil
-			}
-			return &exitError{exitFailed, fmt.Errorf("signal sent to %s; still alive after %s (pid %d, last signal %s)", sess.ID, res.Elapsed.Round(100*time.Millisecond), target.PID, res.LastSignal)}
+			return runStop(c.Context, s, stopOptionsFrom(c))
 		},
 	}
+}
+
+// stopOptions are stop's flags and arguments.
+type stopOptions struct {
+	globalOptions
+	Args        []string // the session ID
+	Force, JSON bool
+}
+
+func stopOptionsFrom(c *cli.Context) stopOptions {
+	return stopOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), Force: c.Bool("force"), JSON: c.Bool("json")}
+}
+
+func runStop(ctx context.Context, s *host, o stopOptions) error {
+	if err := needArgs("stop", o.Args, 1, "one session ID"); err != nil {
+		return err
+	}
+	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
+	if err != nil {
+		return err
+	}
+	drv, err := launch.DriverFor(sess.Adapter)
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if drv.Gateway() {
+		return e.stopGateway(ctx, o, drv, sess, env)
+	}
+	target, err := e.stopTarget(drv, sess, env, o.Force)
+	if err != nil {
+		return err
+	}
+	d := e.deps()
+	opts := launch.StopOptions{Force: o.Force}
+	plan := drv.StopPlan(opts.Force)
+	opts.Steps, target.IntToPIDOnly = plan.Steps, plan.IntToPIDOnly
+	res, err := d.Stop(ctx, target, opts)
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
+	}
+	if res.ExitObserved || res.AlreadyGone {
+		// The supervisor finalises when it is alive; if it is gone too, do it now.
+		e.finaliseDead(ctx)
+	}
+	if o.JSON {
+		out := map[string]any{"id": sess.ID, "pid": target.PID, "signals": res.Signals, "exit_observed": res.ExitObserved,
+			"already_gone": res.AlreadyGone, "elapsed_ms": res.Elapsed.Milliseconds()}
+		if err := writeJSON(s.Out, out); err != nil {
+			return err
+		}
+	}
+	switch {
+	case res.AlreadyGone:
+		if !o.JSON {
+			fmt.Fprintf(s.Out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
+		}
+		return nil
+	case res.ExitObserved:
+		if !o.JSON {
+			fmt.Fprintf(s.Out, "stopped %s (exit observed)\n", sess.ID)
+		}
+		return nil
+	}
+	return &exitError{exitFailed, fmt.Errorf("signal sent to %s; still alive after %s (pid %d, last signal %s)", sess.ID, res.Elapsed.Round(100*time.Millisecond), target.PID, res.LastSignal)}
 }
 
 // stopGateway aborts an OpenClaw run through the gateway (openclaw.md §6.3):
 // there is no process to signal. A run agentctl started is aborted with its own
 // device identity; any other run only with --force (operator.admin).
-func (e *cmdEnv) stopGateway(c *cli.Context, drv launch.Driver, sess discover.Session, env *discover.Env) error {
-	force := c.Bool("force")
+func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driver, sess discover.Session, env *discover.Env) error {
+	force := o.Force
 	seen := seenOf(sess, env)
 	if err := drv.Stoppable(seen, force); err != nil {
 		return &exitError{exitFailed, err}
@@ -103,18 +119,18 @@ func (e *cmdEnv) stopGateway(c *cli.Context, drv launch.Driver, sess discover.Se
 	if rec := seen.Launch; rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
 		t.RunID, t.LaunchID = rec.Gateway.RunID, rec.ID
 	}
-	res, err := e.deps().StopGateway(c.Context, t, force)
+	res, err := e.deps().StopGateway(ctx, t, force)
 	if err != nil {
 		return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
 	}
 	if res.Stopped {
-		e.finaliseDead(c.Context)
+		e.finaliseDead(ctx)
 	}
 	run := res.AbortedRunID
 	if run == "" {
 		run = t.RunID
 	}
-	if c.Bool("json") {
+	if o.JSON {
 		out := map[string]any{"id": sess.ID, "run_id": run, "aborted": res.AbortedRunID != "", "exit_observed": res.Stopped,
 			"no_active_run": res.NoActiveRun, "elapsed_ms": res.Elapsed.Milliseconds()}
 		if err := writeJSON(e.s.Out, out); err != nil {
@@ -123,12 +139,12 @@ func (e *cmdEnv) stopGateway(c *cli.Context, drv launch.Driver, sess discover.Se
 	}
 	switch {
 	case res.Stopped && res.NoActiveRun:
-		if !c.Bool("json") {
+		if !o.JSON {
 			fmt.Fprintf(e.s.Out, "%s: no active run\n", sess.ID)
 		}
 		return nil
 	case res.Stopped:
-		if !c.Bool("json") {
+		if !o.JSON {
 			fmt.Fprintf(e.s.Out, "stopped %s (run %s aborted)\n", sess.ID, run)
 		}
 		return nil

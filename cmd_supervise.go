@@ -26,7 +26,7 @@ func superviseCommand(s *host) *cli.Command {
 			&cli.StringFlag{Name: "confirm-timeout", Usage: "how long to wait for the session confirmation"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one launch id"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one launch id"); err != nil {
 				return err
 			}
 			state := c.String("state")
@@ -93,7 +93,7 @@ func finaliseCommand(s *host) *cli.Command {
 			&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one launch id"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one launch id"); err != nil {
 				return err
 			}
 			state := c.String("state")

@@ -43,7 +43,7 @@ Examples:
 				}
 				limit = d
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}

@@ -248,9 +248,23 @@ type cmdEnv struct {
 	onlyAlive bool
 }
 
-func setup(c *cli.Context, s *host) (*cmdEnv, error) {
+// globalOptions are the flags every command takes (globalFlags).
+type globalOptions struct {
+	Home     string   // --home
+	Adapters []string // --adapter, repeatable, comma lists allowed
+	Timeout  string   // --timeout
+	NoColor  bool     // --no-color
+}
+
+// globalsFrom reads the global flags, wherever on the line they were given.
+func globalsFrom(c *cli.Context) globalOptions {
+	return globalOptions{Home: flagString(c, "home"), Adapters: flagStrings(c, "adapter"),
+		Timeout: flagString(c, "timeout"), NoColor: flagBool(c, "no-color")}
+}
+
+func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	e := &cmdEnv{s: s}
-	e.home = flagString(c, "home")
+	e.home = g.Home
 	if e.home == "" {
 		e.home = s.getenv("HOME")
 		if e.home == "" {
@@ -288,7 +302,7 @@ func setup(c *cli.Context, s *host) (*cmdEnv, error) {
 	}
 	e.config = cfg
 
-	tv := flagString(c, "timeout")
+	tv := g.Timeout
 	src := "--timeout"
 	if tv == "" {
 		tv, src = s.getenv("AGENTCTL_ADAPTER_TIMEOUT"), "AGENTCTL_ADAPTER_TIMEOUT"
@@ -305,7 +319,7 @@ func setup(c *cli.Context, s *host) (*cmdEnv, error) {
 		e.timeout = d
 	}
 
-	names := flagStrings(c, "adapter")
+	names := g.Adapters
 	all := allAdapters()
 	if len(names) == 0 {
 		e.adapters = all
@@ -329,7 +343,7 @@ func setup(c *cli.Context, s *host) (*cmdEnv, error) {
 			}
 		}
 	}
-	e.color = s.IsTTY() && !flagBool(c, "no-color") && s.getenv("NO_COLOR") == ""
+	e.color = s.IsTTY() && !g.NoColor && s.getenv("NO_COLOR") == ""
 	return e, nil
 }
 
@@ -423,12 +437,12 @@ func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *di
 
 // setupSession is setup plus resolving the command's one ID argument, for the
 // commands that act on a single session.
-func setupSession(c *cli.Context, s *host) (*cmdEnv, discover.Session, *discover.Env, error) {
-	e, err := setup(c, s)
+func setupSession(ctx context.Context, s *host, g globalOptions, id string) (*cmdEnv, discover.Session, *discover.Env, error) {
+	e, err := setup(s, g)
 	if err != nil {
 		return nil, discover.Session{}, nil, err
 	}
-	sess, env, err := e.resolve(c.Context, c.Args().First())
+	sess, env, err := e.resolve(ctx, id)
 	return e, sess, env, err
 }
 
@@ -475,10 +489,10 @@ func parseDuration(v string) (time.Duration, error) {
 	return time.ParseDuration(v)
 }
 
-// needArgs checks the positional argument count.
-func needArgs(c *cli.Context, n int, what string) error {
-	if c.NArg() != n {
-		return usageErrorf("%s: want %s (see agentctl %s --help)", c.Command.Name, what, c.Command.Name)
+// needArgs checks the positional argument count of command cmd.
+func needArgs(cmd string, args []string, n int, what string) error {
+	if len(args) != n {
+		return usageErrorf("%s: want %s (see agentctl %s --help)", cmd, what, cmd)
 	}
 	return nil
 }
