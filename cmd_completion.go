@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 )
 
@@ -18,7 +19,7 @@ type completionOptions struct {
 	shell string
 }
 
-func completionCommand(s *streams) *cli.Command {
+func completionCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script (bash, zsh or fish)",
@@ -39,7 +40,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return runCompletion(s.out, o)
+			return runCompletion(s.Out, o)
 		},
 	}
 }
@@ -112,7 +113,7 @@ complete -c agentctl -n 'test -z "(__agentctl_complete)"' -F
 }
 
 // completeCommand is the hidden fast path behind the scripts.
-func completeCommand(s *streams) *cli.Command {
+func completeCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:            "__complete",
 		Hidden:          true,
@@ -124,7 +125,7 @@ func completeCommand(s *streams) *cli.Command {
 			}
 			ids := func(prefix string) []string { return completeIDs(c, s, prefix) }
 			for _, cand := range complete(c.App, words, ids) {
-				fmt.Fprintln(s.out, cand)
+				fmt.Fprintln(s.Out, cand)
 			}
 			return nil
 		},
@@ -183,7 +184,7 @@ func complete(app *cli.App, words []string, ids func(prefix string) []string) []
 	case "ID":
 		return ids(cur)
 	case "ADAPTER":
-		return withPrefix(adapterNames, cur, "adapter")
+		return withPrefix(agents.Names(), cur, "adapter")
 	}
 	return nil // file names, or nothing to offer
 }
@@ -246,7 +247,7 @@ func matchFlags(flags []cli.Flag, cur string) []string {
 func flagValues(flag, cur string) []string {
 	switch flag {
 	case "adapter":
-		return withPrefix(adapterNames, cur, "adapter")
+		return withPrefix(agents.Names(), cur, "adapter")
 	case "status":
 		return withPrefix([]string{discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting,
 			discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown}, cur, "status")
@@ -276,9 +277,9 @@ const maxCompleteIDs = 200
 // for sessions that are alive (adapters may skip the rest); with a prefix it
 // looks up just the sessions the prefix names, dead ones included, through the
 // same lookup the single-session commands use.
-func completeIDs(c *cli.Context, s *streams, prefix string) []string {
-	quiet := &streams{in: s.in, out: io.Discard, err: io.Discard, getenv: s.getenv, now: s.now}
-	e, err := setup(c, quiet)
+func completeIDs(c *cli.Context, s *host, prefix string) []string {
+	quiet := &host{IOStreams: &IOStreams{In: s.In, Out: io.Discard, ErrOut: io.Discard}, getenv: s.getenv, now: s.now}
+	e, err := setup(quiet, globalsFrom(c))
 	if err != nil {
 		return nil
 	}

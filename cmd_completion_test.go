@@ -8,7 +8,7 @@ import (
 )
 
 func TestComplete(t *testing.T) {
-	app := newApp(&streams{})
+	app := newApp(&host{IOStreams: &IOStreams{}})
 	ids := func(prefix string) []string { return []string{"ID(" + prefix + ")"} }
 	first := func(cands []string) []string {
 		var out []string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
@@ -33,7 +34,7 @@ type doctorDeps struct {
 	euid      int
 }
 
-func defaultDoctorDeps(s *streams) doctorDeps {
+func defaultDoctorDeps(s *host) doctorDeps {
 	return doctorDeps{
 		environ:   os.Environ(),
 		lookPath:  lookPathIn(s.getenv("PATH")),
@@ -79,7 +80,7 @@ type binaryReport struct {
 	Error      string `json:"error,omitempty"`
 }
 
-func doctorCommand(s *streams) *cli.Command {
+func doctorCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check agent installs, agentctl's state files and housekeeping; exit 1 if something is broken",
@@ -107,7 +108,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -149,11 +150,11 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 		rep.Warnings = []finding{}
 	}
 	if o.json {
-		if err := writeJSON(e.s.out, rep); err != nil {
+		if err := writeJSON(e.s.Out, rep); err != nil {
 			return err
 		}
 	} else {
-		e.printDoctor(e.s.out, &rep)
+		e.printDoctor(e.s.Out, &rep)
 	}
 	if !rep.OK {
 		p := rep.Problems[0]
@@ -180,7 +181,7 @@ func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctor
 	ls.Keep(win.Keep)
 
 	var names []string
-	for _, n := range adapterNames {
+	for _, n := range agents.Names() {
 		if e.only == nil || e.only[n] {
 			names = append(names, n)
 		}

@@ -29,7 +29,7 @@ type eventsOptions struct {
 	JSON     bool // NDJSON even on a terminal
 }
 
-func eventsCommand(s *streams) *cli.Command {
+func eventsCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "events",
 		Usage: "print the lifecycle journal as NDJSON; --follow for live events",
@@ -62,7 +62,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -118,13 +118,13 @@ func runEvents(ctx context.Context, e *cmdEnv, o eventsOptions) error {
 			return
 		}
 		if human {
-			fmt.Fprintln(e.s.out, humanEvent(ev, e.home))
+			fmt.Fprintln(e.s.Out, humanEvent(ev, e.home))
 			return
 		}
 		if raw == nil {
 			raw, _ = json.Marshal(ev)
 		}
-		e.s.out.Write(append(raw, '\n'))
+		e.s.Out.Write(append(raw, '\n'))
 	}
 	r := e.store.NewEventReader()
 	var since time.Time

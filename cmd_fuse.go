@@ -19,7 +19,7 @@ import (
 // defaultFuseTTL is `fuse set`'s TTL without --ttl (product.md §6).
 const defaultFuseTTL = 10 * time.Minute
 
-func fuseCommand(s *streams) *cli.Command {
+func fuseCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "fuse",
 		Usage:     "set, extend or cancel a directory's TTL timer (see agentctl fuses)",
@@ -49,7 +49,7 @@ type fuseSetOptions struct {
 	Label   string
 }
 
-func fuseSetCommand(s *streams) *cli.Command {
+func fuseSetCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "set",
 		Usage:     "arm a fuse on a directory (replacing the one it has)",
@@ -77,7 +77,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -87,7 +87,7 @@ Examples:
 }
 
 func fuseSetOptionsFrom(c *cli.Context) (fuseSetOptions, error) {
-	if err := needArgs(c, 1, "one directory"); err != nil {
+	if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
 		return fuseSetOptions{}, err
 	}
 	o := fuseSetOptions{Dir: c.Args().First(), TTL: defaultFuseTTL, Script: c.String("script"), Webhook: c.String("webhook"),
@@ -130,7 +130,7 @@ func runFuseSet(ctx context.Context, e *cmdEnv, o fuseSetOptions) error {
 	if replaced != nil {
 		warn(e.s, fmt.Sprintf("replaced the fuse on %s that was to expire at %s", dir, replaced.ExpiresAt.UTC().Format(time.RFC3339)))
 	}
-	fmt.Fprintf(e.s.out, "fuse set on %s: fires at %s (in %s)\n", dir, set.ExpiresAt.Format(time.RFC3339), o.TTL)
+	fmt.Fprintf(e.s.Out, "fuse set on %s: fires at %s (in %s)\n", dir, set.ExpiresAt.Format(time.RFC3339), o.TTL)
 	return nil
 }
 
@@ -140,7 +140,7 @@ type fuseDirOptions struct {
 	TTL time.Duration // extend: 0 means the fuse's own TTL
 }
 
-func fuseExtendCommand(s *streams) *cli.Command {
+func fuseExtendCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "extend",
 		Usage:     "push a fuse's expiry back",
@@ -155,7 +155,7 @@ Examples:
 			&cli.StringFlag{Name: "ttl", Usage: "expire `DUR` from now (default: the fuse's own TTL)"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one directory"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
 				return err
 			}
 			o := fuseDirOptions{Dir: c.Args().First()}
@@ -166,7 +166,7 @@ Examples:
 				}
 				o.TTL = d
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -185,11 +185,11 @@ func runFuseExtend(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
 	if err != nil {
 		return fuseErr(err)
 	}
-	fmt.Fprintf(e.s.out, "fuse on %s now fires at %s (in %s)\n", dir, f.ExpiresAt.Format(time.RFC3339), f.TTL)
+	fmt.Fprintf(e.s.Out, "fuse on %s now fires at %s (in %s)\n", dir, f.ExpiresAt.Format(time.RFC3339), f.TTL)
 	return nil
 }
 
-func fuseCancelCommand(s *streams) *cli.Command {
+func fuseCancelCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "cancel",
 		Usage:     "remove a fuse before it fires",
@@ -200,11 +200,11 @@ cannot be cancelled.
 Examples:
   agentctl fuse cancel ~/code/api`,
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one directory"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
 				return err
 			}
 			o := fuseDirOptions{Dir: c.Args().First()}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -222,7 +222,7 @@ func runFuseCancel(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
 	if _, err := locks.CancelFuse(e.store, dir); err != nil {
 		return fuseErr(err)
 	}
-	fmt.Fprintf(e.s.out, "fuse on %s cancelled\n", dir)
+	fmt.Fprintf(e.s.Out, "fuse on %s cancelled\n", dir)
 	return nil
 }
 
@@ -257,7 +257,7 @@ type fusesOptions struct {
 	JSON bool
 }
 
-func fusesCommand(s *streams) *cli.Command {
+func fusesCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "fuses",
 		Usage: "list directory fuses (TTL timers)",
@@ -275,7 +275,7 @@ Examples:
 				return usageErrorf("fuses takes no arguments")
 			}
 			o := fusesOptions{JSON: c.Bool("json")}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -318,10 +318,10 @@ func runFuses(ctx context.Context, e *cmdEnv, o fusesOptions) error {
 				ExpiresAt: f.ExpiresAt.UTC(), Actions: a, Script: f.Script, Webhook: f.Webhook, Event: f.Event,
 				FiringPID: f.FiringPID, FiringSince: f.FiringAt})
 		}
-		return writeJSON(e.s.out, out)
+		return writeJSON(e.s.Out, out)
 	}
 	if len(fs) == 0 {
-		fmt.Fprintln(e.s.out, "No active fuses.")
+		fmt.Fprintln(e.s.Out, "No active fuses.")
 		return nil
 	}
 	var t table
@@ -334,7 +334,7 @@ func runFuses(ctx context.Context, e *cmdEnv, o fusesOptions) error {
 		}
 		t.add(shortHome(f.Directory, e.home), dashIfEmpty(f.Label), in, dashIfEmpty(strings.Join(f.Actions(), ",")))
 	}
-	t.write(e.s.out, nil)
+	t.write(e.s.Out, nil)
 	return nil
 }
 

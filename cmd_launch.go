@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
@@ -51,7 +52,7 @@ func agentFlags() []cli.Flag {
 	}
 }
 
-func launchCommand(s *streams) *cli.Command {
+func launchCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "launch",
 		Usage:     "start an agent session, supervised without a daemon",
@@ -91,22 +92,61 @@ Examples:
 			&cli.StringFlag{Name: "base-branch", Usage: "base of --branch (default: the repository's current HEAD)"},
 		}, agentFlags()...),
 		Action: func(c *cli.Context) error {
-			return runLaunch(c, s)
+			return runLaunch(c.Context, s, launchOptionsFrom(c))
 		},
 	}
 }
 
-func runLaunch(c *cli.Context, s *streams) error {
-	if c.NArg() > 1 {
-		return usageErrorf("launch takes at most one adapter (got %q); the prompt goes in -p", strings.Join(c.Args().Slice(), " "))
+// agentOptions are the flags launch and resume share (agentFlags).
+type agentOptions struct {
+	Model, PermissionMode, AppendSystemPrompt string
+	Env                                       []string // K=V
+	Sandbox                                   bool
+	OnCreate, OnComplete                      string
+	CallbackSession, CallbackAgent            string
+	Force, Wait, JSON                         bool
+}
+
+func agentOptionsFrom(c *cli.Context) agentOptions {
+	return agentOptions{Model: c.String("model"), PermissionMode: c.String("permission-mode"),
+		AppendSystemPrompt: c.String("append-system-prompt"), Env: multi(c, "env"), Sandbox: c.Bool("sandbox"),
+		OnCreate: c.String("on-create"), OnComplete: c.String("on-complete"),
+		CallbackSession: c.String("callback-session"), CallbackAgent: c.String("callback-agent"),
+		Force: c.Bool("force"), Wait: c.Bool("wait"), JSON: c.Bool("json")}
+}
+
+// launchOptions are launch's flags and arguments.
+type launchOptions struct {
+	globalOptions
+	agentOptions
+	Args                           []string // [ADAPTER]
+	Prompt, Cwd, Spec, Issue, Repo string
+	Files                          []string
+	MaxFileSize                    int64
+	Worktree, Branch, BaseBranch   string
+}
+
+func launchOptionsFrom(c *cli.Context) launchOptions {
+	return launchOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c), Args: c.Args().Slice(),
+		Prompt: c.String("prompt"), Cwd: c.String("cwd"), Spec: c.String("spec"), Issue: c.String("issue"), Repo: c.String("repo"),
+		Files: multi(c, "file"), MaxFileSize: c.Int64("max-file-size"),
+		Worktree: c.String("worktree"), Branch: c.String("branch"), BaseBranch: c.String("base-branch")}
+}
+
+func runLaunch(ctx context.Context, s *host, o launchOptions) error {
+	if len(o.Args) > 1 {
+		return usageErrorf("launch takes at most one adapter (got %q); the prompt goes in -p", strings.Join(o.Args, " "))
 	}
-	e, err := setup(c, s)
+	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
 	}
-	adapter := c.Args().First()
+	adapter := ""
+	if len(o.Args) == 1 {
+		adapter = o.Args[0]
+	}
 	if adapter == "" {
-		switch names := flagStrings(c, "adapter"); {
+		switch names := o.Adapters; {
 		case len(names) > 1:
 			return usageErrorf("launching several adapters at once is not supported yet; launch them one by one")
 		case len(names) == 1:
@@ -117,48 +157,43 @@ func runLaunch(c *cli.Context, s *streams) error {
 			adapter = "claude-code"
 		}
 	}
-	if !validAdapter(adapter) {
-		return usageErrorf("unknown adapter %q; known adapters: %s", adapter, strings.Join(adapterNames, ", "))
+	if !agents.Known(adapter) {
+		return &exitError{exitUsage, agents.UnknownError(adapter)}
 	}
-	if _, err := launch.DriverFor(adapter); err != nil {
+	drv, err := launch.DriverFor(adapter)
+	if err != nil {
 		return &exitError{exitFailed, err}
 	}
-	if c.Int64("max-file-size") <= 0 {
-		return usageErrorf("--max-file-size %d: want a positive number of bytes", c.Int64("max-file-size"))
+	if o.MaxFileSize <= 0 {
+		return usageErrorf("--max-file-size %d: want a positive number of bytes", o.MaxFileSize)
 	}
-	if v := c.String("issue"); v != "" {
+	if v := o.Issue; v != "" {
 		if err := launch.ValidIssue(v); err != nil {
 			return usageErrorf("%v", err)
 		}
-	} else if c.String("repo") != "" {
+	} else if o.Repo != "" {
 		return usageErrorf("--repo only applies to --issue")
 	}
-	wt, branch := c.String("worktree"), c.String("branch")
+	wt, branch := o.Worktree, o.Branch
 	switch {
 	case wt != "" && branch == "":
 		return usageErrorf("--worktree needs --branch NAME for the new branch")
 	case wt == "" && branch != "":
 		return usageErrorf("--branch needs --worktree REPO")
-	case wt == "" && c.String("base-branch") != "":
+	case wt == "" && o.BaseBranch != "":
 		return usageErrorf("--base-branch needs --worktree REPO and --branch NAME")
-	case wt != "" && c.String("cwd") != "":
+	case wt != "" && o.Cwd != "":
 		return usageErrorf("--worktree and --cwd exclude each other: the agent runs in the new worktree")
 	}
-	gateway := adapter == "openclaw"
-	if gateway && (wt != "" || c.String("cwd") != "") {
-		return usageErrorf("openclaw runs its turns in the gateway's agent workspace: --cwd and --worktree do not apply")
+	// The working directory: the driver's choice among --cwd, --worktree and
+	// config cwd (~ expanded), else where we are.
+	cwd, runsThere, err := drv.Workdir(o.Cwd, wt, e.config.Cwd)
+	if err != nil {
+		return inputErr(err)
 	}
-	sp, err := e.agentSpec(c, adapter)
+	sp, err := e.agentSpec(o.agentOptions, o.globalOptions, adapter)
 	if err != nil {
 		return err
-	}
-	// The working directory: --cwd, config cwd (~ expanded), or where we are.
-	cwd := c.String("cwd")
-	if cwd == "" && wt == "" && !gateway {
-		cwd = e.config.Cwd
-	}
-	if wt != "" {
-		cwd = wt
 	}
 	if cwd == "" {
 		if cwd, err = os.Getwd(); err != nil {
@@ -174,22 +209,22 @@ func runLaunch(c *cli.Context, s *streams) error {
 		return usageErrorf("%s %s: %v", what, cwd, err)
 	}
 	sp.Cwd = real
-	if gateway {
+	if !runsThere {
 		// No directory to lock or run in; --file paths are still shown
 		// relative to where we are.
 		sp.Cwd = ""
 	}
-	prompt := c.String("prompt")
+	prompt := o.Prompt
 	if prompt == "-" {
-		b, err := io.ReadAll(s.in)
+		b, err := io.ReadAll(s.In)
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("read the prompt from stdin: %w", err)}
 		}
 		prompt = string(b)
 	}
-	sp.Prompt, err = launch.BuildPrompt(c.Context, launch.PromptInput{
-		Prompt: prompt, Files: multi(c, "file"), Spec: c.String("spec"), MaxFileSize: c.Int64("max-file-size"),
-		Issue: c.String("issue"), Repo: c.String("repo"), Cwd: real,
+	sp.Prompt, err = launch.BuildPrompt(ctx, launch.PromptInput{
+		Prompt: prompt, Files: o.Files, Spec: o.Spec, MaxFileSize: o.MaxFileSize,
+		Issue: o.Issue, Repo: o.Repo, Cwd: real,
 	})
 	if err != nil {
 		return inputErr(err)
@@ -199,7 +234,7 @@ func runLaunch(c *cli.Context, s *streams) error {
 		sp.Summary = sp.Prompt
 	}
 	sp.Summary = truncateBytes(sp.Summary, 4096)
-	sp.SpecPath = c.String("spec")
+	sp.SpecPath = o.Spec
 	if sp.SpecPath != "" {
 		if abs, err := filepath.Abs(sp.SpecPath); err == nil {
 			sp.SpecPath = abs
@@ -210,40 +245,40 @@ func runLaunch(c *cli.Context, s *streams) error {
 		return inputErr(err)
 	}
 	if wt != "" {
-		path, err := launch.AddWorktree(c.Context, real, branch, c.String("base-branch"))
+		path, err := launch.AddWorktree(ctx, real, branch, o.BaseBranch)
 		if err != nil {
 			return inputErr(err)
 		}
-		sp.Worktree, sp.Branch, sp.BaseBranch, sp.Cwd = path, branch, c.String("base-branch"), path
+		sp.Worktree, sp.Branch, sp.BaseBranch, sp.Cwd = path, branch, o.BaseBranch, path
 	}
-	res, err := l.Start(c.Context, *sp)
+	res, err := l.Start(ctx, *sp)
 	if err != nil && sp.Worktree != "" {
 		if rerr := launch.RemoveWorktree(context.Background(), sp.Worktree, sp.Branch); rerr != nil {
 			warn(s, fmt.Sprintf("remove the worktree %s made for this launch: %v", sp.Worktree, rerr))
 		}
 	}
-	return e.reportStart(c, res, err, adapter)
+	return e.reportStart(ctx, o.agentOptions, res, err, adapter)
 }
 
 // agentSpec reads the flags launch and resume share.
-func (e *cmdEnv) agentSpec(c *cli.Context, adapter string) (*launch.Spec, error) {
-	env := multi(c, "env")
+func (e *cmdEnv) agentSpec(o agentOptions, g globalOptions, adapter string) (*launch.Spec, error) {
+	env := o.Env
 	if err := launch.ParseEnv(env); err != nil {
 		return nil, usageErrorf("%v", err)
 	}
-	sp := &launch.Spec{Adapter: adapter, Model: c.String("model"), PermissionMode: c.String("permission-mode"),
-		AppendSystemPrompt: c.String("append-system-prompt"), Sandbox: c.Bool("sandbox"), UserEnv: env,
-		OnCreate: c.String("on-create"), OnComplete: c.String("on-complete"), Force: c.Bool("force"), User: userName(e.s)}
+	sp := &launch.Spec{Adapter: adapter, Model: o.Model, PermissionMode: o.PermissionMode,
+		AppendSystemPrompt: o.AppendSystemPrompt, Sandbox: o.Sandbox, UserEnv: env,
+		OnCreate: o.OnCreate, OnComplete: o.OnComplete, Force: o.Force, User: userName(e.s)}
 	if sp.Model == "" && e.config.Model != "" && adapter == e.configAdapter() {
 		sp.Model = e.config.Model
 	}
-	if flagString(c, "home") != "" {
+	if g.Home != "" {
 		sp.Home = e.home
 	}
-	if v := c.String("callback-session"); v != "" {
+	if v := o.CallbackSession; v != "" {
 		sp.Meta = map[string]string{"callback_session_key": v}
 	}
-	if v := c.String("callback-agent"); v != "" {
+	if v := o.CallbackAgent; v != "" {
 		if sp.Meta == nil {
 			sp.Meta = map[string]string{}
 		}
@@ -298,7 +333,7 @@ func (e *cmdEnv) deps() *launch.Deps {
 }
 
 func (e *cmdEnv) launcher() *launch.Launcher {
-	self, _ := os.Executable()
+	self, _ := e.s.executable()
 	return &launch.Launcher{Deps: e.deps(), Self: self, Euid: os.Geteuid()}
 }
 
@@ -319,11 +354,11 @@ type launchOut struct {
 }
 
 // reportStart prints a launch's (or resume's) outcome and handles --wait.
-func (e *cmdEnv) reportStart(c *cli.Context, res *launch.Result, err error, adapter string) error {
-	asJSON := c.Bool("json")
+func (e *cmdEnv) reportStart(ctx context.Context, o agentOptions, res *launch.Result, err error, adapter string) error {
+	asJSON := o.JSON
 	if err != nil {
 		if asJSON {
-			_ = writeJSON(e.s.out, []launchOut{{Adapter: adapter, Error: err.Error()}})
+			_ = writeJSON(e.s.Out, []launchOut{{Adapter: adapter, Error: err.Error()}})
 		}
 		return inputErr(err)
 	}
@@ -344,34 +379,34 @@ func (e *cmdEnv) reportStart(c *cli.Context, res *launch.Result, err error, adap
 		if r.Kind == launch.KindResume && r.ResumedAs != "" {
 			o.ResumedFrom = r.SessionID
 		}
-		if err := writeJSON(e.s.out, []launchOut{o}); err != nil {
+		if err := writeJSON(e.s.Out, []launchOut{o}); err != nil {
 			return err
 		}
 	} else {
 		switch {
 		case r.Kind == launch.KindResume && r.ResumedAs != "":
-			fmt.Fprintf(e.s.out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
+			fmt.Fprintf(e.s.Out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
 		case r.Kind == launch.KindResume:
-			fmt.Fprintf(e.s.out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
+			fmt.Fprintf(e.s.Out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
 		default:
-			fmt.Fprintf(e.s.out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
+			fmt.Fprintf(e.s.Out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
 		}
 	}
 	if res.OnCreateErr != nil {
 		return &exitError{exitFailed, fmt.Errorf("%v; the agent keeps running (%s)", res.OnCreateErr, id)}
 	}
-	if !c.Bool("wait") {
+	if !o.Wait {
 		return nil
 	}
-	end, err := e.deps().WaitLaunch(c.Context, r.ID)
+	end, err := e.deps().WaitLaunch(ctx, r.ID)
 	if err != nil {
 		return &exitError{exitFailed, err}
 	}
 	if asJSON {
 		b, _ := json.Marshal(map[string]any{"id": id, "exit_code": end.ExitCode, "failure": end.Failure})
-		fmt.Fprintln(e.s.out, string(b))
+		fmt.Fprintln(e.s.Out, string(b))
 	} else {
-		fmt.Fprintf(e.s.out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
+		fmt.Fprintf(e.s.Out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
 	}
 	if end.ExitCode == nil {
 		return &exitError{exitFailed, fmt.Errorf("%s ended but its exit code is unknown (the supervisor did not see it)", id)}
@@ -386,7 +421,7 @@ func failureSuffix(r *meta.Launch) string {
 	return ": " + r.Failure
 }
 
-func userName(s *streams) string {
+func userName(s *host) string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}
@@ -410,9 +445,15 @@ func truncateBytes(s string, n int) string {
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // finaliseDead is the lazy half of supervision, run by every command that reads
-// sessions: launches whose agent and supervisor both died get finalised once.
+// sessions: launches whose agent and supervisor both died get finalised once,
+// here, and the slow half (on-complete, the webhook, a gateway's answer) goes
+// to a detached `agentctl __finalise`, so reading never waits on it.
 func (e *cmdEnv) finaliseDead(ctx context.Context) {
-	if _, err := e.deps().FinaliseDead(ctx); err != nil {
+	d := e.deps()
+	if self, err := e.s.executable(); err == nil {
+		d.Detach = d.Detached(self)
+	}
+	if _, err := d.FinaliseDead(ctx); err != nil {
 		warn(e.s, fmt.Sprintf("finalise ended launches: %v", err))
 	}
 }

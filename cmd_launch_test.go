@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,6 +149,33 @@ func (c *cliRunner) settle() {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// A detached finaliser may still be writing.
+	for time.Now().Before(deadline) && c.finalising() {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// finalising reports whether some detached finaliser is still at work.
+func (c *cliRunner) finalising() bool {
+	recs, _ := c.store().ReadLaunches()
+	for _, r := range recs {
+		if r.Ending != nil && c.store().IsAlive(r.Ending.PID, r.Ending.Start, "") {
+			return true
+		}
+	}
+	return false
+}
+
+// ended reports whether a launch is finalised with nothing left to do: its
+// on-complete hook ran and its webhook went out.
+func (c *cliRunner) ended(launchID string) bool {
+	recs, _ := c.store().ReadLaunches()
+	for _, r := range recs {
+		if r.ID == launchID {
+			return r.FinalisedAt != nil && (r.Ending == nil || r.Ending.DoneAt != nil)
+		}
+	}
+	return false
 }
 
 func mkdir(t *testing.T, parts ...string) string {
@@ -424,6 +452,8 @@ func TestSupervisorKilledThenListFinalises(t *testing.T) {
 		go func() { defer wg.Done(); c.run("list", "-a") }()
 	}
 	wg.Wait()
+	// The slow half runs detached (agentctl __finalise): wait until it is done.
+	waitFor(t, 10*time.Second, "on-complete and the webhook", func() bool { return c.ended(l.LaunchID) })
 	if got := strings.Fields(readAll(t, hook)); len(got) != 1 || got[0] != l.ID {
 		t.Errorf("on-complete ran %d times: %v", len(got), got)
 	}
@@ -450,5 +480,64 @@ func readAll(t *testing.T, p string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return string(b)
+}
+
+// A launch whose supervisor died ends while nobody watches; its on-complete hook
+// takes a minute. The `list` that notices the end finalises it and returns at
+// once — the hook runs in a detached `agentctl __finalise` — and the hook runs
+// exactly once however many commands look meanwhile.
+func TestSlowOnCompleteDoesNotDelayList(t *testing.T) {
+	c := newCLI(t)
+	dir := mkdir(t, "proj")
+	hook := filepath.Join(t.TempDir(), "hook.pids")
+	l := c.launch(dir, "--env", "FAKE_SLEEP=1", "--on-complete", "echo $$ >> "+hook+"; sleep 60")
+	t.Cleanup(func() {
+		// The hook's shell leads its own process group.
+		for _, f := range strings.Fields(readIfAny(hook)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+		waitFor(t, 10*time.Second, "the finaliser to finish", func() bool { return c.ended(l.LaunchID) })
+	})
+	recs, _ := c.store().ReadLaunches()
+	if err := syscall.Kill(recs[0].SupervisorPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the agent and its supervisor to end", func() bool {
+		_, err := proc.Lookup(l.PID)
+		return err != nil && !c.store().IsAlive(recs[0].SupervisorPID, recs[0].SupervisorStart, "")
+	})
+
+	start := time.Now()
+	ss := c.list("-a")
+	took := time.Since(start)
+	t.Logf("the list that finalised took %s", took.Round(time.Millisecond))
+	if took > 10*time.Second {
+		t.Fatalf("list took %s: it waited for the on-complete hook", took)
+	}
+	if len(ss) != 1 || ss[0].Status != "stopped" {
+		t.Errorf("list: %+v", ss)
+	}
+	waitFor(t, 10*time.Second, "the hook to start", func() bool { return readIfAny(hook) != "" })
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		wg.Add(2)
+		go func() { defer wg.Done(); c.run("list", "-a") }()
+		go func() { defer wg.Done(); c.run("status", l.ID) }()
+	}
+	wg.Wait()
+	c.ok("sweep")
+	if got := strings.Fields(readIfAny(hook)); len(got) != 1 {
+		t.Errorf("on-complete started %d times (%v), want once", len(got), got)
+	}
+	if c.ended(l.LaunchID) {
+		t.Error("the launch's slow half is done while its hook still sleeps")
+	}
+}
+
+func readIfAny(p string) string {
+	b, _ := os.ReadFile(p)
 	return string(b)
 }

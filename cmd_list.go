@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-func listCommand(s *streams) *cli.Command {
+func listCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:    "list",
 		Aliases: []string{"ls"},
@@ -37,56 +37,76 @@ Examples:
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", c.Args().First())
-			}
-			e, err := setup(c, s)
-			if err != nil {
-				return err
-			}
-			f := discover.Filter{All: c.Bool("all"), Group: c.String("group"), Since: 7 * 24 * time.Hour}
-			for _, st := range c.StringSlice("status") {
-				for _, st := range strings.Split(st, ",") {
-					st = strings.TrimSpace(st)
-					switch st {
-					case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown:
-						f.Statuses = append(f.Statuses, st)
-					default:
-						return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown", st)
-					}
-				}
-			}
-			if v := c.String("since"); v != "" {
-				d, err := parseDuration(v)
-				if err != nil || d <= 0 {
-					return usageErrorf("--since %q: want a duration such as 2h or 30d", v)
-				}
-				f.Since = d
-				f.All = true
-			}
-			if v := c.String("cwd"); v != "" {
-				abs, err := filepath.Abs(e.expand(v))
-				if err != nil {
-					return usageErrorf("--cwd %s: %v", v, err)
-				}
-				if real, err := filepath.EvalSymlinks(abs); err == nil {
-					abs = real
-				}
-				f.Cwd = abs
-			}
-			if c.Bool("watch") {
-				return e.watch(c.Context, f, c.Bool("json"))
-			}
-			failed, err := e.listOnce(c.Context, f, c.Bool("json"))
-			if err != nil {
-				return err
-			}
-			if failed && c.Bool("strict") {
-				return &exitError{exitFailed, fmt.Errorf("some adapters failed (--strict)")}
-			}
-			return nil
+			return runList(c.Context, s, listOptionsFrom(c))
 		},
 	}
+}
+
+// listOptions are list's flags and arguments.
+type listOptions struct {
+	globalOptions
+	Args              []string // none are accepted
+	All, JSON, Watch  bool
+	Strict            bool
+	Statuses          []string
+	Group, Cwd, Since string
+}
+
+func listOptionsFrom(c *cli.Context) listOptions {
+	return listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
+		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Statuses: c.StringSlice("status"),
+		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since")}
+}
+
+func runList(ctx context.Context, s *host, o listOptions) error {
+	if len(o.Args) > 0 {
+		return usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", o.Args[0])
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	f := discover.Filter{All: o.All, Group: o.Group, Since: 7 * 24 * time.Hour}
+	for _, st := range o.Statuses {
+		for _, st := range strings.Split(st, ",") {
+			st = strings.TrimSpace(st)
+			switch st {
+			case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown:
+				f.Statuses = append(f.Statuses, st)
+			default:
+				return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown", st)
+			}
+		}
+	}
+	if v := o.Since; v != "" {
+		d, err := parseDuration(v)
+		if err != nil || d <= 0 {
+			return usageErrorf("--since %q: want a duration such as 2h or 30d", v)
+		}
+		f.Since = d
+		f.All = true
+	}
+	if v := o.Cwd; v != "" {
+		abs, err := filepath.Abs(e.expand(v))
+		if err != nil {
+			return usageErrorf("--cwd %s: %v", v, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		f.Cwd = abs
+	}
+	if o.Watch {
+		return e.watch(ctx, f, o.JSON)
+	}
+	failed, err := e.listOnce(ctx, f, o.JSON)
+	if err != nil {
+		return err
+	}
+	if failed && o.Strict {
+		return &exitError{exitFailed, fmt.Errorf("some adapters failed (--strict)")}
+	}
+	return nil
 }
 
 func (e *cmdEnv) expand(p string) string {
@@ -107,7 +127,7 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 	f.Now = e.s.now()
 	ls.Keep(f.Keep)
 	if asJSON {
-		return len(res.Warnings) > 0, writeSessionsJSON(e.s.out, ls.Len(), ls.At)
+		return len(res.Warnings) > 0, writeSessionsJSON(e.s.Out, ls.Len(), ls.At)
 	}
 	e.printTable(ls, f.Now)
 	return len(res.Warnings) > 0, nil
@@ -129,7 +149,7 @@ func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listin
 
 func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
 	if ls.Len() == 0 {
-		fmt.Fprintln(e.s.out, "No sessions found.")
+		fmt.Fprintln(e.s.Out, "No sessions found.")
 		return
 	}
 	groups := false
@@ -179,7 +199,7 @@ func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
 			return cell
 		}
 	}
-	t.write(e.s.out, colorize)
+	t.write(e.s.Out, colorize)
 }
 
 func lastSeen(s discover.Session) time.Time {
@@ -204,9 +224,9 @@ func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
-		if e.s.outTTY && !asJSON {
-			fmt.Fprint(e.s.out, "\x1b[H\x1b[2J")
-			fmt.Fprintf(e.s.out, "agentctl list — %s (Ctrl-C to stop)\n\n", e.s.now().Format("15:04:05"))
+		if e.s.IsTTY() && !asJSON {
+			fmt.Fprint(e.s.Out, "\x1b[H\x1b[2J")
+			fmt.Fprintf(e.s.Out, "agentctl list — %s (Ctrl-C to stop)\n\n", e.s.now().Format("15:04:05"))
 		}
 		if _, err := e.listOnce(ctx, f, asJSON); err != nil {
 			return err

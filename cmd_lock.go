@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-func lockCommand(s *streams) *cli.Command {
+func lockCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "lock",
 		Usage:     "lock a directory so that launches into it are refused",
@@ -31,10 +31,10 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing lock on DIR"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one directory"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -68,16 +68,16 @@ Examples:
 				warn(s, w)
 			}
 			if l.ExpiresAt != nil {
-				fmt.Fprintf(s.out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
+				fmt.Fprintf(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
 			} else {
-				fmt.Fprintf(s.out, "locked %s\n", dir)
+				fmt.Fprintf(s.Out, "locked %s\n", dir)
 			}
 			return nil
 		},
 	}
 }
 
-func unlockCommand(s *streams) *cli.Command {
+func unlockCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "unlock",
 		Usage:     "remove a manual directory lock",
@@ -92,10 +92,10 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "also remove a running launch's auto-lock"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one directory"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -118,13 +118,13 @@ Examples:
 				}
 				return &exitError{exitFailed, err}
 			}
-			fmt.Fprintf(s.out, "unlocked %s\n", dir)
+			fmt.Fprintf(s.Out, "unlocked %s\n", dir)
 			return nil
 		},
 	}
 }
 
-func locksCommand(s *streams) *cli.Command {
+func locksCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "locks",
 		Usage: "list active directory locks",
@@ -141,7 +141,7 @@ Examples:
 			if c.NArg() > 0 {
 				return usageErrorf("locks takes no arguments")
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -153,10 +153,10 @@ Examples:
 				if ls == nil {
 					ls = []locks.Lock{}
 				}
-				return writeJSON(s.out, ls)
+				return writeJSON(s.Out, ls)
 			}
 			if len(ls) == 0 {
-				fmt.Fprintln(s.out, "No active locks.")
+				fmt.Fprintln(s.Out, "No active locks.")
 				return nil
 			}
 			var t table
@@ -165,7 +165,7 @@ Examples:
 			for _, l := range ls {
 				t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
 			}
-			t.write(s.out, nil)
+			t.write(s.Out, nil)
 			return nil
 		},
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
@@ -20,7 +21,7 @@ type metricsOptions struct {
 	since    time.Duration // window for ended sessions
 }
 
-func metricsCommand(s *streams) *cli.Command {
+func metricsCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "metrics",
 		Usage: "print Prometheus metrics about sessions, launches, locks and adapters",
@@ -47,7 +48,7 @@ Example crontab line:
 			if err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -86,7 +87,7 @@ func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
 		return &exitError{exitFailed, fmt.Errorf("build metrics: %w", err)}
 	}
 	if o.textfile == "" {
-		return metrics.Write(e.s.out, reg)
+		return metrics.Write(e.s.Out, reg)
 	}
 	path, err := filepath.Abs(e.expand(o.textfile))
 	if err != nil {
@@ -103,7 +104,7 @@ func (e *cmdEnv) metricsInput(ctx context.Context, since time.Duration) (metrics
 	f := discover.Filter{All: true, Since: since, Now: e.s.now()}
 	ls.Keep(f.Keep)
 	in := metrics.Input{Sessions: ls, Up: res.Up, Elapsed: res.Elapsed, Journal: e.store.ReadEvents}
-	for _, n := range adapterNames {
+	for _, n := range agents.Names() {
 		if e.only == nil || e.only[n] {
 			in.SessionAdapters = append(in.SessionAdapters, n)
 		}

@@ -48,7 +48,7 @@ func fixtureHome(t *testing.T) (home, state string) {
 func runCLI(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	s := &streams{in: strings.NewReader(""), out: &out, err: &errb, now: time.Now,
+	s := &host{IOStreams: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, now: time.Now,
 		getenv: func(k string) string {
 			if v, ok := env[k]; ok {
 				return v

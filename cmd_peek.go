@@ -13,7 +13,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-func peekCommand(s *streams, name string, defaultN int) *cli.Command {
+func peekCommand(s *host, name string, defaultN int) *cli.Command {
 	return &cli.Command{
 		Name:      name,
 		Usage:     fmt.Sprintf("show the last messages of a session (default %d)", defaultN),
@@ -34,7 +34,7 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print normalised items as a JSON array (NDJSON with --follow)"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one session ID"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one session ID"); err != nil {
 				return err
 			}
 			if c.Int("n") < 0 {
@@ -43,7 +43,7 @@ Examples:
 			if c.Bool("raw") && c.Bool("json") {
 				return usageErrorf("--raw and --json exclude each other")
 			}
-			e, sess, env, err := setupSession(c, s)
+			e, sess, env, err := setupSession(c.Context, s, globalsFrom(c), c.Args().First())
 			if err != nil {
 				return err
 			}
@@ -89,9 +89,9 @@ func (p *peeker) run(ctx context.Context, n int) error {
 			if msgs == nil {
 				msgs = []discover.Message{}
 			}
-			return writeJSON(p.e.s.out, msgs)
+			return writeJSON(p.e.s.Out, msgs)
 		case len(msgs) == 0 && !p.raw:
-			fmt.Fprintln(p.e.s.out, "(no messages yet)")
+			fmt.Fprintln(p.e.s.Out, "(no messages yet)")
 		}
 		for _, m := range msgs {
 			p.print(m)
@@ -110,7 +110,7 @@ func (p *peeker) run(ctx context.Context, n int) error {
 		p.floor = msgs[0].TS
 	}
 	if len(msgs) == 0 && !p.json && !p.raw {
-		fmt.Fprintln(p.e.s.out, "(no messages yet)")
+		fmt.Fprintln(p.e.s.Out, "(no messages yet)")
 	}
 	quietSince := time.Now()
 	for {
@@ -152,7 +152,7 @@ func (p *peeker) run(ctx context.Context, n int) error {
 			status = cur.Status
 		}
 		if !p.json && !p.raw {
-			fmt.Fprintf(p.e.s.out, "── session %s ──\n", status)
+			fmt.Fprintf(p.e.s.Out, "── session %s ──\n", status)
 		}
 		return nil
 	}
@@ -179,19 +179,19 @@ func (p *peeker) emit(m discover.Message) bool {
 	}
 	p.seen[key] = rendered
 	if ok && strings.HasPrefix(rendered, old) && !p.json && !p.raw {
-		fmt.Fprint(p.e.s.out, rendered[len(old):])
+		fmt.Fprint(p.e.s.Out, rendered[len(old):])
 		return true
 	}
 	if p.json {
 		b, _ := json.Marshal(m)
-		fmt.Fprintln(p.e.s.out, string(b))
+		fmt.Fprintln(p.e.s.Out, string(b))
 		return true
 	}
-	fmt.Fprint(p.e.s.out, rendered)
+	fmt.Fprint(p.e.s.Out, rendered)
 	return true
 }
 
-func (p *peeker) print(m discover.Message) { fmt.Fprint(p.e.s.out, p.render(m)) }
+func (p *peeker) print(m discover.Message) { fmt.Fprint(p.e.s.Out, p.render(m)) }
 
 // render formats one item as peek prints it (ANSI and control chars stripped).
 func (p *peeker) render(m discover.Message) string {

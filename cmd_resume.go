@@ -1,19 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
-	"github.com/agentctl/agentctl/locks"
 )
 
-func resumeCommand(s *streams) *cli.Command {
+func resumeCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "resume",
 		Usage:     "send a follow-up prompt to an ended session, supervised like a launch",
@@ -30,70 +29,68 @@ Examples:
 			&cli.BoolFlag{Name: "fork", Usage: "continue in a new session (not supported yet)"},
 		}, agentFlags()...),
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 2, "a session ID and a MESSAGE"); err != nil {
-				return err
-			}
-			if c.Bool("fork") {
-				return usageErrorf("resume --fork is not supported yet")
-			}
-			msg := c.Args().Get(1)
-			if msg == "-" {
-				b, err := io.ReadAll(s.in)
-				if err != nil {
-					return &exitError{exitFailed, fmt.Errorf("read the message from stdin: %w", err)}
-				}
-				msg = string(b)
-			}
-			if strings.TrimSpace(msg) == "" {
-				return usageErrorf("resume: the MESSAGE is empty; say what the agent should do next")
-			}
-			e, err := setup(c, s)
-			if err != nil {
-				return err
-			}
-			sess, _, err := e.resolve(c.Context, c.Args().First())
-			if err != nil {
-				return err
-			}
-			if _, err := launch.DriverFor(sess.Adapter); err != nil {
-				return &exitError{exitFailed, fmt.Errorf("resuming %s sessions is not supported yet", sess.Adapter)}
-			}
-			if discover.Alive(sess.Status) {
-				inferred := sess.Evidence == discover.EvidenceProcess || sess.Status == discover.StatusUnknown
-				if !inferred || !c.Bool("force") {
-					pid := ""
-					if sess.PID > 0 {
-						pid = fmt.Sprintf("pid %d, ", sess.PID)
-					}
-					return &exitError{exitLocked, fmt.Errorf("%s is still %s (%sevidence %s); wait for it or stop it first — two writers would interleave one transcript", sess.ID, sess.Status, pid, sess.Evidence)}
-				}
-			}
-			// An OpenClaw session lives in its gateway's workspace: no directory.
-			gateway := sess.Adapter == "openclaw"
-			if sess.Cwd == "" && !gateway {
-				return &exitError{exitFailed, fmt.Errorf("%s has no recorded start directory; cannot resume it", sess.ID)}
-			}
-			cwd := ""
-			if !gateway {
-				if st, err := os.Stat(sess.Cwd); err != nil || !st.IsDir() {
-					return &exitError{exitFailed, fmt.Errorf("start directory %s no longer exists; %s only resumes a session from its own directory", sess.Cwd, sess.Adapter)}
-				}
-				if cwd, err = locks.Canonical(sess.Cwd); err != nil {
-					return &exitError{exitFailed, err}
-				}
-			}
-			sp, err := e.agentSpec(c, sess.Adapter)
-			if err != nil {
-				return err
-			}
-			sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
-			sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
-			sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
-			sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
-			res, err := e.launcher().Start(c.Context, *sp)
-			return e.reportStart(c, res, err, sess.Adapter)
+			return runResume(c.Context, s, resumeOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c),
+				Args: c.Args().Slice(), Fork: c.Bool("fork")})
 		},
 	}
+}
+
+// resumeOptions are resume's flags and arguments.
+type resumeOptions struct {
+	globalOptions
+	agentOptions
+	Args []string // ID MESSAGE
+	Fork bool
+}
+
+func runResume(ctx context.Context, s *host, o resumeOptions) error {
+	if err := needArgs("resume", o.Args, 2, "a session ID and a MESSAGE"); err != nil {
+		return err
+	}
+	if o.Fork {
+		return usageErrorf("resume --fork is not supported yet")
+	}
+	msg := o.Args[1]
+	if msg == "-" {
+		b, err := io.ReadAll(s.In)
+		if err != nil {
+			return &exitError{exitFailed, fmt.Errorf("read the message from stdin: %w", err)}
+		}
+		msg = string(b)
+	}
+	if strings.TrimSpace(msg) == "" {
+		return usageErrorf("resume: the MESSAGE is empty; say what the agent should do next")
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	sess, env, err := e.resolve(ctx, o.Args[0])
+	if err != nil {
+		return err
+	}
+	drv, err := launch.DriverFor(sess.Adapter)
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("resuming %s sessions is not supported yet", sess.Adapter)}
+	}
+	cwd, err := drv.Resumable(seenOf(sess, env), o.Force)
+	if err != nil {
+		var busy *launch.BusyError
+		if errors.As(err, &busy) {
+			return &exitError{exitLocked, err}
+		}
+		return &exitError{exitFailed, err}
+	}
+	sp, err := e.agentSpec(o.agentOptions, o.globalOptions, sess.Adapter)
+	if err != nil {
+		return err
+	}
+	sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
+	sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
+	sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
+	sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
+	res, err := e.launcher().Start(ctx, *sp)
+	return e.reportStart(ctx, o.agentOptions, res, err, sess.Adapter)
 }
 
 func mergeMeta(a, b map[string]string) map[string]string {

@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-func statusCommand(s *streams) *cli.Command {
+func statusCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show every field of one session",
@@ -26,30 +26,45 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one session ID"); err != nil {
-				return err
-			}
-			e, sess, env, err := setupSession(c, s)
-			if err != nil {
-				return err
-			}
-			if d, ok := e.adapterFor(sess).(discover.Detailer); ok {
-				ctx, cancel := context.WithTimeout(c.Context, e.timeout)
-				full, err := d.Detail(ctx, env.WithWarn(func(m string) { warn(s, sess.Adapter+": "+m) }), sess)
-				cancel()
-				if err != nil {
-					warn(s, fmt.Sprintf("%s: details unavailable: %v", sess.Adapter, err))
-				} else {
-					sess = full
-				}
-			}
-			if c.Bool("json") {
-				return writeJSON(s.out, sess)
-			}
-			e.printStatus(sess)
-			return nil
+			return runStatus(c.Context, s, statusOptionsFrom(c))
 		},
 	}
+}
+
+// statusOptions are status's flags and arguments.
+type statusOptions struct {
+	globalOptions
+	Args []string // the session ID
+	JSON bool
+}
+
+func statusOptionsFrom(c *cli.Context) statusOptions {
+	return statusOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")}
+}
+
+func runStatus(ctx context.Context, s *host, o statusOptions) error {
+	if err := needArgs("status", o.Args, 1, "one session ID"); err != nil {
+		return err
+	}
+	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
+	if err != nil {
+		return err
+	}
+	if d, ok := e.adapterFor(sess).(discover.Detailer); ok {
+		ctx, cancel := context.WithTimeout(ctx, e.timeout)
+		full, err := d.Detail(ctx, env.WithWarn(func(m string) { warn(s, sess.Adapter+": "+m) }), sess)
+		cancel()
+		if err != nil {
+			warn(s, fmt.Sprintf("%s: details unavailable: %v", sess.Adapter, err))
+		} else {
+			sess = full
+		}
+	}
+	if o.JSON {
+		return writeJSON(s.Out, sess)
+	}
+	e.printStatus(sess)
+	return nil
 }
 
 func (e *cmdEnv) printStatus(s discover.Session) {
@@ -132,5 +147,5 @@ func (e *cmdEnv) printStatus(s discover.Session) {
 	for _, k := range keys {
 		add(strings.ReplaceAll(k, "_", " "), fmt.Sprint(s.Extra[k]))
 	}
-	t.write(e.s.out, nil)
+	t.write(e.s.Out, nil)
 }

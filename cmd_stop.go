@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
-func stopCommand(s *streams) *cli.Command {
+func stopCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "stop",
 		Usage:     "stop a session's agent process, verified",
@@ -37,103 +38,115 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one session ID"); err != nil {
-				return err
-			}
-			e, sess, env, err := setupSession(c, s)
-			if err != nil {
-				return err
-			}
-			if sess.Adapter == "openclaw" {
-				return e.stopGateway(c, sess, env)
-			}
-			target, err := e.stopTarget(sess, env, c.Bool("force"))
-			if err != nil {
-				return err
-			}
-			d := e.deps()
-			opts := launch.StopOptions{Force: c.Bool("force")}
-			// Each agent's own escalation (agents/*.md §8): codex SIGINT to the
-			// PID, opencode and pi SIGTERM first, the others the default.
-			plan := launch.StopPlanFor(sess.Adapter, opts.Force)
-			opts.Steps, target.IntToPIDOnly = plan.Steps, plan.IntToPIDOnly
-			res, err := d.Stop(c.Context, target, opts)
-			if err != nil {
-				return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
-			}
-			if res.ExitObserved || res.AlreadyGone {
-				// The supervisor finalises when it is alive; if it is gone too, do it now.
-				e.finaliseDead(c.Context)
-			}
-			if c.Bool("json") {
-				out := map[string]any{"id": sess.ID, "pid": target.PID, "signals": res.Signals, "exit_observed": res.ExitObserved,
-					"already_gone": res.AlreadyGone, "elapsed_ms": res.Elapsed.Milliseconds()}
-				if err := writeJSON(s.out, out); err != nil {
-					return err
-				}
-			}
-			switch {
-			case res.AlreadyGone:
-				if !c.Bool("json") {
-					fmt.Fprintf(s.out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
-				}
-				return nil
-			case res.ExitObserved:
-				if !c.Bool("json") {
-					fmt.Fprintf(s.out, "stopped %s (exit observed)\n", sess.ID)
-				}
-				return nil
-			}
-			return &exitError{exitFailed, fmt.Errorf("signal sent to %s; still alive after %s (pid %d, last signal %s)", sess.ID, res.Elapsed.Round(100*time.Millisecond), target.PID, res.LastSignal)}
+			return runStop(c.Context, s, stopOptionsFrom(c))
 		},
 	}
+}
+
+// stopOptions are stop's flags and arguments.
+type stopOptions struct {
+	globalOptions
+	Args        []string // the session ID
+	Force, JSON bool
+}
+
+func stopOptionsFrom(c *cli.Context) stopOptions {
+	return stopOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), Force: c.Bool("force"), JSON: c.Bool("json")}
+}
+
+func runStop(ctx context.Context, s *host, o stopOptions) error {
+	if err := needArgs("stop", o.Args, 1, "one session ID"); err != nil {
+		return err
+	}
+	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
+	if err != nil {
+		return err
+	}
+	drv, err := launch.DriverFor(sess.Adapter)
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if drv.Gateway() {
+		return e.stopGateway(ctx, o, drv, sess, env)
+	}
+	target, err := e.stopTarget(drv, sess, env, o.Force)
+	if err != nil {
+		return err
+	}
+	d := e.deps()
+	opts := launch.StopOptions{Force: o.Force}
+	plan := drv.StopPlan(opts.Force)
+	opts.Steps, target.IntToPIDOnly = plan.Steps, plan.IntToPIDOnly
+	res, err := d.Stop(ctx, target, opts)
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
+	}
+	if res.ExitObserved || res.AlreadyGone {
+		// The supervisor finalises when it is alive; if it is gone too, do it now.
+		e.finaliseDead(ctx)
+	}
+	if o.JSON {
+		out := map[string]any{"id": sess.ID, "pid": target.PID, "signals": res.Signals, "exit_observed": res.ExitObserved,
+			"already_gone": res.AlreadyGone, "elapsed_ms": res.Elapsed.Milliseconds()}
+		if err := writeJSON(s.Out, out); err != nil {
+			return err
+		}
+	}
+	switch {
+	case res.AlreadyGone:
+		if !o.JSON {
+			fmt.Fprintf(s.Out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
+		}
+		return nil
+	case res.ExitObserved:
+		if !o.JSON {
+			fmt.Fprintf(s.Out, "stopped %s (exit observed)\n", sess.ID)
+		}
+		return nil
+	}
+	return &exitError{exitFailed, fmt.Errorf("signal sent to %s; still alive after %s (pid %d, last signal %s)", sess.ID, res.Elapsed.Round(100*time.Millisecond), target.PID, res.LastSignal)}
 }
 
 // stopGateway aborts an OpenClaw run through the gateway (openclaw.md §6.3):
 // there is no process to signal. A run agentctl started is aborted with its own
 // device identity; any other run only with --force (operator.admin).
-func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discover.Env) error {
-	if !discover.Alive(sess.Status) {
-		return &exitError{exitFailed, fmt.Errorf("%s is not running (%s); nothing to stop", sess.ID, sess.Status)}
-	}
-	force := c.Bool("force")
-	var rec *meta.Launch
-	if sess.LaunchID != "" {
-		rec = findLaunch(env.Launches, sess.LaunchID)
+func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driver, sess discover.Session, env *discover.Env) error {
+	force := o.Force
+	seen := seenOf(sess, env)
+	if err := drv.Stoppable(seen, force); err != nil {
+		return &exitError{exitFailed, err}
 	}
 	t := launch.GatewayStopTarget{Key: sess.ID, Home: e.home}
-	if rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
+	if rec := seen.Launch; rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
 		t.RunID, t.LaunchID = rec.Gateway.RunID, rec.ID
-	} else if !force {
-		return &exitError{exitFailed, fmt.Errorf("%s's current run was not started by agentctl, and the gateway lets only the device that started a run abort it; use --force to abort it with operator.admin scope", sess.ID)}
 	}
-	res, err := e.deps().StopGateway(c.Context, t, force)
+	res, err := e.deps().StopGateway(ctx, t, force)
 	if err != nil {
 		return &exitError{exitFailed, fmt.Errorf("stop %s: %w", sess.ID, err)}
 	}
 	if res.Stopped {
-		e.finaliseDead(c.Context)
+		e.finaliseDead(ctx)
 	}
 	run := res.AbortedRunID
 	if run == "" {
 		run = t.RunID
 	}
-	if c.Bool("json") {
+	if o.JSON {
 		out := map[string]any{"id": sess.ID, "run_id": run, "aborted": res.AbortedRunID != "", "exit_observed": res.Stopped,
 			"no_active_run": res.NoActiveRun, "elapsed_ms": res.Elapsed.Milliseconds()}
-		if err := writeJSON(e.s.out, out); err != nil {
+		if err := writeJSON(e.s.Out, out); err != nil {
 			return err
 		}
 	}
 	switch {
 	case res.Stopped && res.NoActiveRun:
-		if !c.Bool("json") {
-			fmt.Fprintf(e.s.out, "%s: no active run\n", sess.ID)
+		if !o.JSON {
+			fmt.Fprintf(e.s.Out, "%s: no active run\n", sess.ID)
 		}
 		return nil
 	case res.Stopped:
-		if !c.Bool("json") {
-			fmt.Fprintf(e.s.out, "stopped %s (run %s aborted)\n", sess.ID, run)
+		if !o.JSON {
+			fmt.Fprintf(e.s.Out, "stopped %s (run %s aborted)\n", sess.ID, run)
 		}
 		return nil
 	}
@@ -141,9 +154,9 @@ func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discove
 }
 
 // stopTarget picks the verified PID to signal: the launch record's (its process
-// group), or the agent registry's / argv's (the PID alone). A process-scan
-// inference needs --force.
-func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
+// group), or, when the driver allows it (Stoppable), the one the read side
+// found (the PID alone).
+func (e *cmdEnv) stopTarget(drv launch.Driver, sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
 	if sess.LaunchID != "" {
 		if r := findLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
 			if proc.Check(env.Procs, r.Agent()).Alive {
@@ -151,24 +164,24 @@ func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool
 			}
 		}
 	}
-	if !discover.Alive(sess.Status) || sess.PID <= 0 {
-		if sess.Status == discover.StatusUnknown {
-			return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("cannot stop %s: no verified process (status unknown, evidence %s)", sess.ID, sess.Evidence)}
-		}
-		return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s is not running (%s); nothing to stop", sess.ID, sess.Status)}
-	}
-	switch sess.Evidence {
-	case discover.EvidenceRegistry, discover.EvidenceArgv, discover.EvidenceLaunchRecord:
-	default:
-		if !force || sess.Evidence != discover.EvidenceProcess {
-			return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s's pid %d is only inferred (%s); check it with `agentctl status %s` and use --force to stop it anyway", sess.ID, sess.PID, sess.Evidence, sess.ID)}
-		}
+	if err := drv.Stoppable(seenOf(sess, env), force); err != nil {
+		return launch.StopTarget{}, &exitError{exitFailed, err}
 	}
 	p, ok := env.Procs.Get(sess.PID)
 	if !ok {
 		return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s: pid %d is gone", sess.ID, sess.PID)}
 	}
 	return launch.StopTarget{SessionID: sess.ID, PID: sess.PID, Start: p.StartTicks, BootID: env.Procs.BootID(), PGID: p.PGID}, nil
+}
+
+// seenOf is what the drivers' policies need to know about a session.
+func seenOf(sess discover.Session, env *discover.Env) launch.Seen {
+	s := launch.Seen{ID: sess.ID, Adapter: sess.Adapter, Status: sess.Status, Alive: discover.Alive(sess.Status),
+		Unknown: sess.Status == discover.StatusUnknown, Evidence: sess.Evidence, PID: sess.PID, Cwd: sess.Cwd}
+	if sess.LaunchID != "" && env != nil {
+		s.Launch = findLaunch(env.Launches, sess.LaunchID)
+	}
+	return s
 }
 
 func findLaunch(recs []meta.Launch, id string) *meta.Launch {

@@ -15,7 +15,7 @@ import (
 // superviseCommand is the hidden `agentctl __supervise <launch-id>` that `launch`
 // starts detached (setsid, stdio on the launch log). fd 3 is the report pipe to
 // the launcher, fd 4 the prompt file that becomes the agent's stdin.
-func superviseCommand(s *streams) *cli.Command {
+func superviseCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "__supervise",
 		Hidden:    true,
@@ -26,7 +26,7 @@ func superviseCommand(s *streams) *cli.Command {
 			&cli.StringFlag{Name: "confirm-timeout", Usage: "how long to wait for the session confirmation"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 1, "one launch id"); err != nil {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one launch id"); err != nil {
 				return err
 			}
 			state := c.String("state")
@@ -45,24 +45,63 @@ func superviseCommand(s *streams) *cli.Command {
 			if ready == nil || prompt == nil {
 				return usageErrorf("__supervise is internal: agentctl launch starts it with its report pipe and prompt")
 			}
-			store := meta.NewStore(state)
-			store.Now = s.now
-			logw := func(f string, a ...any) {
-				fmt.Fprintf(s.err, "agentctl: supervisor: %s: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
-			}
-			store.Warn = logw
-			cfg, warns, err := store.LoadConfig()
-			if err != nil {
-				cfg = &meta.Config{}
-				logw("%v", err)
-			}
-			for _, w := range warns {
-				logw("%s", w)
-			}
-			store.ApplyConfig(cfg)
-			deps := launch.DefaultDeps(store, cfg)
-			deps.Warn = func(m string) { logw("%s", m) }
+			deps, logw := internalDeps(state, s, "supervisor")
 			if err := deps.Supervise(c.Context, c.Args().First(), ready, prompt, os.Environ(), timeout); err != nil {
+				logw("%v", err)
+				return &exitError{exitFailed, nil}
+			}
+			return nil
+		},
+	}
+}
+
+// internalDeps wires the write side for a detached internal command (the
+// supervisor, the finaliser): its output is the launch log, so every line is
+// stamped and says who wrote it.
+func internalDeps(state string, s *host, who string) (*launch.Deps, func(string, ...any)) {
+	store := meta.NewStore(state)
+	store.Now = s.now
+	logw := func(f string, a ...any) {
+		fmt.Fprintf(s.ErrOut, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
+	}
+	store.Warn = logw
+	cfg, warns, err := store.LoadConfig()
+	if err != nil {
+		cfg = &meta.Config{}
+		logw("%v", err)
+	}
+	for _, w := range warns {
+		logw("%s", w)
+	}
+	store.ApplyConfig(cfg)
+	deps := launch.DefaultDeps(store, cfg)
+	deps.Warn = func(m string) { logw("%s", m) }
+	return deps, logw
+}
+
+// finaliseCommand is the hidden `agentctl __finalise <launch-id>` that a command
+// reading sessions starts detached (launch.Deps.Detached) when it finalised a
+// launch lazily: the on-complete hook, the webhook and a gateway's answer take
+// their time here, never in the command that noticed the end.
+func finaliseCommand(s *host) *cli.Command {
+	return &cli.Command{
+		Name:      "__finalise",
+		Hidden:    true,
+		Usage:     "internal: the slow half of finalising one launch (started by the commands that read sessions)",
+		ArgsUsage: "LAUNCH-ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one launch id"); err != nil {
+				return err
+			}
+			state := c.String("state")
+			if state == "" {
+				return usageErrorf("__finalise is internal: the commands that read sessions start it")
+			}
+			deps, logw := internalDeps(state, s, "finaliser")
+			if err := deps.FinishLaunch(c.Context, c.Args().First()); err != nil {
 				logw("%v", err)
 				return &exitError{exitFailed, nil}
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -18,7 +19,7 @@ type sweepReport struct {
 	LaunchRecordsNow int      `json:"launch_records"`
 }
 
-func sweepCommand(s *streams) *cli.Command {
+func sweepCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:    "sweep",
 		Aliases: []string{"prune"},
@@ -36,54 +37,65 @@ Example crontab line:
 			&cli.BoolFlag{Name: "json", Usage: "print what was done as one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("sweep takes no arguments")
-			}
-			e, err := setup(c, s)
-			if err != nil {
-				return err
-			}
-			d := e.deps()
-			var rep sweepReport
-			rep.FusesFired = []string{}
-			for _, f := range e.fireFuses(c.Context, true) {
-				rep.FusesFired = append(rep.FusesFired, f.Fuse.Directory)
-			}
-			if rep.Finalised, err = d.FinaliseDead(c.Context); err != nil {
-				return &exitError{exitFailed, fmt.Errorf("finalise ended launches: %w", err)}
-			}
-			before, err := locks.Read(e.store)
-			if err != nil {
-				return &exitError{exitFailed, err}
-			}
-			after, err := locks.List(e.store) // drops dead and expired locks
-			if err != nil {
-				return &exitError{exitFailed, err}
-			}
-			rep.LocksDropped = len(before) - len(after)
-			if rep.WebhooksSent, rep.WebhooksPending, err = d.RetryOutbox(c.Context); err != nil {
-				warn(s, fmt.Sprintf("webhook outbox: %v", err))
-			}
-			recs, err := e.store.ReadLaunches()
-			if err != nil {
-				return &exitError{exitFailed, err}
-			}
-			rep.LaunchRecordsNow = len(recs)
-			if rep.Finalised == nil {
-				rep.Finalised = []string{}
-			}
-			if c.Bool("json") {
-				return writeJSON(s.out, rep)
-			}
-			for _, dir := range rep.FusesFired {
-				fmt.Fprintf(s.out, "fired the fuse on %s\n", dir)
-			}
-			for _, id := range rep.Finalised {
-				fmt.Fprintf(s.out, "finalised launch %s (agent gone, supervisor gone)\n", id)
-			}
-			fmt.Fprintf(s.out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
-				len(rep.Finalised), rep.LocksDropped, rep.WebhooksSent, rep.WebhooksPending, rep.LaunchRecordsNow)
-			return nil
+			return runSweep(c.Context, s, sweepOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")})
 		},
 	}
+}
+
+// sweepOptions are sweep's flags and arguments.
+type sweepOptions struct {
+	globalOptions
+	Args []string // none are accepted
+	JSON bool
+}
+
+func runSweep(ctx context.Context, s *host, o sweepOptions) error {
+	if len(o.Args) > 0 {
+		return usageErrorf("sweep takes no arguments")
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	d := e.deps()
+	var rep sweepReport
+	rep.FusesFired = []string{}
+	for _, f := range e.fireFuses(ctx, true) {
+		rep.FusesFired = append(rep.FusesFired, f.Fuse.Directory)
+	}
+	if rep.Finalised, err = d.FinaliseDead(ctx); err != nil {
+		return &exitError{exitFailed, fmt.Errorf("finalise ended launches: %w", err)}
+	}
+	before, err := locks.Read(e.store)
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	after, err := locks.List(e.store) // drops dead and expired locks
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	rep.LocksDropped = len(before) - len(after)
+	if rep.WebhooksSent, rep.WebhooksPending, err = d.RetryOutbox(ctx); err != nil {
+		warn(s, fmt.Sprintf("webhook outbox: %v", err))
+	}
+	recs, err := e.store.ReadLaunches()
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	rep.LaunchRecordsNow = len(recs)
+	if rep.Finalised == nil {
+		rep.Finalised = []string{}
+	}
+	if o.JSON {
+		return writeJSON(s.Out, rep)
+	}
+	for _, dir := range rep.FusesFired {
+		fmt.Fprintf(s.Out, "fired the fuse on %s\n", dir)
+	}
+	for _, id := range rep.Finalised {
+		fmt.Fprintf(s.Out, "finalised launch %s (agent gone, supervisor gone)\n", id)
+	}
+	fmt.Fprintf(s.Out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
+		len(rep.Finalised), rep.LocksDropped, rep.WebhooksSent, rep.WebhooksPending, rep.LaunchRecordsNow)
+	return nil
 }

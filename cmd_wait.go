@@ -8,11 +8,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
 )
 
-func waitCommand(s *streams) *cli.Command {
+func waitCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "wait",
 		Usage:     "block until sessions have stopped",
@@ -42,7 +43,7 @@ Examples:
 				}
 				limit = d
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}
@@ -56,7 +57,7 @@ Examples:
 
 // adapterTimeout is the discovery timeout without --timeout, which wait uses for
 // itself.
-func adapterTimeout(s *streams, cfg *meta.Config) time.Duration {
+func adapterTimeout(s *host, cfg *meta.Config) time.Duration {
 	for _, v := range []string{s.getenv("AGENTCTL_ADAPTER_TIMEOUT"), cfg.Timeout} {
 		if d, err := parseDuration(v); v != "" && err == nil && d > 0 {
 			return d
@@ -144,7 +145,7 @@ func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration) error 
 		e.adapters = nil
 		for _, a := range allAdapters {
 			for _, w := range ws {
-				if !w.done && (a.Name() == w.adapter || (a.Name() == "pi" && w.adapter == "pi-rust")) {
+				if !w.done && a.Name() == agents.ReaderOf(w.adapter) {
 					e.adapters = append(e.adapters, a)
 					break
 				}
@@ -183,7 +184,7 @@ func (e *cmdEnv) printEnded(s discover.Session, asJSON bool) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintln(e.s.out, string(b))
+		_, err = fmt.Fprintln(e.s.Out, string(b))
 		return err
 	}
 	code := "exit unknown"
@@ -194,6 +195,6 @@ func (e *cmdEnv) printEnded(s discover.Session, asJSON bool) error {
 	if s.Status == discover.StatusFailed && s.EvidenceDetail != "" {
 		detail = ": " + s.EvidenceDetail
 	}
-	_, err := fmt.Fprintf(e.s.out, "%s %s (%s)%s\n", s.ID, s.Status, code, detail)
+	_, err := fmt.Fprintf(e.s.Out, "%s %s (%s)%s\n", s.ID, s.Status, code, detail)
 	return err
 }

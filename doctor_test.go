@@ -174,7 +174,7 @@ func TestCheckCron(t *testing.T) {
 func runDoctorWith(t *testing.T, home, state string, bins map[string]string, versions map[string]error, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	s := &streams{in: strings.NewReader(""), out: &out, err: &errb, now: time.Now,
+	s := &host{IOStreams: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, now: time.Now,
 		getenv: func(k string) string {
 			switch k {
 			case "AGENTCTL_HOME":
@@ -194,7 +194,7 @@ func runDoctorWith(t *testing.T, home, state string, bins map[string]string, ver
 			if err != nil {
 				return err
 			}
-			e, err := setup(c, s)
+			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
 			}

@@ -41,7 +41,7 @@ func TestEventsFollowJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb syncBuffer
-	s := &streams{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) string { return env[k] }, now: time.Now}
+	s := &host{IOStreams: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, getenv: func(k string) string { return env[k] }, now: time.Now}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {

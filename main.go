@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/claude"
 	"github.com/agentctl/agentctl/discover/codex"
@@ -59,30 +60,46 @@ func usageErrorf(format string, args ...any) error {
 	return &exitError{exitUsage, fmt.Errorf(format, args...)}
 }
 
-// adapterNames lists every adapter in a stable order; pi-rust sessions come from
-// the pi adapter (both share ~/.pi/agent/sessions).
-var adapterNames = []string{"claude-code", "codex", "opencode", "pi", "pi-rust", "openclaw"}
-
-// allAdapters builds the adapter set. It is a function, not a package variable:
-// no global mutable state.
+// allAdapters builds the read-side adapters, one per agents.Readers() name (a
+// test pins the two). It is a function, not a package variable: no global
+// mutable state.
 func allAdapters() []discover.Adapter {
 	return []discover.Adapter{claude.New(), codex.New(), opencode.New(), pi.New(), openclaw.New()}
 }
 
-// streams is the command's I/O, injectable so tests run commands in-process.
-type streams struct {
-	in       io.Reader
-	out, err io.Writer
-	outTTY   bool
-	getenv   func(string) string
-	now      func() time.Time
+// IOStreams is a command's I/O (the gh shape): tests inject buffers and run
+// commands in-process.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	outTTY bool // Out is a terminal: colour, redraws
 
 	warnMu sync.Mutex
 	warned map[string]bool // each warning once per command, however often it recurs
 }
 
+// IsTTY reports whether Out is a terminal.
+func (s *IOStreams) IsTTY() bool { return s.outTTY }
+
+// host is everything a command takes from the machine besides its arguments:
+// its streams, environment, clock, and the agentctl executable that detached
+// helpers (supervisor, finaliser) run as. Tests replace any of it.
+type host struct {
+	*IOStreams
+	getenv     func(string) string
+	now        func() time.Time
+	executable func() (string, error)
+}
+
+// realHost is the machine itself.
+func realHost() *host {
+	return &host{IOStreams: &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: isTerminal(os.Stdout)},
+		getenv: os.Getenv, now: time.Now, executable: os.Executable}
+}
+
 func main() {
-	s := &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout), getenv: os.Getenv, now: time.Now}
+	s := realHost()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args, s)
 	stop()
@@ -90,7 +107,7 @@ func main() {
 }
 
 // run executes one command line and returns the exit code.
-func run(ctx context.Context, args []string, s *streams) int {
+func run(ctx context.Context, args []string, s *host) int {
 	app := newApp(s)
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil {
@@ -99,18 +116,18 @@ func run(ctx context.Context, args []string, s *streams) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(s.err, "agentctl: %v\n", ee.err)
+			fmt.Fprintf(s.ErrOut, "agentctl: %v\n", ee.err)
 		}
 		return ee.code
 	}
 	var ce cli.ExitCoder
 	if errors.As(err, &ce) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(s.err, "agentctl: %s\n", msg)
+			fmt.Fprintf(s.ErrOut, "agentctl: %s\n", msg)
 		}
 		return ce.ExitCode()
 	}
-	fmt.Fprintf(s.err, "agentctl: %v\n", err)
+	fmt.Fprintf(s.ErrOut, "agentctl: %v\n", err)
 	return exitFailed
 }
 
@@ -118,20 +135,20 @@ func run(ctx context.Context, args []string, s *streams) int {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (demos, tests)"},
-		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(adapterNames, ", ")},
+		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(agents.Names(), ", ")},
 		&cli.StringFlag{Name: "timeout", Usage: "per-adapter discovery timeout (`DUR`, default 5s; env AGENTCTL_ADAPTER_TIMEOUT)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR); colour is only used on a terminal"},
 	}
 }
 
-func newApp(s *streams) *cli.App {
+func newApp(s *host) *cli.App {
 	app := &cli.App{
 		Name:                 "agentctl",
 		Usage:                "see, inspect and control every AI coding-agent session on this machine",
 		Version:              version,
-		Reader:               s.in,
-		Writer:               s.out,
-		ErrWriter:            s.err,
+		Reader:               s.In,
+		Writer:               s.Out,
+		ErrWriter:            s.ErrOut,
 		Flags:                globalFlags(),
 		HideVersion:          true,
 		EnableBashCompletion: true,
@@ -149,7 +166,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			return usageErrorf("%v (see agentctl --help)", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(s.err, "agentctl: unknown command %q (see agentctl --help)\n", name)
+			fmt.Fprintf(s.ErrOut, "agentctl: unknown command %q (see agentctl --help)\n", name)
 		},
 		Action:         func(c *cli.Context) error { return unknownCommand(c, c.App.Commands, "agentctl") },
 		ExitErrHandler: func(*cli.Context, error) {}, // errors are printed once, in run
@@ -175,6 +192,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			fuseCommand(s),
 			fusesCommand(s),
 			eventsCommand(s),
+			finaliseCommand(s),
 		},
 	}
 	for _, c := range app.Commands {
@@ -188,12 +206,12 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 	return app
 }
 
-func versionCommand(s *streams) *cli.Command {
+func versionCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print agentctl's version",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(s.out, "agentctl %s\n", version)
+			fmt.Fprintf(s.Out, "agentctl %s\n", version)
 			return nil
 		},
 	}
@@ -229,7 +247,7 @@ func flagStrings(c *cli.Context, name string) []string {
 
 // cmdEnv is what every data command sets up: where things are and the adapters.
 type cmdEnv struct {
-	s        *streams
+	s        *host
 	home     string
 	homeFlag bool // --home was given
 	store    *meta.Store
@@ -242,9 +260,23 @@ type cmdEnv struct {
 	onlyAlive bool
 }
 
-func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
+// globalOptions are the flags every command takes (globalFlags).
+type globalOptions struct {
+	Home     string   // --home
+	Adapters []string // --adapter, repeatable, comma lists allowed
+	Timeout  string   // --timeout
+	NoColor  bool     // --no-color
+}
+
+// globalsFrom reads the global flags, wherever on the line they were given.
+func globalsFrom(c *cli.Context) globalOptions {
+	return globalOptions{Home: flagString(c, "home"), Adapters: flagStrings(c, "adapter"),
+		Timeout: flagString(c, "timeout"), NoColor: flagBool(c, "no-color")}
+}
+
+func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	e := &cmdEnv{s: s}
-	e.home = flagString(c, "home")
+	e.home = g.Home
 	if e.home == "" {
 		e.home = s.getenv("HOME")
 		if e.home == "" {
@@ -282,7 +314,7 @@ func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
 	}
 	e.config = cfg
 
-	tv := flagString(c, "timeout")
+	tv := g.Timeout
 	src := "--timeout"
 	if tv == "" {
 		tv, src = s.getenv("AGENTCTL_ADAPTER_TIMEOUT"), "AGENTCTL_ADAPTER_TIMEOUT"
@@ -299,7 +331,7 @@ func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
 		e.timeout = d
 	}
 
-	names := flagStrings(c, "adapter")
+	names := g.Adapters
 	all := allAdapters()
 	if len(names) == 0 {
 		e.adapters = all
@@ -308,29 +340,23 @@ func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
 		for _, n := range names {
 			for _, n := range strings.Split(n, ",") {
 				n = strings.TrimSpace(n)
-				if !validAdapter(n) {
-					return nil, usageErrorf("unknown adapter %q; known adapters: %s", n, strings.Join(adapterNames, ", "))
+				if !agents.Known(n) {
+					return nil, &exitError{exitUsage, agents.UnknownError(n)}
 				}
 				e.only[n] = true
 			}
 		}
 		for _, a := range all {
-			if e.only[a.Name()] || (a.Name() == "pi" && e.only["pi-rust"]) {
-				e.adapters = append(e.adapters, a)
+			for n := range e.only {
+				if agents.ReaderOf(n) == a.Name() {
+					e.adapters = append(e.adapters, a)
+					break
+				}
 			}
 		}
 	}
-	e.color = s.outTTY && !flagBool(c, "no-color") && s.getenv("NO_COLOR") == ""
+	e.color = s.IsTTY() && !g.NoColor && s.getenv("NO_COLOR") == ""
 	return e, nil
-}
-
-func validAdapter(n string) bool {
-	for _, a := range adapterNames {
-		if a == n {
-			return true
-		}
-	}
-	return false
 }
 
 // discoverAll runs the one fan-out for this command and prints its warnings.
@@ -405,7 +431,7 @@ func (e *cmdEnv) newEnv() *discover.Env {
 // adapterFor returns the adapter that produced a session.
 func (e *cmdEnv) adapterFor(s discover.Session) discover.Adapter {
 	for _, a := range allAdapters() {
-		if a.Name() == s.Adapter || (a.Name() == "pi" && s.Adapter == "pi-rust") {
+		if a.Name() == agents.ReaderOf(s.Adapter) {
 			return a
 		}
 	}
@@ -424,12 +450,12 @@ func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *di
 
 // setupSession is setup plus resolving the command's one ID argument, for the
 // commands that act on a single session.
-func setupSession(c *cli.Context, s *streams) (*cmdEnv, discover.Session, *discover.Env, error) {
-	e, err := setup(c, s)
+func setupSession(ctx context.Context, s *host, g globalOptions, id string) (*cmdEnv, discover.Session, *discover.Env, error) {
+	e, err := setup(s, g)
 	if err != nil {
 		return nil, discover.Session{}, nil, err
 	}
-	sess, env, err := e.resolve(c.Context, c.Args().First())
+	sess, env, err := e.resolve(ctx, id)
 	return e, sess, env, err
 }
 
@@ -450,7 +476,7 @@ func resolveErr(err error) error {
 	return err
 }
 
-func warn(s *streams, msg string) {
+func warn(s *host, msg string) {
 	s.warnMu.Lock()
 	defer s.warnMu.Unlock()
 	if s.warned[msg] {
@@ -460,7 +486,7 @@ func warn(s *streams, msg string) {
 		s.warned = map[string]bool{}
 	}
 	s.warned[msg] = true
-	fmt.Fprintf(s.err, "agentctl: warning: %s\n", msg)
+	fmt.Fprintf(s.ErrOut, "agentctl: warning: %s\n", msg)
 }
 
 // parseDuration accepts Go durations plus a "d" (days) suffix.
@@ -476,10 +502,10 @@ func parseDuration(v string) (time.Duration, error) {
 	return time.ParseDuration(v)
 }
 
-// needArgs checks the positional argument count.
-func needArgs(c *cli.Context, n int, what string) error {
-	if c.NArg() != n {
-		return usageErrorf("%s: want %s (see agentctl %s --help)", c.Command.Name, what, c.Command.Name)
+// needArgs checks the positional argument count of command cmd.
+func needArgs(cmd string, args []string, n int, what string) error {
+	if len(args) != n {
+		return usageErrorf("%s: want %s (see agentctl %s --help)", cmd, what, cmd)
 	}
 	return nil
 }

@@ -18,7 +18,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agentctl": func() {
-			s := &streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, getenv: os.Getenv, now: time.Now}
+			s := realHost()
+			s.outTTY = false
 			os.Exit(run(context.Background(), os.Args, s))
 		},
 	})

@@ -3,13 +3,11 @@ package discover
 import (
 	"sort"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
-// SubAdapters names the session adapters one adapter reports besides its own name:
-// pi-rust sessions live in pi's directory tree and come from the pi adapter.
-var SubAdapters = map[string][]string{"pi": {"pi-rust"}}
 
 // LaunchSessionID is the session id a record refers to now.
 func LaunchSessionID(l meta.Launch) string {
@@ -45,7 +43,7 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 	}
 	for _, a := range adapters {
 		want[a] = true
-		for _, sub := range SubAdapters[a] {
+		for _, sub := range agents.SubsOf(a) {
 			want[sub] = true
 			up[sub] = up[a]
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/agentctl/agentctl/gateway"
 	"github.com/google/go-cmp/cmp"
 	_ "modernc.org/sqlite"
+
+	"github.com/agentctl/agentctl/agents"
 )
 
 func ls(s ...string) [][]byte {
@@ -469,5 +471,19 @@ func TestEnsureDevice(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, ".openclaw-device-*")); len(m) != 0 {
 		t.Errorf("temp files left: %v", m)
+	}
+}
+
+// Every agent has exactly one driver, under its own name.
+func TestDriversCoverTheRegistry(t *testing.T) {
+	var got []string
+	for _, d := range drivers() {
+		got = append(got, d.Name())
+	}
+	if strings.Join(got, ",") != strings.Join(agents.Names(), ",") {
+		t.Errorf("drivers %v, agents %v", got, agents.Names())
+	}
+	if _, err := DriverFor("gemini"); err == nil || err.Error() != agents.UnknownError("gemini").Error() {
+		t.Errorf("DriverFor(gemini): %v", err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // Claude launches Claude Code (agents/claude-code.md §6–8): `-p` with stream-json
 // output, a pre-assigned --session-id confirmed by the system/init line, the
 // prompt on stdin from a file.
-type Claude struct{}
+type Claude struct{ local }
 
 // ClaudeConfirmTimeout is claude.launch_timeout's default (§6.6): init normally
 // arrives within 0.5 s, hooks and MCP servers can add seconds.

@@ -15,7 +15,7 @@ import (
 // Codex launches the Codex CLI (agents/codex.md §6–8): `codex exec --json` with
 // the prompt on stdin ("-"); the thread id is learnt from the first stdout line,
 // thread.started, never invented.
-type Codex struct{}
+type Codex struct{ local }
 
 // CodexConfirmTimeout: thread.started arrives before any model call (§6).
 const CodexConfirmTimeout = 15 * time.Second

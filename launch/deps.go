@@ -31,6 +31,11 @@ type Deps struct {
 	Kill     func(pid int, sig syscall.Signal) error
 	Sleep    func(ctx context.Context, d time.Duration) error
 	Warn     func(msg string)
+	// Detach hands the slow half of a lazy finalisation (on-complete, the
+	// webhook, asking a gateway whether a run ended) to another process, so the
+	// command that noticed the end does not wait for it (Detached starts
+	// `agentctl __finalise`). nil does it inline: sweep, launch --wait.
+	Detach func(r *meta.Launch) error
 }
 
 // DefaultDeps wires the real process table, signals, clock and HTTP client.

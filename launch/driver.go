@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -97,6 +97,25 @@ type Driver interface {
 	Confirm(lines [][]byte, want string) (sessionID string, init *meta.InitInfo, ok bool)
 	// Classify explains a run that ended, from its last output lines.
 	Classify(lines [][]byte, exitCode int, stopRequested bool) Outcome
+
+	// What the commands may do with the agent's sessions, decided here rather
+	// than by adapter name in each command (policy.go).
+
+	// Gateway reports whether sessions live in a gateway, not a local process:
+	// no directory to run in or lock, no PID; stop and the run's end go through
+	// the gateway.
+	Gateway() bool
+	// Workdir picks the directory a launch is resolved from, given --cwd,
+	// --worktree and the config's cwd ("": where we are), and whether the agent
+	// runs in it.
+	Workdir(cwd, worktree, configCwd string) (dir string, runsThere bool, err error)
+	// StopPlan is the agent's stop escalation (agents/*.md §8).
+	StopPlan(force bool) StopPlan
+	// Stoppable says whether a session may be stopped now, or why not.
+	Stoppable(s Seen, force bool) error
+	// Resumable refuses a session that is still live (*BusyError) and returns
+	// the directory to resume it in.
+	Resumable(s Seen, force bool) (cwd string, err error)
 }
 
 // Prober is a driver that can also confirm a session from the agent's own store:
@@ -122,51 +141,30 @@ type StopPlan struct {
 	IntToPIDOnly bool
 }
 
-// StopPlanFor returns the escalation of adapter; nil Steps means the default
-// (SIGINT 3 s, SIGTERM 5 s, SIGKILL).
+// StopPlanFor returns the escalation of adapter (Driver.StopPlan); nil Steps
+// means the default (SIGINT 3 s, SIGTERM 5 s, SIGKILL).
 func StopPlanFor(adapter string, force bool) StopPlan {
-	switch adapter {
-	case "codex":
-		// SIGINT is codex's graceful stop (it records turn_aborted); give it
-		// 10 s before SIGTERM, and send it to the PID only: an npm shim forwards
-		// it (codex.md §8).
-		intWait := 10 * time.Second
-		if force {
-			intWait = 2 * time.Second
-		}
-		return StopPlan{IntToPIDOnly: true, Steps: []StopStep{{syscall.SIGINT, intWait}, {syscall.SIGTERM, 5 * time.Second}, {syscall.SIGKILL, 2 * time.Second}}}
-	case "opencode", "pi":
-		// `opencode run` ignores SIGINT and pi has no SIGINT handler (Node's
-		// default kills it without cleanup); SIGTERM is the one signal both
-		// handle (opencode.md §8, pi.md §8).
-		termWait := 5 * time.Second
-		if force {
-			termWait = time.Second
-		}
-		return StopPlan{Steps: []StopStep{{syscall.SIGTERM, termWait}, {syscall.SIGKILL, 2 * time.Second}}}
+	drv, err := DriverFor(adapter)
+	if err != nil {
+		return StopPlan{}
 	}
-	// claude-code, pi-rust (its Ctrl-C handler aborts the run): the default.
-	return StopPlan{}
+	return drv.StopPlan(force)
 }
 
 // DriverFor returns the launch driver of an adapter, or an error that says which
 // adapters agentctl can launch today.
 func DriverFor(adapter string) (Driver, error) {
-	switch adapter {
-	case "claude-code":
-		return Claude{}, nil
-	case "codex":
-		return Codex{}, nil
-	case "opencode":
-		return OpenCode{}, nil
-	case "pi":
-		return Pi{}, nil
-	case "pi-rust":
-		return PiRust{}, nil
-	case "openclaw":
-		return OpenClaw{}, nil
+	for _, d := range drivers() {
+		if d.Name() == adapter {
+			return d, nil
+		}
 	}
-	return nil, fmt.Errorf("unknown adapter %q; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw", adapter)
+	return nil, agents.UnknownError(adapter)
+}
+
+// drivers binds every agents.Names() name to its driver (a test pins the two).
+func drivers() []Driver {
+	return []Driver{Claude{}, Codex{}, OpenCode{}, Pi{}, PiRust{}, OpenClaw{}}
 }
 
 // lookupEnv finds k in a KEY=VALUE list (the last one wins, as in exec).

@@ -2,6 +2,8 @@ package launch
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +51,77 @@ func TestFinaliseDeadOwnership(t *testing.T) {
 	}
 	if again, _ := d.FinaliseDead(context.Background()); len(again) != 0 {
 		t.Errorf("second pass finalised %v", again)
+	}
+}
+
+// The slow half of a lazy finalisation goes to Detach; when the detached
+// process never does it (it died after the claim), the next pass — here the
+// inline one of sweep — does, once. A holder that died while the hook ran leaves
+// the hook marked interrupted, not run twice; the webhook still goes out once.
+func TestFinaliseHandoffSurvivesADeadFinaliser(t *testing.T) {
+	rcv := newReceiver(t, "")
+	d := testDeps(t)
+	const livePID, liveStart, deadPID = 30, 300, 31
+	d.Store.Procs = proc.Starts{livePID: liveStart}
+	d.Procs = proc.Starts{}
+	dir := t.TempDir()
+	hookOut := filepath.Join(dir, "hook.out")
+	now := time.Now().UTC()
+	hook := "echo $AGENTCTL_LAUNCH_ID >> " + hookOut
+	rec := func(id string) meta.Launch {
+		return meta.Launch{ID: id, Adapter: "claude-code", SessionID: "s-" + id, PID: 12, StartTicks: 1, LaunchedAt: now,
+			ConfirmedAt: &now, Cwd: dir, Log: filepath.Join(dir, id+".log"), OnComplete: hook, WebhookURL: rcv.srv.URL}
+	}
+	died := rec("died-after-claim")
+	inHook := rec("died-in-hook")
+	inHook.FinalisedAt, inHook.EndedAt = &now, &now
+	inHook.Ending = &meta.Ending{PID: deadPID, Start: 1, HookStartedAt: &now}
+	busy := rec("held-by-live")
+	busy.FinalisedAt, busy.EndedAt = &now, &now
+	busy.Ending = &meta.Ending{PID: livePID, Start: liveStart}
+	d.Store.UpdateLaunches(func(l *meta.Launches) (bool, error) {
+		l.Records = []meta.Launch{died, inHook, busy}
+		return true, nil
+	})
+
+	var handed []string
+	d.Detach = func(r *meta.Launch) error { handed = append(handed, r.ID); return nil } // and then dies
+	done, err := d.FinaliseDead(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(done, ",") != "died-after-claim" || strings.Join(handed, ",") != "died-after-claim,died-in-hook" {
+		t.Fatalf("finalised %v, handed off %v", done, handed)
+	}
+	if _, err := os.Stat(hookOut); err == nil || rcv.count() != 0 {
+		t.Fatalf("a reading pass ran the slow half itself (hook file: %v, %d webhooks)", err, rcv.count())
+	}
+
+	d.Detach = nil // sweep
+	if _, err := d.FinaliseDead(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.FinaliseDead(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, hookOut); got != "died-after-claim\n" {
+		t.Errorf("on-complete ran %q; want once, for died-after-claim only", got)
+	}
+	if rcv.count() != 2 {
+		t.Errorf("%d webhooks, want one each for the two dead holders", rcv.count())
+	}
+	by := map[string]meta.Launch{}
+	recs, _ := d.Store.ReadLaunches()
+	for _, r := range recs {
+		by[r.ID] = r
+	}
+	if r := by["died-after-claim"]; r.OnCompleteResult != "ok" || r.Ending == nil || r.Ending.DoneAt == nil || r.NotifiedAt == nil {
+		t.Errorf("died-after-claim: hook %q ending %+v notified %v", r.OnCompleteResult, r.Ending, r.NotifiedAt)
+	}
+	if r := by["died-in-hook"]; !strings.HasPrefix(r.OnCompleteResult, "interrupted") || r.Ending.DoneAt == nil || r.NotifiedAt == nil {
+		t.Errorf("died-in-hook: hook %q ending %+v notified %v", r.OnCompleteResult, r.Ending, r.NotifiedAt)
+	}
+	if r := by["held-by-live"]; r.Ending.DoneAt != nil || r.NotifiedAt != nil || r.OnCompleteResult != "" {
+		t.Errorf("took the slow half from a live holder: %+v", r)
 	}
 }

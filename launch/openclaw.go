@@ -33,14 +33,6 @@ const OpenClawConfirmTimeout = 30 * time.Second
 
 func (OpenClaw) Name() string { return "openclaw" }
 
-// gatewayDriver marks drivers whose sessions live in a gateway, not a process.
-type gatewayDriver interface {
-	Driver
-	gateway()
-}
-
-func (OpenClaw) gateway() {}
-
 var openclawKeyRE = regexp.MustCompile(`^agent:[^:\s]+:\S+$`)
 
 // OpenClawKey is the key agentctl pre-assigns to a launch (the gateway accepts
@@ -249,7 +241,7 @@ func runEnd(r ocRow, stopRequested bool) (int, Outcome) {
 
 // superviseGateway is Supervise for a gateway session: send the turn, report
 // the confirmed key, wait for the run to end, finalise.
-func (d *Deps) superviseGateway(ctx context.Context, _ gatewayDriver, rec *meta.Launch, report func(Report), prompt *os.File, environ []string, confirmTimeout time.Duration) error {
+func (d *Deps) superviseGateway(ctx context.Context, rec *meta.Launch, report func(Report), prompt *os.File, environ []string, confirmTimeout time.Duration) error {
 	fail := func(o Outcome) error {
 		_, ferr := d.finalise(ctx, rec.ID, ended{Outcome: o, Startup: true}, false)
 		report(Report{Status: "failed", Class: o.Class, Message: o.Message})

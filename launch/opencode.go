@@ -23,7 +23,7 @@ import (
 // confirmed from OpenCode's own database first: the run is titled with a tag
 // unique to the launch, and the row with that title (and directory) is the
 // session. A resume is confirmed by the new user message in the resumed session.
-type OpenCode struct{}
+type OpenCode struct{ local }
 
 // OpenCodeConfirmTimeout: the row appears ~1 s after start (≤ 3 s while the model
 // is blocked); the stdout fallback needs the first model reply.

@@ -16,7 +16,7 @@ import (
 // file. Stdout line 1 is the session header, printed before any model traffic:
 // its id is the session. A resume opens the session by the path of its file and
 // must answer with the same header id.
-type Pi struct{}
+type Pi struct{ local }
 
 // PiConfirmTimeout: the header comes 0.1 s after spawn normally, up to ~4 s
 // under load.
@@ -177,7 +177,7 @@ func piClassify(name string, lines [][]byte, exitCode int, stopRequested bool) O
 // available to verify it): `--print` is a boolean, the prompt comes on stdin,
 // provider/model is split into --provider/--model, and a resume opens the
 // session file by path.
-type PiRust struct{}
+type PiRust struct{ local }
 
 func (PiRust) Name() string { return "pi-rust" }
 

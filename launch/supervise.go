@@ -65,8 +65,8 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	if err != nil {
 		return err
 	}
-	if gw, ok := drv.(gatewayDriver); ok {
-		return d.superviseGateway(ctx, gw, rec, report, prompt, environ, confirmTimeout)
+	if drv.Gateway() {
+		return d.superviseGateway(ctx, rec, report, prompt, environ, confirmTimeout)
 	}
 	fail := func(o Outcome, exit *int) error {
 		// Finalise first: when `launch` reports the failure, the lock is released

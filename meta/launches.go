@@ -85,6 +85,24 @@ type Launch struct {
 	StopRequested *time.Time `json:"stop_requested,omitempty"`
 	FinalisedAt   *time.Time `json:"finalised_at,omitempty"`
 	NotifiedAt    *time.Time `json:"notified_at,omitempty"`
+	// Ending is the slow half of finalising (on-complete, the webhook), owed
+	// once FinalisedAt is set; nil when nothing is owed.
+	Ending *Ending `json:"ending,omitempty"`
+}
+
+// Ending tracks the slow half of finalising a launch, which runs outside every
+// lock in whichever process took it — the supervisor, or a detached
+// `agentctl __finalise` that a reading command started so that it never waits
+// on a hook, a webhook or a gateway. A holder that died leaves the work to the
+// next command that notices.
+type Ending struct {
+	// PID and Start identify the process doing the work now (0: nobody yet).
+	PID   int    `json:"pid,omitempty"`
+	Start uint64 `json:"start,omitempty"`
+	// HookStartedAt is set before on-complete starts: a holder that dies while
+	// the hook runs leaves it run once, never twice.
+	HookStartedAt *time.Time `json:"hook_started_at,omitempty"`
+	DoneAt        *time.Time `json:"done_at,omitempty"`
 }
 
 // Agent identifies the launched agent's process, for proc.Check.

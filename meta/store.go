@@ -232,7 +232,7 @@ func WriteFileAtomic(path string, b []byte) error {
 	return nil
 }
 
-// IsAlive is the store's owner check (Alive, defaulting to the real process table).
+// IsAlive is the store's owner check: proc.Check over Procs (the machine now by default).
 func (s *Store) IsAlive(pid int, start uint64, bootID string) bool {
 	return s.alive(pid, start, bootID)
 }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/launch"
+)
+
+// testHost is a host for running commands in-process: an empty home and state
+// dir of its own, buffers for streams, a fixed clock, and no executable, so no
+// detached helper can start.
+func testHost(t *testing.T) (*host, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home, "AGENTCTL_HOME": filepath.Join(dir, "state"), "USER": "tester"}
+	var out, errOut bytes.Buffer
+	h := &host{IOStreams: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		getenv:     func(k string) string { return env[k] },
+		now:        func() time.Time { return time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC) },
+		executable: func() (string, error) { return "", errors.New("no agentctl executable in tests") }}
+	return h, &out, &errOut
+}
+
+// codeOf is the exit code run would give err.
+func codeOf(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return exitFailed
+}
+
+type seamCase struct {
+	name string
+	run  func(context.Context, *host) error
+	code int
+	want string // in the error, or in stdout when the command succeeds
+}
+
+func runSeam(t *testing.T, cases []seamCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, out, _ := testHost(t)
+			err := c.run(context.Background(), h)
+			if got := codeOf(err); got != c.code {
+				t.Fatalf("exit %d (%v), want %d", got, err, c.code)
+			}
+			text := out.String()
+			if err != nil {
+				text = err.Error()
+			}
+			if !strings.Contains(text, c.want) {
+				t.Errorf("got %q, want it to contain %q", text, c.want)
+			}
+		})
+	}
+}
+
+func TestListThroughTheSeam(t *testing.T) {
+	list := func(o listOptions) func(context.Context, *host) error {
+		return func(ctx context.Context, h *host) error { return runList(ctx, h, o) }
+	}
+	runSeam(t, []seamCase{
+		{"empty", list(listOptions{}), exitOK, "No sessions found.\n"},
+		{"empty json", list(listOptions{JSON: true, All: true}), exitOK, "[]"},
+		{"argument", list(listOptions{Args: []string{"abc"}}), exitUsage, `list takes no arguments (got "abc")`},
+		{"bad status", list(listOptions{Statuses: []string{"running,asleep"}}), exitUsage, `--status "asleep": want one of`},
+		{"bad since", list(listOptions{Since: "soon"}), exitUsage, `--since "soon": want a duration`},
+		{"unknown adapter", list(listOptions{globalOptions: globalOptions{Adapters: []string{"codex,gemini"}}}), exitUsage, `unknown adapter "gemini"; known adapters: claude-code,`},
+		{"bad timeout", list(listOptions{globalOptions: globalOptions{Timeout: "-1s"}}), exitUsage, `--timeout "-1s": want a positive duration`},
+		{"home not a dir", list(listOptions{globalOptions: globalOptions{Home: "/nonexistent/home"}}), exitUsage, "--home /nonexistent/home: not a directory"},
+	})
+}
+
+func TestStatusStopResumeThroughTheSeam(t *testing.T) {
+	status := func(o statusOptions) func(context.Context, *host) error {
+		return func(ctx context.Context, h *host) error { return runStatus(ctx, h, o) }
+	}
+	stop := func(o stopOptions) func(context.Context, *host) error {
+		return func(ctx context.Context, h *host) error { return runStop(ctx, h, o) }
+	}
+	resume := func(o resumeOptions) func(context.Context, *host) error {
+		return func(ctx context.Context, h *host) error { return runResume(ctx, h, o) }
+	}
+	runSeam(t, []seamCase{
+		{"status without id", status(statusOptions{}), exitUsage, "status: want one session ID (see agentctl status --help)"},
+		{"status two ids", status(statusOptions{Args: []string{"a", "b"}}), exitUsage, "status: want one session ID"},
+		{"status not found", status(statusOptions{Args: []string{"0f0f0f0f"}}), exitNotFound, "0f0f0f0f"},
+		{"stop without id", stop(stopOptions{}), exitUsage, "stop: want one session ID"},
+		{"stop not found", stop(stopOptions{Args: []string{"0f0f0f0f"}, Force: true}), exitNotFound, "0f0f0f0f"},
+		{"resume without message", resume(resumeOptions{Args: []string{"0f0f0f0f"}}), exitUsage, "resume: want a session ID and a MESSAGE"},
+		{"resume fork", resume(resumeOptions{Args: []string{"0f0f0f0f", "go on"}, Fork: true}), exitUsage, "resume --fork is not supported yet"},
+		{"resume empty message", resume(resumeOptions{Args: []string{"0f0f0f0f", "  \n"}}), exitUsage, "the MESSAGE is empty"},
+		{"resume not found", resume(resumeOptions{Args: []string{"0f0f0f0f", "go on"}}), exitNotFound, "0f0f0f0f"},
+	})
+}
+
+func TestLaunchThroughTheSeam(t *testing.T) {
+	cwd := t.TempDir()
+	launchO := func(f func(o *launchOptions)) func(context.Context, *host) error {
+		o := launchOptions{Prompt: "hello", MaxFileSize: launch.DefaultMaxFileSize}
+		f(&o)
+		return func(ctx context.Context, h *host) error { return runLaunch(ctx, h, o) }
+	}
+	runSeam(t, []seamCase{
+		{"two adapters", launchO(func(o *launchOptions) { o.Args = []string{"codex", "fix it"} }), exitUsage, "launch takes at most one adapter"},
+		{"unknown adapter", launchO(func(o *launchOptions) { o.Args = []string{"gemini"} }), exitUsage, `unknown adapter "gemini"`},
+		{"several --adapter", launchO(func(o *launchOptions) { o.Adapters = []string{"codex", "pi"} }), exitUsage, "launching several adapters at once is not supported yet"},
+		{"file size", launchO(func(o *launchOptions) { o.MaxFileSize = 0 }), exitUsage, "--max-file-size 0: want a positive number of bytes"},
+		{"repo without issue", launchO(func(o *launchOptions) { o.Repo = "acme/api" }), exitUsage, "--repo only applies to --issue"},
+		{"worktree without branch", launchO(func(o *launchOptions) { o.Worktree = cwd }), exitUsage, "--worktree needs --branch NAME"},
+		{"branch without worktree", launchO(func(o *launchOptions) { o.Branch = "b" }), exitUsage, "--branch needs --worktree REPO"},
+		{"openclaw with cwd", launchO(func(o *launchOptions) { o.Args, o.Cwd = []string{"openclaw"}, cwd }), exitUsage,
+			"openclaw runs its turns in the gateway's agent workspace: --cwd and --worktree do not apply"},
+		{"bad env", launchO(func(o *launchOptions) { o.Env = []string{"NOVALUE"} }), exitUsage, `--env "NOVALUE": want NAME=VALUE`},
+		{"missing cwd", launchO(func(o *launchOptions) { o.Cwd = filepath.Join(cwd, "gone") }), exitUsage, "--cwd " + filepath.Join(cwd, "gone")},
+	})
+}
