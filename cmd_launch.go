@@ -333,7 +333,10 @@ func (e *cmdEnv) deps() *launch.Deps {
 }
 
 func (e *cmdEnv) launcher() *launch.Launcher {
-	self, _ := e.s.executable()
+	var self string
+	if e.s.executable != nil {
+		self, _ = e.s.executable()
+	}
 	return &launch.Launcher{Deps: e.deps(), Self: self, Euid: os.Geteuid()}
 }
 
@@ -450,8 +453,10 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // to a detached `agentctl __finalise`, so reading never waits on it.
 func (e *cmdEnv) finaliseDead(ctx context.Context) {
 	d := e.deps()
-	if self, err := e.s.executable(); err == nil {
-		d.Detach = d.Detached(self)
+	if e.s.executable != nil {
+		if self, err := e.s.executable(); err == nil {
+			d.Detach = d.Detached(self)
+		}
 	}
 	if _, err := d.FinaliseDead(ctx); err != nil {
 		warn(e.s, fmt.Sprintf("finalise ended launches: %v", err))

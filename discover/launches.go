@@ -8,7 +8,6 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
-
 // LaunchSessionID is the session id a record refers to now.
 func LaunchSessionID(l meta.Launch) string {
 	if l.ResumedAs != "" {
