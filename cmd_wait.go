@@ -36,7 +36,7 @@ Examples:
 			}
 			var limit time.Duration
 			if v := c.String("timeout"); c.IsSet("timeout") && v != "" {
-				d, err := parseDuration(v)
+				d, err := meta.ParseDuration(v)
 				if err != nil || d <= 0 {
 					return usageErrorf("--timeout %q: want a duration such as 90s, 30m or 2h", v)
 				}
@@ -58,7 +58,7 @@ Examples:
 // itself.
 func adapterTimeout(s *streams, cfg *meta.Config) time.Duration {
 	for _, v := range []string{s.getenv("AGENTCTL_ADAPTER_TIMEOUT"), cfg.Timeout} {
-		if d, err := parseDuration(v); v != "" && err == nil && d > 0 {
+		if d, err := meta.ParseDuration(v); v != "" && err == nil && d > 0 {
 			return d
 		}
 	}

@@ -280,7 +280,7 @@ func setup(c *cli.Context, s *streams) (*cmdEnv, error) {
 	}
 	e.timeout = discover.DefaultTimeout
 	if tv != "" {
-		d, err := parseDuration(tv)
+		d, err := meta.ParseDuration(tv)
 		if err != nil || d <= 0 {
 			return nil, usageErrorf("%s %q: want a positive duration such as 5s or 500ms", src, tv)
 		}
@@ -448,19 +448,6 @@ func warn(s *streams, msg string) {
 	}
 	s.warned[msg] = true
 	fmt.Fprintf(s.err, "agentctl: warning: %s\n", msg)
-}
-
-// parseDuration accepts Go durations plus a "d" (days) suffix.
-func parseDuration(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if strings.HasSuffix(v, "d") {
-		var n float64
-		if _, err := fmt.Sscanf(strings.TrimSuffix(v, "d"), "%g", &n); err != nil {
-			return 0, fmt.Errorf("invalid duration %q", v)
-		}
-		return time.Duration(n * float64(24*time.Hour)), nil
-	}
-	return time.ParseDuration(v)
 }
 
 // needArgs checks the positional argument count.
