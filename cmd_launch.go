@@ -331,10 +331,7 @@ func (e *cmdEnv) reportStart(c *cli.Context, res *launch.Result, err error, adap
 		warn(e.s, w)
 	}
 	r := res.Record
-	id := r.SessionID
-	if r.ResumedAs != "" {
-		id = r.ResumedAs
-	}
+	id := r.CurrentSessionID()
 	model := r.Model
 	if model == "" && r.Init != nil {
 		model = r.Init.Model

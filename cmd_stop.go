@@ -98,7 +98,7 @@ func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discove
 	force := c.Bool("force")
 	var rec *meta.Launch
 	if sess.LaunchID != "" {
-		rec = findLaunch(env.Launches, sess.LaunchID)
+		rec = meta.FindLaunch(env.Launches, sess.LaunchID)
 	}
 	t := launch.GatewayStopTarget{Key: sess.ID, Home: e.home}
 	if rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
@@ -144,7 +144,7 @@ func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discove
 // inference needs --force.
 func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
 	if sess.LaunchID != "" {
-		if r := findLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
+		if r := meta.FindLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
 			if alive, _, _ := discover.LaunchAlive(env.Procs, *r); alive {
 				return launch.StopTarget{SessionID: sess.ID, PID: r.PID, Start: r.StartTicks, BootID: r.BootID, PGID: r.PGID, Group: true, LaunchID: r.ID}, nil
 			}
@@ -168,13 +168,4 @@ func (e *cmdEnv) stopTarget(sess discover.Session, env *discover.Env, force bool
 		return launch.StopTarget{}, &exitError{exitFailed, fmt.Errorf("%s: pid %d is gone", sess.ID, sess.PID)}
 	}
 	return launch.StopTarget{SessionID: sess.ID, PID: sess.PID, Start: p.StartTicks, BootID: env.Procs.BootID(), PGID: p.PGID}, nil
-}
-
-func findLaunch(recs []meta.Launch, id string) *meta.Launch {
-	for i := range recs {
-		if recs[i].ID == id {
-			return &recs[i]
-		}
-	}
-	return nil
 }

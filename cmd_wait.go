@@ -168,7 +168,7 @@ func waitEnded(s discover.Session, recs []meta.Launch) bool {
 	if s.LaunchID == "" {
 		return true
 	}
-	r := findLaunch(recs, s.LaunchID)
+	r := meta.FindLaunch(recs, s.LaunchID)
 	return r == nil || r.EndedAt != nil
 }
 

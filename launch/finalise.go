@@ -119,7 +119,7 @@ func (d *Deps) notify(ctx context.Context, id string, retries bool) error {
 	if err != nil {
 		return err
 	}
-	del.LaunchID, del.SessionID = rec.ID, sessionIDOf(&rec)
+	del.LaunchID, del.SessionID = rec.ID, rec.CurrentSessionID()
 	return d.deliver(ctx, del, retries)
 }
 
@@ -133,7 +133,7 @@ func (d *Deps) journalEnd(r *meta.Launch) {
 }
 
 func (d *Deps) journal(typ string, r *meta.Launch) {
-	sess := map[string]any{"id": sessionIDOf(r), "adapter": r.Adapter, "cwd": r.Cwd, "launch_id": r.ID, "kind": r.Kind,
+	sess := map[string]any{"id": r.CurrentSessionID(), "adapter": r.Adapter, "cwd": r.Cwd, "launch_id": r.ID, "kind": r.Kind,
 		"started_at": r.LaunchedAt.UTC().Format(time.RFC3339)}
 	model := r.Model
 	if model == "" && r.Init != nil {
@@ -154,7 +154,7 @@ func (d *Deps) journal(typ string, r *meta.Launch) {
 	if r.StopRequested != nil {
 		sess["stopped_by_agentctl"] = true
 	}
-	ev := meta.Event{Type: typ, Adapter: r.Adapter, SessionID: sessionIDOf(r), Session: sess, Meta: r.Meta, LaunchID: r.ID}
+	ev := meta.Event{Type: typ, Adapter: r.Adapter, SessionID: r.CurrentSessionID(), Session: sess, Meta: r.Meta, LaunchID: r.ID}
 	if err := d.Store.AppendEvent(ev); err != nil {
 		d.warn("events journal: %v", err)
 	}

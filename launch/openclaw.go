@@ -440,7 +440,7 @@ func (d *Deps) gatewayEnded(ctx context.Context, r *meta.Launch) (code int, o Ou
 		return 0, Outcome{}, false
 	}
 	defer conn.Close(cctx)
-	key := sessionIDOf(r)
+	key := r.CurrentSessionID()
 	row, found, err := gatewayRow(cctx, conn, key)
 	switch {
 	case err != nil:

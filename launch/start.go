@@ -247,7 +247,7 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 			}
 		} else if cur != nil && cur.Gateway != nil {
 			// A gateway run the supervisor started before it went away.
-			_, _ = l.StopGateway(bg, GatewayStopTarget{Key: sessionIDOf(cur), RunID: cur.Gateway.RunID, LaunchID: id, Home: sp.Home}, false)
+			_, _ = l.StopGateway(bg, GatewayStopTarget{Key: cur.CurrentSessionID(), RunID: cur.Gateway.RunID, LaunchID: id, Home: sp.Home}, false)
 		}
 		_, _ = l.finalise(bg, id, ended{Outcome: Outcome{Class: "aborted", Message: msg}, Startup: true}, false)
 		return nil, &StartError{Class: "aborted", Message: msg, Log: logPath}

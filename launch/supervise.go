@@ -52,12 +52,7 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	if err != nil {
 		return err
 	}
-	var rec *meta.Launch
-	for i := range recs {
-		if recs[i].ID == launchID {
-			rec = &recs[i]
-		}
-	}
+	rec := meta.FindLaunch(recs, launchID)
 	if rec == nil {
 		return fmt.Errorf("no launch record %s", launchID)
 	}
@@ -290,12 +285,7 @@ func (d *Deps) record(id string) *meta.Launch {
 	if err != nil {
 		return nil
 	}
-	for i := range recs {
-		if recs[i].ID == id {
-			return &recs[i]
-		}
-	}
-	return nil
+	return meta.FindLaunch(recs, id)
 }
 
 // stopChild stops our own child's process group after a failed start: SIGTERM,

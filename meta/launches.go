@@ -135,13 +135,26 @@ type StopInfo struct {
 const DefaultLaunchTTL = 7 * 24 * time.Hour
 
 // Find returns the record with this launch id.
-func (l *Launches) Find(id string) *Launch {
-	for i := range l.Records {
-		if l.Records[i].ID == id {
-			return &l.Records[i]
+func (l *Launches) Find(id string) *Launch { return FindLaunch(l.Records, id) }
+
+// FindLaunch returns the record in recs with this launch id, or nil. The
+// pointer is into recs.
+func FindLaunch(recs []Launch, id string) *Launch {
+	for i := range recs {
+		if recs[i].ID == id {
+			return &recs[i]
 		}
 	}
 	return nil
+}
+
+// CurrentSessionID is the session id a record refers to now: the id a resume
+// was answered under, when it differs from the one asked for, else SessionID.
+func (l *Launch) CurrentSessionID() string {
+	if l.ResumedAs != "" {
+		return l.ResumedAs
+	}
+	return l.SessionID
 }
 
 // Owned reports whether some process that owns the record is verifiably alive:

@@ -254,7 +254,7 @@ func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc) map
 	}
 	for _, l := range env.LaunchesFor(Name) {
 		keep[l.SessionID] = true
-		keep[discover.LaunchSessionID(l)] = true
+		keep[l.CurrentSessionID()] = true
 	}
 	return keep
 }

@@ -34,7 +34,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 		return peekFile(ctx, path, n)
 	}
 	for _, l := range env.LaunchesFor(Name) {
-		if l.Log != "" && (l.SessionID == s.ID || discover.LaunchSessionID(l) == s.ID) && regular(l.Log) {
+		if l.Log != "" && (l.SessionID == s.ID || l.CurrentSessionID() == s.ID) && regular(l.Log) {
 			return peekLaunchLog(ctx, l, n)
 		}
 	}

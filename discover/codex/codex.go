@@ -207,7 +207,7 @@ func (a *Adapter) aliveQuery(ctx context.Context, env *discover.Env) (*discover.
 		q.IDs = append(q.IDs, id)
 	}
 	for _, l := range env.LaunchesFor(Name) {
-		q.IDs = append(q.IDs, l.SessionID, discover.LaunchSessionID(l))
+		q.IDs = append(q.IDs, l.SessionID, l.CurrentSessionID())
 	}
 	if len(q.IDs) > 500 {
 		return nil, nil // too many to name in one query: list everything
@@ -595,7 +595,7 @@ type launchRef struct {
 func launchRefs(env *discover.Env) map[string][]launchRef {
 	out := map[string][]launchRef{}
 	for _, l := range env.LaunchesFor(Name) {
-		id := discover.LaunchSessionID(l)
+		id := l.CurrentSessionID()
 		if id == "" || l.Log == "" {
 			continue
 		}

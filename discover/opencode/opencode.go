@@ -146,7 +146,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	// (launch records); they must not also be matched to some other session.
 	skip := map[int]bool{}
 	for _, l := range env.LaunchesFor(Name) {
-		if discover.LaunchSessionID(l) == "" {
+		if l.CurrentSessionID() == "" {
 			continue
 		}
 		if alive, _, _ := discover.LaunchAlive(env.Procs, l); alive {

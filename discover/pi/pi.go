@@ -80,7 +80,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		if l.Adapter != Name && l.Adapter != NameRust {
 			continue
 		}
-		for _, id := range []string{l.SessionID, discover.LaunchSessionID(l)} {
+		for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
 			if id != "" {
 				flavourOf[id] = l.Adapter
 			}
@@ -90,7 +90,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		}
 		if alive, _, _ := discover.LaunchAlive(env.Procs, l); alive {
 			launchPIDs[l.PID] = true
-			launchLive[discover.LaunchSessionID(l)] = true
+			launchLive[l.CurrentSessionID()] = true
 		}
 	}
 
