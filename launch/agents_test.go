@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/agentctl/agentctl/discover/openclaw"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 func ls(s ...string) [][]byte {
@@ -471,4 +472,14 @@ func TestEnsureDevice(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, ".openclaw-device-*")); len(m) != 0 {
 		t.Errorf("temp files left: %v", m)
 	}
+}
+
+// splitLines is what the supervisor hands a driver: the complete lines of a log.
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	_, _, _ = jsonl.Read(bytes.NewReader(b), 0, func(line []byte, _ int64) error {
+		out = append(out, append([]byte(nil), line...))
+		return nil
+	})
+	return out
 }

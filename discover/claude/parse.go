@@ -81,7 +81,7 @@ type aggregate struct {
 	Prompts, ToolResults, MetaUsers, SideUsers int
 	AssistantLines, Messages                   int
 	BadLines                                   int // not JSON
-	TooLong                                    int // over discover.MaxLine, skipped
+	TooLong                                    int // over jsonl.MaxLine, skipped
 	Recent                                     []msgGroup
 	// recentRaw is Recent as stored in the index. Only appending needs the open
 	// groups, so a listing never decodes them (see clone).

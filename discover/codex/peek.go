@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // Peek returns the last n conversational items of a thread (n <= 0: all), oldest
@@ -117,9 +118,9 @@ type rawLine struct {
 // inside a line skips that line.
 func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 	var lines []rawLine
-	skipFirst := start > 0 && !startsLine(f, start)
+	skipFirst := start > 0 && !jsonl.StartsLine(f, start)
 	seg := 0
-	_, _, err := discover.ReadLines(io.NewSectionReader(f, start, end-start), start, func(line []byte, off int64) error {
+	_, _, err := jsonl.Read(io.NewSectionReader(f, start, end-start), start, func(line []byte, off int64) error {
 		if skipFirst {
 			skipFirst = false
 			return nil
@@ -138,14 +139,6 @@ func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 		return nil, err
 	}
 	return buildMessages(lines), nil
-}
-
-func startsLine(f *os.File, off int64) bool {
-	var b [1]byte
-	if _, err := f.ReadAt(b[:], off-1); err != nil {
-		return false
-	}
-	return b[0] == '\n'
 }
 
 // buildMessages turns records into peek items. Per turn (segment between
@@ -468,9 +461,9 @@ func readExecLog(path string, window int64) []execItem {
 	var lines [][]byte
 	var offs []int64
 	if window > 0 {
-		lines, offs, _, _ = discover.TailLines(path, window)
+		lines, offs, _, _ = jsonl.Tail(path, window)
 	} else {
-		_, _, _ = discover.ReadFileLines(path, 0, func(line []byte, off int64) error {
+		_, _, _ = jsonl.ReadFile(path, 0, func(line []byte, off int64) error {
 			lines = append(lines, append([]byte(nil), line...))
 			offs = append(offs, off)
 			return nil

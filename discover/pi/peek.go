@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // fullEntry is an entry as peek renders it.
@@ -91,7 +92,7 @@ func peekFile(ctx context.Context, path string, n int) ([]discover.Message, erro
 	var skels []skel
 	index := map[string]int{}
 	first := true
-	_, _, err = discover.ReadLines(f, 0, func(line []byte, off int64) error {
+	_, _, err = jsonl.Read(f, 0, func(line []byte, off int64) error {
 		if first {
 			first = false
 			return nil // the header
@@ -281,7 +282,7 @@ func skeletonOf(line []byte) (skeleton, bool) {
 func peekLog(path string, n int) ([]discover.Message, error) {
 	var recs []rec
 	seq := 0
-	_, _, err := discover.ReadFileLines(path, 0, func(line []byte, off int64) error {
+	_, _, err := jsonl.ReadFile(path, 0, func(line []byte, off int64) error {
 		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
 			return nil
 		}

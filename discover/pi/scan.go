@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // indexVersion: bump when the meaning of summary changes.
@@ -191,7 +192,7 @@ func (s *summary) scanRange(f *os.File, end int64, stopAt time.Time) (partial bo
 		return false, err
 	}
 	resume, lastCheck := s.Off, s.Off
-	next, _, err := discover.ReadLines(io.LimitReader(f, end-s.Off), s.Off, func(line []byte, off int64) error {
+	next, _, err := jsonl.Read(io.LimitReader(f, end-s.Off), s.Off, func(line []byte, off int64) error {
 		if !stopAt.IsZero() && off-lastCheck > 1<<20 {
 			lastCheck = off
 			if time.Now().After(stopAt) {
@@ -230,7 +231,7 @@ func (s summary) clone() summary {
 func quickSummary(f *os.File, partial *summary) *summary {
 	q := &summary{}
 	if _, err := f.Seek(0, io.SeekStart); err == nil {
-		_, _, _ = discover.ReadLines(io.LimitReader(f, headWindow), 0, func(line []byte, _ int64) error {
+		_, _, _ = jsonl.Read(io.LimitReader(f, headWindow), 0, func(line []byte, _ int64) error {
 			q.feed(line)
 			if !q.HeaderOK {
 				return errStop
@@ -245,7 +246,7 @@ func quickSummary(f *os.File, partial *summary) *summary {
 		q.Prompt, q.PromptSeen = partial.Prompt, true
 	}
 	for w := int64(tailWindow); w <= maxTailWindow; w *= 4 {
-		lines, _, atStart, err := discover.TailLines(f.Name(), w)
+		lines, _, atStart, err := jsonl.Tail(f.Name(), w)
 		if err != nil {
 			break
 		}

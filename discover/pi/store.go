@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // root is one place session files live.
@@ -217,7 +218,7 @@ func readHeader(path string) (header, bool) {
 	if _, err := f.Seek(0, 0); err != nil {
 		return header{}, false
 	}
-	_, _, _ = discover.ReadLines(f, 0, func(line []byte, _ int64) error {
+	_, _, _ = jsonl.Read(f, 0, func(line []byte, _ int64) error {
 		s.feed(line)
 		return errStop
 	})
