@@ -145,7 +145,7 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query) ([]
 	if err != nil {
 		return nil, err
 	}
-	where, args := sqlitero.IDWhere("s.id", q)
+	where, args := q.SQLWhere("s.id")
 	out, err := listRows(ctx, db, listSQL(sc, pc, false, where), path, args)
 	if isMalformedJSON(err) {
 		out, err = listRows(ctx, db, listSQL(sc, pc, true, where), path, args)
@@ -236,7 +236,7 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 	for i, r := range recs {
 		idx[r.ID] = i
 	}
-	filter, args := sqlitero.IDWhere("session_id", q)
+	filter, args := q.SQLWhere("session_id")
 	if filter != "" {
 		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
 	}
