@@ -2,18 +2,17 @@ package launch
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // OpenCode's store, read-only
-
+	"github.com/agentctl/agentctl/discover/sqlitero"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -161,23 +160,31 @@ func (OpenCode) Probe(p *Probe) (string, bool) {
 			return "", false
 		}
 	}
-	db, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?mode=ro&_pragma=busy_timeout(500)&_pragma=query_only(1)")
-	if err != nil {
-		return "", false
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	// One second bounds a poll of the confirmation loop (a writer checkpointing).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var id string
+	var ok bool
+	_, err := sqlitero.Read(ctx, path, func(ctx context.Context, db *sql.DB) error {
+		id, ok = probeOpenCodeDB(ctx, db, p)
+		return nil
+	})
+	return id, err == nil && ok
+}
+
+// probeOpenCodeDB is Probe's query over OpenCode's database.
+func probeOpenCodeDB(ctx context.Context, db *sql.DB, p *Probe) (string, bool) {
 	since := p.Spawned.Add(-2 * time.Second).UnixMilli()
 	if p.Kind == KindResume {
 		var one int
-		err := db.QueryRow(`SELECT 1 FROM message WHERE session_id = ? AND time_created >= ? AND json_extract(data, '$.role') = 'user' LIMIT 1`, p.Want, since).Scan(&one)
+		err := db.QueryRowContext(ctx, `SELECT 1 FROM message WHERE session_id = ? AND time_created >= ? AND json_extract(data, '$.role') = 'user' LIMIT 1`, p.Want, since).Scan(&one)
 		return p.Want, err == nil
 	}
 	title := argValue(p.Argv, "--title")
 	if title == "" {
 		return "", false
 	}
-	rows, err := db.Query(`SELECT id FROM session WHERE title = ? AND directory = ? AND time_created >= ?`, title, p.Cwd, since)
+	rows, err := db.QueryContext(ctx, `SELECT id FROM session WHERE title = ? AND directory = ? AND time_created >= ?`, title, p.Cwd, since)
 	if err != nil {
 		return "", false
 	}
