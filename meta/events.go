@@ -22,24 +22,19 @@ const DefaultEventsMaxBytes = 8 << 20
 
 // Event types (product.md §7).
 const (
-	EventLaunched      = "session.launched"
-	EventStarted       = "session.started"
-	EventIdle          = "session.idle"
-	EventWaiting       = "session.waiting"
-	EventStopped       = "session.stopped"
-	EventFailed        = "session.failed"
-	EventLockAcquired  = "lock.acquired"
-	EventLockReleased  = "lock.released"
-	EventFuseSet       = "fuse.set"
-	EventFuseExtended  = "fuse.extended"
-	EventFuseCancelled = "fuse.cancelled"
-	EventFuseExpired   = "fuse.expired"
-	EventFuseEvent     = "fuse.event"
+	EventLaunched     = "session.launched"
+	EventStarted      = "session.started"
+	EventIdle         = "session.idle"
+	EventWaiting      = "session.waiting"
+	EventStopped      = "session.stopped"
+	EventFailed       = "session.failed"
+	EventLockAcquired = "lock.acquired"
+	EventLockReleased = "lock.released"
 )
 
 // Event is one journal line:
-// {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}. Lock and
-// fuse events carry the directory; fuse.event carries its name.
+// {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}. Lock
+// events carry the directory.
 type Event struct {
 	Type      string            `json:"type"`
 	Adapter   string            `json:"adapter,omitempty"`

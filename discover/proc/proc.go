@@ -50,7 +50,7 @@ func Alive(t Table, pid int, startTicks uint64) bool {
 	return ok && p.StartTicks == startTicks
 }
 
-// Children returns the PIDs of every descendant of pid (depth first).
+// Descendants returns every descendant process of pid (depth first).
 func Descendants(t Table, pid int) []Process {
 	kids := map[int][]Process{}
 	for _, p := range t.All() {
