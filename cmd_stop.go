@@ -52,7 +52,7 @@ Examples:
 			}
 			d := e.deps()
 			opts := launch.StopOptions{Force: c.Bool("force")}
-			// Each agent's own escalation (agents/*.md §8): codex SIGINT to the
+			// Each agent's own escalation (docs/agents/*.md §8): codex SIGINT to the
 			// PID, opencode and pi SIGTERM first, the others the default.
 			plan := launch.StopPlanFor(sess.Adapter, opts.Force)
 			opts.Steps, target.IntToPIDOnly = plan.Steps, plan.IntToPIDOnly
@@ -88,7 +88,7 @@ Examples:
 	}
 }
 
-// stopGateway aborts an OpenClaw run through the gateway (openclaw.md §6.3):
+// stopGateway aborts an OpenClaw run through the gateway (docs/agents/openclaw.md §6.3):
 // there is no process to signal. A run agentctl started is aborted with its own
 // device identity; any other run only with --force (operator.admin).
 func (e *cmdEnv) stopGateway(c *cli.Context, sess discover.Session, env *discover.Env) error {

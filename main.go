@@ -30,7 +30,7 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// Exit codes (product.md §3).
+// Exit codes (README "Exit codes").
 const (
 	exitOK        = 0
 	exitFailed    = 1

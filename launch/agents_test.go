@@ -42,7 +42,7 @@ func envOf(p *Plan, k string) string {
 	return v
 }
 
-// opencode.md §6/§7: the prompt never in argv (run quotes positional args), PWD
+// docs/agents/opencode.md §6/§7: the prompt never in argv (run quotes positional args), PWD
 // and --dir both the cwd, a title tag unique to the launch, --auto for detached
 // runs, --session (never -c) with the session's own model to resume.
 func TestOpenCodePlanArgv(t *testing.T) {
@@ -221,7 +221,7 @@ func TestOpenCodeProbe(t *testing.T) {
 	}
 }
 
-// pi.md §6/§7 and §9: -p last, the prompt only on stdin, resume by absolute
+// docs/agents/pi.md §6/§7 and §9: -p last, the prompt only on stdin, resume by absolute
 // path; pi-rust splits provider/model and takes --print as a boolean.
 func TestPiPlanArgv(t *testing.T) {
 	pi, rust := execBin(t, "pi"), execBin(t, "pi-rust")

@@ -85,7 +85,7 @@ func (o Outcome) Failure() string {
 	return o.Class + ": " + o.Message
 }
 
-// Driver knows one agent's launch mechanics (agents/*.md §6–8).
+// Driver knows one agent's launch mechanics (docs/agents/*.md §6–8).
 type Driver interface {
 	Name() string
 	// Plan builds the command for a launch or resume. Errors are user-facing and
@@ -101,7 +101,7 @@ type Driver interface {
 
 // Prober is a driver that can also confirm a session from the agent's own store:
 // OpenCode's session row appears ~1 s after start, while its first output line
-// waits for the first model reply (opencode.md §6). The supervisor asks it about
+// waits for the first model reply (docs/agents/opencode.md §6). The supervisor asks it about
 // every 200 ms until the confirmation window closes.
 type Prober interface {
 	Probe(p *Probe) (sessionID string, ok bool)
@@ -115,7 +115,7 @@ type Probe struct {
 	Spawned         time.Time
 }
 
-// StopPlan is an agent's stop escalation (agents/*.md §8): which signals, how
+// StopPlan is an agent's stop escalation (docs/agents/*.md §8): which signals, how
 // long to wait after each, and whether SIGINT goes to the PID alone.
 type StopPlan struct {
 	Steps        []StopStep
@@ -129,7 +129,7 @@ func StopPlanFor(adapter string, force bool) StopPlan {
 	case "codex":
 		// SIGINT is codex's graceful stop (it records turn_aborted); give it
 		// 10 s before SIGTERM, and send it to the PID only: an npm shim forwards
-		// it (codex.md §8).
+		// it (docs/agents/codex.md §8).
 		intWait := 10 * time.Second
 		if force {
 			intWait = 2 * time.Second
@@ -138,7 +138,7 @@ func StopPlanFor(adapter string, force bool) StopPlan {
 	case "opencode", "pi":
 		// `opencode run` ignores SIGINT and pi has no SIGINT handler (Node's
 		// default kills it without cleanup); SIGTERM is the one signal both
-		// handle (opencode.md §8, pi.md §8).
+		// handle (docs/agents/opencode.md §8, docs/agents/pi.md §8).
 		termWait := 5 * time.Second
 		if force {
 			termWait = time.Second

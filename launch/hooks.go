@@ -13,7 +13,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// HookEnv is the AGENTCTL_* environment of a hook (product.md §4.4).
+// HookEnv is the AGENTCTL_* environment of a hook (README "Hooks and webhooks").
 func HookEnv(r *meta.Launch, exitCode *int) []string {
 	model := r.Model
 	if model == "" && r.Init != nil {

@@ -107,7 +107,7 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	return drv, plan, nil
 }
 
-// Start launches one agent (product.md §4.3): lock the directory, write the launch
+// Start launches one agent (README "Launch and supervision"): lock the directory, write the launch
 // record, start the detached supervisor and wait for its ready/failed report.
 // Locking conflicts come back as *locks.ConflictError, unconfirmed launches as
 // *StartError.

@@ -114,7 +114,7 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	cmd := newCmd()
 	err = cmd.Start()
 	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ETXTBSY) {
-		// A self-update may be swapping the binary: re-resolve once (§6.1).
+		// A self-update may be swapping the binary: re-resolve once (docs/agents/claude-code.md §6.1).
 		time.Sleep(500 * time.Millisecond)
 		cmd = newCmd()
 		err = cmd.Start()

@@ -17,7 +17,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// Payload is the session webhook body (product.md §4.4).
+// Payload is the session webhook body (README "Hooks and webhooks").
 type Payload struct {
 	HookType        string            `json:"hook_type"`
 	SessionID       string            `json:"session_id"`

@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/jsonl"
 )
 
-// EventsFile is the lifecycle journal (product.md §7), one JSON object per line.
+// EventsFile is the lifecycle journal (README "Files"), one JSON object per line.
 const EventsFile = "events.ndjson"
 
 // DefaultEventsMaxBytes is the size at which the journal is rotated. Two rotated
@@ -20,7 +20,7 @@ const EventsFile = "events.ndjson"
 // takes more than three times this.
 const DefaultEventsMaxBytes = 8 << 20
 
-// Event types (product.md §7).
+// Event types (README "Files").
 const (
 	EventLaunched     = "session.launched"
 	EventStarted      = "session.started"

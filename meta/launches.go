@@ -65,7 +65,7 @@ type Launch struct {
 	WebhookSecret string `json:"webhook_secret,omitempty"`
 
 	// Gateway is an OpenClaw launch's handle on its gateway: there is no local
-	// process, so no PID (openclaw.md §6.1).
+	// process, so no PID (docs/agents/openclaw.md §6.1).
 	Gateway *GatewayInfo `json:"gateway,omitempty"`
 
 	Init   *InitInfo   `json:"init,omitempty"`

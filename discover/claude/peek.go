@@ -19,7 +19,7 @@ import (
 // maxWindow caps peek's tail read.
 const maxWindow = 64 << 20
 
-// Peek returns the last n items of a session's conversation (§5). Without a
+// Peek returns the last n items of a session's conversation (docs/agents/claude-code.md §5). Without a
 // transcript it renders the stdout log of agentctl's launch, which holds the same
 // message shapes.
 func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
@@ -356,7 +356,7 @@ func firstLine(s string, max int) string {
 	return ""
 }
 
-// toolSummary is the one-line argument shown after a tool's name (§5.5).
+// toolSummary is the one-line argument shown after a tool's name (docs/agents/claude-code.md §5).
 func toolSummary(name string, input []byte) string {
 	get := func(k string) string { return str(field(input, k)) }
 	var s string

@@ -10,7 +10,7 @@ import (
 // `prompt`; the title is for one-line displays).
 const titleMax = 100
 
-// toSession builds the listing of one transcript (§3).
+// toSession builds the listing of one transcript (docs/agents/claude-code.md §3).
 func toSession(f *fileState, v verdict, prices *priceTable, unknownModel func(string)) discover.Session {
 	a := f.Agg
 	s := discover.Session{
@@ -96,7 +96,7 @@ func applyVerdict(s *discover.Session, v verdict) {
 }
 
 // firstPrompt is the first real prompt, else the first queued prompt, else the
-// first slash command (§3.3).
+// first slash command (docs/agents/claude-code.md §3.3).
 func (a *aggregate) firstPrompt() string {
 	switch {
 	case a.Prompt != "":

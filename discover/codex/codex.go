@@ -1,4 +1,4 @@
-// Package codex is the Codex adapter's read side (spec: agents/codex.md).
+// Package codex is the Codex adapter's read side (notes: docs/agents/codex.md).
 //
 // Codex keeps one append-only JSONL rollout per thread under
 // $CODEX_HOME/sessions/YYYY/MM/DD/ (local-time folders), an index of threads in
@@ -480,7 +480,7 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		}
 	}
 
-	// Fields: the DB row first where codex.md prefers it, then the rollout.
+	// Fields: the DB row first where docs/agents/codex.md prefers it, then the rollout.
 	if row != nil {
 		s.Cwd, s.Model, s.Prompt = row.Cwd, row.Model, row.FirstUserMessage
 		s.Title = row.Name

@@ -144,7 +144,7 @@ func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 // buildMessages turns records into peek items. Per turn (segment between
 // task_started markers): when the turn has item_completed or legacy
 // user_message/agent_message events, its response_item messages are duplicates or
-// injected context and are not shown (codex.md §5); tool calls are response items
+// injected context and are not shown (docs/agents/codex.md §5); tool calls are response items
 // either way, and item_completed tool items are used only when a turn has no
 // response_item tool calls (so one call is never shown twice).
 func buildMessages(lines []rawLine) []discover.Message {
@@ -456,7 +456,7 @@ type execItem struct {
 
 // readExecLog reads a launch log written from `codex exec --json` stdout. Lines
 // that are not JSON (a supervisor's own notes) are skipped. An item.completed of
-// type "error" is a non-fatal warning (codex.md pitfall 18), not a failure.
+// type "error" is a non-fatal warning (docs/agents/codex.md pitfall 18), not a failure.
 func readExecLog(path string, window int64) []execItem {
 	var lines [][]byte
 	var offs []int64

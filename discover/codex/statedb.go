@@ -113,7 +113,7 @@ var threadCols = []colSpec{
 }
 
 // readThreads reads the threads table, selecting only the columns this schema
-// generation has (codex.md pitfall 20).
+// generation has (docs/agents/codex.md pitfall 20).
 func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string]*threadRow, error) {
 	cols, err := sqlitero.Columns(ctx, db, "threads")
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// Scopes the write side asks for (openclaw.md §2.3): launch, resume, own stop
+// Scopes the write side asks for (docs/agents/openclaw.md §2.3): launch, resume, own stop
 // and wait need write; stopping a run agentctl did not start needs admin.
 const (
 	ScopeRead  = scopeRead

@@ -16,7 +16,7 @@ import (
 // DefaultURL is where OpenClaw's gateway listens unless told otherwise.
 const DefaultURL = "ws://127.0.0.1:18789"
 
-// endpoint is the gateway to ask and how to authenticate (openclaw.md §2.1). The
+// endpoint is the gateway to ask and how to authenticate (docs/agents/openclaw.md §2.1). The
 // *Source fields name where a value came from, so a warning can say what to fix.
 type endpoint struct {
 	url, urlSource     string
@@ -27,7 +27,7 @@ type endpoint struct {
 	configured bool
 }
 
-// resolveEndpoint applies the "first wins" tables of openclaw.md §2.1. It reads
+// resolveEndpoint applies the "first wins" tables of docs/agents/openclaw.md §2.1. It reads
 // OpenClaw's own config file only for gateway.auth.token (and gateway.port), and
 // never writes anything.
 func resolveEndpoint(env *discover.Env, defaultURL string) (endpoint, error) {
@@ -89,7 +89,7 @@ func resolveEndpoint(env *discover.Env, defaultURL string) (endpoint, error) {
 
 	// OpenClaw's own config: the token the gateway checks (a string only; any
 	// other value is a secret reference agentctl cannot resolve), and its port.
-	// The port alone does not make the gateway "configured" (openclaw.md §2.1).
+	// The port alone does not make the gateway "configured" (docs/agents/openclaw.md §2.1).
 	var portURL, portSrc string
 	if ep.token == "" || raw == "" {
 		path, gw, err := readOpenClawConfig(env)

@@ -26,7 +26,7 @@ type record struct {
 	Last                                                                lastMessage
 	Prompt                                                              *string
 	// LastUserAt is the creation time of the latest user message (ms), for
-	// matching a process started just before it (opencode.md §4.1.3).
+	// matching a process started just before it (docs/agents/opencode.md §4.1 (3)).
 	LastUserAt int64
 	// Path is the store it came from (the db, or the legacy session file).
 	Path   string
@@ -66,7 +66,7 @@ type lastMessage struct {
 // columns returns the column names of a table (empty when the table is missing).
 
 // jsonFn builds json_extract calls. Rows whose data is not JSON must be skipped
-// (opencode.md §2.1), but a guard (json_valid) on every call costs a third of the
+// (docs/agents/opencode.md §2.1), but a guard (json_valid) on every call costs a third of the
 // listing, so the listing runs unguarded first and, only if SQLite reports
 // malformed JSON, again guarded. CASE is evaluated lazily, so a guarded
 // json_extract never sees invalid text.
@@ -229,7 +229,7 @@ func parseModel(s string) modelRef {
 }
 
 // sumFromMessages fills tokens and cost from assistant messages, for schemas that
-// do not store session totals (opencode.md §2.3).
+// do not store session totals (docs/agents/opencode.md §2.3).
 func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
 	jx := guarded.x
 	idx := map[string]int{}

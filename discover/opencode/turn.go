@@ -3,7 +3,7 @@ package opencode
 import "fmt"
 
 // turnState is what the latest message says about the session's turn
-// (opencode.md §4.2).
+// (docs/agents/opencode.md §4.2).
 type turnState int
 
 const (

@@ -58,7 +58,7 @@ type skel struct {
 	n          int
 }
 
-// Peek renders the last n items of the session's active branch (pi.md §5): the
+// Peek renders the last n items of the session's active branch (docs/agents/pi.md §5): the
 // path from the last entry back to the root, so abandoned branches do not mix in.
 // A launched session without a file yet is rendered from its launch log.
 func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
@@ -438,7 +438,7 @@ func assistantContent(raw json.RawMessage) (string, []discover.ToolCall) {
 	return strings.Join(texts, "\n"), tools
 }
 
-// toolSummary is pi.md §5: the command for bash, the path for file tools, else
+// toolSummary is docs/agents/pi.md §5: the command for bash, the path for file tools, else
 // compact JSON of the arguments (≤ 120 chars).
 func toolSummary(name string, args json.RawMessage) string {
 	var m map[string]any

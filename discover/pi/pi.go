@@ -1,4 +1,4 @@
-// Package pi is the Pi adapter's read side (spec: agents/pi.md). pi and pi-rust
+// Package pi is the Pi adapter's read side (notes: docs/agents/pi.md). pi and pi-rust
 // share one session tree (~/.pi/agent/sessions), so one reader lists both and tags
 // each session with its flavour; a session is reported once, keyed by header id.
 //
@@ -156,7 +156,7 @@ func oneper(env *discover.Env, files []*file, q *discover.Query) []*file {
 	return out
 }
 
-// session turns a summary into a Session with its status (pi.md §3, §4.2).
+// session turns a summary into a Session with its status (docs/agents/pi.md §3, §4.2).
 func (f *file) session(env *discover.Env, o owner, owned, procsOK bool) discover.Session {
 	sum := f.Sum
 	h := sum.Header
@@ -222,7 +222,7 @@ func (f *file) session(env *discover.Env, o owner, owned, procsOK bool) discover
 	return s
 }
 
-// transcriptStatus is pi.md §4.2 for a session no live process owns.
+// transcriptStatus is docs/agents/pi.md §4.2 for a session no live process owns.
 func transcriptStatus(l leaf) (status, detail string) {
 	if l.Role == "assistant" {
 		switch l.StopReason {
@@ -258,7 +258,7 @@ func outcomeOf(l leaf) string {
 	return l.Role
 }
 
-// estimate prices tokens from config.prices when pi recorded no cost (pi.md §3):
+// estimate prices tokens from config.prices when pi recorded no cost (docs/agents/pi.md §3):
 // exact model, then the model id without its provider, then the longest prefix.
 func estimate(cfg *meta.Config, model string, t discover.Tokens) (float64, string) {
 	if cfg == nil || len(cfg.Prices) == 0 || model == "" {

@@ -20,7 +20,7 @@ import (
 // indexVersion: bump when the meaning of summary changes.
 const indexVersion = 1
 
-// Quick-summary reads (pi.md §3 "Performance"): the prompt from a bounded forward
+// Quick-summary reads (docs/agents/pi.md §3 "Performance"): the prompt from a bounded forward
 // scan, the state from a tail read grown until it holds a complete line.
 const (
 	headWindow    = 64 << 10

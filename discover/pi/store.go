@@ -23,7 +23,7 @@ type root struct {
 	Why string
 }
 
-// agentDir is <A> of pi.md §1 as agentctl's own environment defines it.
+// agentDir is <A> of docs/agents/pi.md §1 as agentctl's own environment defines it.
 func agentDir(env *discover.Env) string {
 	if d := env.LookupEnv("PI_CODING_AGENT_DIR"); d != "" {
 		return env.ExpandHome(d)
@@ -31,7 +31,7 @@ func agentDir(env *discover.Env) string {
 	return filepath.Join(env.Home, ".pi", "agent")
 }
 
-// roots lists every place to scan (pi.md §1 "What agentctl scans", §9 for pi-rust),
+// roots lists every place to scan (docs/agents/pi.md §1 "What agentctl scans", §9 for pi-rust),
 // de-duplicated.
 func roots(env *discover.Env) []root {
 	a := agentDir(env)
@@ -164,7 +164,7 @@ func isDir(e fs.DirEntry, p string) bool {
 	return false
 }
 
-// flavour classifies a file as pi or pi-rust (pi.md §9): by the file name's id part
+// flavour classifies a file as pi or pi-rust (docs/agents/pi.md §9): by the file name's id part
 // first, then by header model fields (which only pi-rust writes).
 func flavour(path string, h header) string {
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")

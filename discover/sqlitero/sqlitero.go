@@ -53,8 +53,8 @@ func statDB(path string) (dbState, error) {
 //
 // So: when the side files exist (the agent is running, or died without cleaning
 // up), open normally with mode=ro: SQLite uses them and creates nothing, and rows
-// not yet checkpointed are visible (immutable=1 would hide them: opencode.md
-// §2.3, codex.md pitfall 19).
+// not yet checkpointed are visible (immutable=1 would hide them: docs/agents/opencode.md
+// §2.3, docs/agents/codex.md pitfall 19).
 // When there is no -wal file, every committed row is in the main file (SQLite
 // deletes the WAL only after a full checkpoint), so immutable=1 reads exactly what
 // mode=ro would, without touching the directory; Read re-checks afterwards that
