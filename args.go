@@ -33,7 +33,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 	}
 	out = append(out, args[i])
 	i++
-	// Descend into subcommands (e.g. `fuse set`).
+	// Descend into subcommands, for a command that has them.
 	for i < len(args) && len(cmd.Subcommands) > 0 {
 		sub := cmd.Command(args[i])
 		if sub == nil {

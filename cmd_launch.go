@@ -369,10 +369,7 @@ func (e *cmdEnv) reportStart(ctx context.Context, o agentOptions, res *launch.Re
 		warn(e.s, w)
 	}
 	r := res.Record
-	id := r.SessionID
-	if r.ResumedAs != "" {
-		id = r.ResumedAs
-	}
+	id := r.CurrentSessionID()
 	model := r.Model
 	if model == "" && r.Init != nil {
 		model = r.Init.Model

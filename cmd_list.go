@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/meta"
 )
 
 func listCommand(s *host) *cli.Command {
@@ -79,7 +80,7 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 		}
 	}
 	if v := o.Since; v != "" {
-		d, err := parseDuration(v)
+		d, err := meta.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return usageErrorf("--since %q: want a duration such as 2h or 30d", v)
 		}

@@ -63,7 +63,7 @@ func metricsOptionsFrom(c *cli.Context) (metricsOptions, error) {
 	}
 	o := metricsOptions{textfile: c.String("textfile"), since: 7 * 24 * time.Hour}
 	if v := c.String("since"); v != "" {
-		d, err := parseDuration(v)
+		d, err := meta.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return o, usageErrorf("--since %q: want a duration such as 2h or 30d", v)
 		}

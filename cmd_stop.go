@@ -107,7 +107,7 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 	return &exitError{exitFailed, fmt.Errorf("signal sent to %s; still alive after %s (pid %d, last signal %s)", sess.ID, res.Elapsed.Round(100*time.Millisecond), target.PID, res.LastSignal)}
 }
 
-// stopGateway aborts an OpenClaw run through the gateway (openclaw.md §6.3):
+// stopGateway aborts an OpenClaw run through the gateway (docs/agents/openclaw.md §6.3):
 // there is no process to signal. A run agentctl started is aborted with its own
 // device identity; any other run only with --force (operator.admin).
 func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driver, sess discover.Session, env *discover.Env) error {
@@ -158,7 +158,7 @@ func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driv
 // found (the PID alone).
 func (e *cmdEnv) stopTarget(drv launch.Driver, sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
 	if sess.LaunchID != "" {
-		if r := findLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
+		if r := meta.FindLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
 			if proc.Check(env.Procs, r.Agent()).Alive {
 				return launch.StopTarget{SessionID: sess.ID, PID: r.PID, Start: r.StartTicks, BootID: r.BootID, PGID: r.PGID, Group: true, LaunchID: r.ID}, nil
 			}
@@ -179,16 +179,7 @@ func seenOf(sess discover.Session, env *discover.Env) launch.Seen {
 	s := launch.Seen{ID: sess.ID, Adapter: sess.Adapter, Status: sess.Status, Alive: discover.Alive(sess.Status),
 		Unknown: sess.Status == discover.StatusUnknown, Evidence: sess.Evidence, PID: sess.PID, Cwd: sess.Cwd}
 	if sess.LaunchID != "" && env != nil {
-		s.Launch = findLaunch(env.Launches, sess.LaunchID)
+		s.Launch = meta.FindLaunch(env.Launches, sess.LaunchID)
 	}
 	return s
-}
-
-func findLaunch(recs []meta.Launch, id string) *meta.Launch {
-	for i := range recs {
-		if recs[i].ID == id {
-			return &recs[i]
-		}
-	}
-	return nil
 }

@@ -37,7 +37,7 @@ Examples:
 			}
 			var limit time.Duration
 			if v := c.String("timeout"); c.IsSet("timeout") && v != "" {
-				d, err := parseDuration(v)
+				d, err := meta.ParseDuration(v)
 				if err != nil || d <= 0 {
 					return usageErrorf("--timeout %q: want a duration such as 90s, 30m or 2h", v)
 				}
@@ -59,7 +59,7 @@ Examples:
 // itself.
 func adapterTimeout(s *host, cfg *meta.Config) time.Duration {
 	for _, v := range []string{s.getenv("AGENTCTL_ADAPTER_TIMEOUT"), cfg.Timeout} {
-		if d, err := parseDuration(v); v != "" && err == nil && d > 0 {
+		if d, err := meta.ParseDuration(v); v != "" && err == nil && d > 0 {
 			return d
 		}
 	}
@@ -169,7 +169,7 @@ func waitEnded(s discover.Session, recs []meta.Launch) bool {
 	if s.LaunchID == "" {
 		return true
 	}
-	r := findLaunch(recs, s.LaunchID)
+	r := meta.FindLaunch(recs, s.LaunchID)
 	return r == nil || r.EndedAt != nil
 }
 

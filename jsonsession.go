@@ -13,7 +13,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// appendSessionJSON appends s as writeJSONArray's generic path would print it: an
+// appendSessionJSON appends s as encoding/json (elemEncoder) would print it: an
 // element of an indented array (encoding/json with SetIndent("  ", "  ") and
 // SetEscapeHTML(false)), without the leading "  " and the trailing newline.
 // Listings print tens of thousands of sessions, and encoding them by reflection

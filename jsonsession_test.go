@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,80 @@ func TestSessionJSONMatchesStdlib(t *testing.T) {
 	got, _ := fastJSON(t, ok)
 	if want != got {
 		t.Fatal("the whole array differs")
+	}
+}
+
+// fillAll sets every field reachable from v to a non-zero value, by reflection, so
+// a field added to Session (or to a struct it holds) is in the comparison before
+// anyone remembers to add it to the fast encoder.
+func fillAll(t *testing.T, v reflect.Value, name string) {
+	t.Helper()
+	if v.Type() == reflect.TypeFor[time.Time]() {
+		v.Set(reflect.ValueOf(time.Date(2026, 11, 20, 21, 55, 1, 500, time.UTC)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("v-" + name + " \"q\" é")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(-7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(0.125)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillAll(t, v.Elem(), name)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillAll(t, v.Index(0), name)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k := reflect.New(v.Type().Key()).Elem()
+		fillAll(t, k, name+"-key")
+		e := reflect.New(v.Type().Elem()).Elem()
+		fillAll(t, e, name)
+		v.SetMapIndex(k, e)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("any-" + name))
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Type().Field(i); f.IsExported() {
+				fillAll(t, v.Field(i), name+"."+f.Name)
+			}
+		}
+	default:
+		t.Fatalf("%s: fillAll does not know kind %s; teach it", name, v.Kind())
+	}
+}
+
+// TestSessionJSONEveryField: a session with every field set encodes exactly as
+// encoding/json encodes it, so a field the fast encoder forgets fails here.
+func TestSessionJSONEveryField(t *testing.T) {
+	var s discover.Session
+	fillAll(t, reflect.ValueOf(&s).Elem(), "Session")
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumField(); i++ {
+		if v.Field(i).IsZero() {
+			t.Fatalf("premise: Session.%s not filled", v.Type().Field(i).Name)
+		}
+	}
+	if _, ok := appendSessionJSON(nil, &s); !ok {
+		t.Fatal("the fast path refused a fully filled session")
+	}
+	want, werr := stdlibJSON(t, []discover.Session{s})
+	got, gerr := fastJSON(t, []discover.Session{s})
+	if werr != nil || gerr != nil || want != got {
+		t.Fatalf("encoding/json (err %v):\n%s\nfast (err %v):\n%s", werr, want, gerr, got)
+	}
+	// Every tagged field shows up: nothing filled was omitted by both encoders.
+	for i := 0; i < v.NumField(); i++ {
+		tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if tag != "-" && !strings.Contains(got, `"`+tag+`":`) {
+			t.Errorf("field %s (%q) missing from %s", v.Type().Field(i).Name, tag, got)
+		}
 	}
 }
 

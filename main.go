@@ -31,7 +31,7 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// Exit codes (product.md §3).
+// Exit codes (README "Exit codes").
 const (
 	exitOK        = 0
 	exitFailed    = 1
@@ -324,7 +324,7 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	}
 	e.timeout = discover.DefaultTimeout
 	if tv != "" {
-		d, err := parseDuration(tv)
+		d, err := meta.ParseDuration(tv)
 		if err != nil || d <= 0 {
 			return nil, usageErrorf("%s %q: want a positive duration such as 5s or 500ms", src, tv)
 		}
@@ -487,19 +487,6 @@ func warn(s *host, msg string) {
 	}
 	s.warned[msg] = true
 	fmt.Fprintf(s.ErrOut, "agentctl: warning: %s\n", msg)
-}
-
-// parseDuration accepts Go durations plus a "d" (days) suffix.
-func parseDuration(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if strings.HasSuffix(v, "d") {
-		var n float64
-		if _, err := fmt.Sscanf(strings.TrimSuffix(v, "d"), "%g", &n); err != nil {
-			return 0, fmt.Errorf("invalid duration %q", v)
-		}
-		return time.Duration(n * float64(24*time.Hour)), nil
-	}
-	return time.ParseDuration(v)
 }
 
 // needArgs checks the positional argument count of command cmd.

@@ -20,6 +20,15 @@ func TestMain(m *testing.M) {
 		"agentctl": func() {
 			s := realHost()
 			s.outTTY = false
+			// A script that pins the clock (env TEST_NOW=<RFC 3339>) gets ages and
+			// windows that do not depend on when the test runs, for golden files.
+			if v := os.Getenv("TEST_NOW"); v != "" {
+				now, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					panic("TEST_NOW: " + err.Error())
+				}
+				s.now = func() time.Time { return now }
+			}
 			os.Exit(run(context.Background(), os.Args, s))
 		},
 	})

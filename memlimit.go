@@ -20,7 +20,7 @@ import (
 // times (a listing that parses transcripts, allocating far more: a warm listing
 // of 25,000 sessions takes fewer than 20), the collector would run nearly back
 // to back, so the limit is lifted and the default pacing applies again: memory
-// then grows with the work, as product.md §10 allows, instead of time.
+// then grows with the work, as README "Performance" allows, instead of time.
 const (
 	listMemoryLimit = 40 << 20
 	listLiveCeiling = 36 << 20

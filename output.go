@@ -26,18 +26,10 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writeJSONArray prints items as an indented JSON array one element at a time,
-// so a listing of 10,000 sessions never holds the whole document in memory.
-func writeJSONArray[T any](w io.Writer, items []T) error {
-	if ss, ok := any(items).([]discover.Session); ok {
-		return writeSessionsJSON(w, len(ss), func(i int) *discover.Session { return &ss[i] })
-	}
-	var e elemEncoder
-	return writeJSONElems(w, len(items), func(i int) ([]byte, error) { return e.encode(items[i]) })
-}
-
-// writeSessionsJSON is writeJSONArray for n sessions, the i-th at(i). They take
-// appendSessionJSON's path, which prints the same bytes without reflection.
+// writeSessionsJSON prints n sessions, the i-th at(i), as an indented JSON array
+// one element at a time, so a listing of 10,000 sessions never holds the whole
+// document in memory. They take appendSessionJSON's path, which prints the same
+// bytes as encoding/json without reflection.
 func writeSessionsJSON(w io.Writer, n int, at func(int) *discover.Session) error {
 	var e elemEncoder
 	var buf []byte

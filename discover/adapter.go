@@ -129,6 +129,31 @@ func (q Query) Match(id string) bool {
 	return false
 }
 
+// SQLWhere is Match as a SQL WHERE clause over column col, with its arguments
+// ("" for a nil q: every row). The prefix is compared byte for byte, as Match
+// does (LIKE would fold case and treat _ and % as wildcards, and ids hold '_').
+func (q *Query) SQLWhere(col string) (string, []any) {
+	if q == nil {
+		return "", nil
+	}
+	var conds []string
+	var args []any
+	if q.Prefix != "" {
+		conds = append(conds, "substr(CAST("+col+" AS BLOB), 1, ?) = CAST(? AS BLOB)")
+		args = append(args, len(q.Prefix), q.Prefix)
+	}
+	if len(q.IDs) > 0 {
+		conds = append(conds, col+" IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
+		for _, id := range q.IDs {
+			args = append(args, id)
+		}
+	}
+	if len(conds) == 0 {
+		return " WHERE 0", nil
+	}
+	return " WHERE " + strings.Join(conds, " OR "), args
+}
+
 // Finder is implemented by adapters that can look sessions up by id without
 // reading everything: commands that name one session (status, peek, logs, stop,
 // wait) resolve through it. Find MUST return exactly the sessions Discover would

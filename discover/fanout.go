@@ -183,7 +183,7 @@ collect:
 		lenv = env.WithWarn(env.warn)
 		lenv.Launches = nil
 		for _, l := range env.Launches {
-			if q.Match(LaunchSessionID(l)) {
+			if q.Match(l.CurrentSessionID()) {
 				lenv.Launches = append(lenv.Launches, l)
 			}
 		}

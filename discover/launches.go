@@ -8,14 +8,6 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
-// LaunchSessionID is the session id a record refers to now.
-func LaunchSessionID(l meta.Launch) string {
-	if l.ResumedAs != "" {
-		return l.ResumedAs
-	}
-	return l.SessionID
-}
-
 // ApplyLaunches folds agentctl's launch records into the adapters' sessions. A
 // verified live launch PID is the strongest evidence there is, so it makes the
 // session live (keeping the adapter's idle/waiting sub-state); a launched session
@@ -52,7 +44,7 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 	// thousands, and launch records are few.
 	named := make(map[string]bool, len(recs))
 	for _, l := range recs {
-		if sid := LaunchSessionID(l); sid != "" {
+		if sid := l.CurrentSessionID(); sid != "" {
 			named[sid] = true
 		}
 	}
@@ -69,7 +61,7 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 	synth := -1 // the chunk of synthesised sessions
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].LaunchedAt.Before(recs[j].LaunchedAt) })
 	for _, l := range recs {
-		sid := LaunchSessionID(l)
+		sid := l.CurrentSessionID()
 		if !want[l.Adapter] || sid == "" {
 			continue
 		}

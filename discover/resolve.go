@@ -58,7 +58,7 @@ func QueryFor(arg string, launches []meta.Launch) Query {
 	q := Query{Prefix: arg}
 	for _, l := range launches {
 		if l.ID == arg {
-			if sid := LaunchSessionID(l); sid != "" {
+			if sid := l.CurrentSessionID(); sid != "" {
 				q.IDs = append(q.IDs, sid)
 			}
 		}

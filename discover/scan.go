@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // Workers is how many goroutines an adapter reads its n files with: GOMAXPROCS,
@@ -110,9 +112,9 @@ var errBudget = errors.New("time budget exhausted")
 // ReadLinesUntil is ReadLines that stops at a line boundary once the budget is
 // over (checked every MiB, the clock being dearer than a line): partial is then
 // true and next is the start of the first line not passed to fn.
-func ReadLinesUntil(r io.Reader, base int64, b Budget, fn func(line []byte, off int64) error) (next int64, stats LineStats, partial bool, err error) {
+func ReadLinesUntil(r io.Reader, base int64, b Budget, fn func(line []byte, off int64) error) (next int64, stats jsonl.Stats, partial bool, err error) {
 	resume, lastCheck := base, base
-	next, stats, err = ReadLines(r, base, func(line []byte, off int64) error {
+	next, stats, err = jsonl.Read(r, base, func(line []byte, off int64) error {
 		if !b.StopAt.IsZero() && off-lastCheck > 1<<20 {
 			lastCheck = off
 			if time.Now().After(b.StopAt) {

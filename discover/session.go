@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Status values (product.md §2).
+// Status values (README "JSON" and "How status is decided").
 const (
 	StatusRunning = "running"
 	StatusIdle    = "idle"

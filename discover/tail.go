@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // Tail reads the complete lines at the end of a file in growing windows, as
-// TailLines does for each window size, but each larger window reads only the
+// jsonl.Tail does for each window size, but each larger window reads only the
 // bytes before the lines it already holds. The file's size is taken once, at
 // open, so every window describes the same snapshot.
 type Tail struct {
@@ -65,7 +67,7 @@ func (t *Tail) Close() error {
 
 // Window returns the complete lines in the last window bytes (the first, possibly
 // partial line dropped unless the window starts at 0) with their offsets, and
-// whether the window reaches offset 0: TailLines' answer. The returned slices
+// whether the window reaches offset 0: jsonl.Tail's answer. The returned slices
 // are shared with later calls; callers must not modify them.
 func (t *Tail) Window(window int64) (lines [][]byte, offs []int64, atStart bool, err error) {
 	start := max(t.size-window, 0)
@@ -112,8 +114,8 @@ func (t *Tail) Window(window int64) (lines [][]byte, offs []int64, atStart bool,
 		line := buf[pos : pos+i : pos+i]
 		off := from + int64(pos)
 		pos += i + 1
-		if len(line)+1 > MaxLine {
-			continue // as ReadLines: too long to parse
+		if len(line)+1 > jsonl.MaxLine {
+			continue // as jsonl.Read: too long to parse
 		}
 		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 {
 			newLines = append(newLines, line)

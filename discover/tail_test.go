@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/jsonl"
 )
 
-// Tail's growing windows hold exactly the lines TailLines reads for each size.
+// Tail's growing windows hold exactly the lines jsonl.Tail reads for each size.
 func TestTailMatchesTailLines(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	dir := t.TempDir()
@@ -54,9 +56,9 @@ func TestTailMatchesTailLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantL, wantO, wantStart, _ := TailLines(p, window)
+			wantL, wantO, wantStart, _ := jsonl.Tail(p, window)
 			if !reflect.DeepEqual(wantL, gotL) || !reflect.DeepEqual(wantO, gotO) || wantStart != gotStart {
-				t.Fatalf("round %d window %d: lines (-TailLines +Tail):\n%s\noffsets %v vs %v, atStart %v vs %v", round, window, cmp.Diff(wantL, gotL), wantO, gotO, wantStart, gotStart)
+				t.Fatalf("round %d window %d: lines (-jsonl.Tail +Tail):\n%s\noffsets %v vs %v, atStart %v vs %v", round, window, cmp.Diff(wantL, gotL), wantO, gotO, wantStart, gotStart)
 			}
 			if gotStart {
 				break

@@ -71,7 +71,7 @@ func TestClaudePrintResumeFork(t *testing.T) {
 		list := a.List(t)
 		wantParent := view{ID: id, Adapter: "claude-code", Status: "stopped", Cwd: dir,
 			Model: lastModel(first, resumed), Prompt: prompt, Tokens: tokens(sent(first, resumed))}
-		// A fork's totals include the copied parent turns (claude-code.md §3.1).
+		// A fork's totals include the copied parent turns (docs/agents/claude-code.md §3.1).
 		wantFork := view{ID: forkID, Adapter: "claude-code", Status: "stopped", Cwd: dir,
 			Model: lastModel(forked), Prompt: prompt, Tokens: tokens(sent(first, resumed, forked))}
 		for _, w := range []view{wantParent, wantFork} {
@@ -156,7 +156,7 @@ func TestClaudeBusyThenStopped(t *testing.T) {
 			}
 			return ""
 		})
-		// What agentctl has to cope with (claude-code.md §4.2): 2.1.329 -p writes
+		// What agentctl has to cope with (docs/agents/claude-code.md §4.2): 2.1.329 -p writes
 		// status "busy", 2.1.197 -p writes no status at all.
 		var reg struct {
 			SessionID string  `json:"sessionId"`

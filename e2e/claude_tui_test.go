@@ -14,7 +14,7 @@ import (
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
-// The interactive TUI on a pty (claude-code.md §10.2): Claude's registry status
+// The interactive TUI on a pty (docs/agents/claude-code.md §10.2): Claude's registry status
 // goes idle → busy → idle, and waiting while a permission prompt is shown; agentctl
 // must report idle, running, idle, waiting and, after /exit, stopped, all on the
 // registry's evidence.
@@ -115,7 +115,7 @@ func typeLine(t *testing.T, p *harness.PTY, text string) {
 }
 
 // seedClaudeJSON writes the $HOME/.claude.json that skips onboarding, the API key
-// question and the trust dialog for dir (claude-code.md §10.2).
+// question and the trust dialog for dir (docs/agents/claude-code.md §10.2).
 func seedClaudeJSON(t *testing.T, c *harness.Claude, dir string) {
 	t.Helper()
 	cfg := map[string]any{

@@ -15,7 +15,7 @@ import (
 // done, then resumed (held again, then done): agentctl reports it running on the
 // thread-writer lock with the holder's pid while a turn is open, stopped on the
 // rollout afterwards, and the cumulative token_count of both turns — never a sum
-// of the cumulative lines (codex.md §3, §4).
+// of the cumulative lines (docs/agents/codex.md §3, §4).
 func TestCodexReadSide(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
@@ -45,7 +45,7 @@ func TestCodexReadSide(t *testing.T) {
 	checkSession(t, "list -a after turn 1", d.Session, want)
 	checkStopped(t, "list -a after turn 1", d)
 
-	// Resume appends the next turn to the same rollout (codex.md §7).
+	// Resume appends the next turn to the same rollout (docs/agents/codex.md §7).
 	const again = "And the totals? HOLD=codex-resume"
 	m = markNow(srv)
 	p = c.Resume(t, dir, id, again)

@@ -13,7 +13,7 @@ import (
 
 // One real `codex exec` turn against the stub: the thread id on stdout names a
 // rollout under CODEX_HOME/sessions/YYYY/MM/DD/ and the state DB exists
-// (codex.md §1).
+// (docs/agents/codex.md §1).
 func TestCodexSmoke(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()

@@ -31,7 +31,7 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
-// The launch lifecycle (product.md §4.3–4.4) against every real agent with a
+// The launch lifecycle (README "Launch and supervision") against every real agent with a
 // read side: launch with an on-complete hook and a signed webhook → `list`
 // shows the session running on launch-record evidence (gateway for OpenClaw)
 // while the stub holds the model reply → release → `wait` returns the agent's
@@ -81,7 +81,7 @@ func (w *webhookReceiver) deliveries() []webhookDelivery {
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 // checkDelivery verifies the signatures over the exact body (computed here,
-// independently of agentctl) and the payload of product.md §4.4.
+// independently of agentctl) and the payload of README "Hooks and webhooks".
 func checkDelivery(t *testing.T, w *webhookReceiver, d webhookDelivery, want map[string]any) {
 	t.Helper()
 	m := hmac.New(sha256.New, []byte(w.Secret))
@@ -215,7 +215,7 @@ func (ac *agentCase) lifecycle(t *testing.T) launchedJSON {
 	}
 	wantEvidence, wantPID := "launch-record", l.PID
 	if ac.cwd == "" {
-		wantEvidence, wantPID = "gateway", 0 // no local process (openclaw.md §1)
+		wantEvidence, wantPID = "gateway", 0 // no local process (docs/agents/openclaw.md §1)
 	}
 	s, ok := harness.Find(a.ListAlive(t), l.ID)
 	if !ok || s.Status != "running" || s.Evidence != wantEvidence || s.PID != wantPID {
@@ -514,7 +514,7 @@ func TestLaunchLifecycleOpenClaw(t *testing.T) {
 	}
 }
 
-// Drift (product.md §4.3.6), with the fastest real agent (pi): a supervisor
+// Drift (README "Launch and supervision"), with the fastest real agent (pi): a supervisor
 // killed mid-run changes nothing — the session stays running on the launch
 // record while the agent lives; once the agent ended, the next `list`
 // finalises it (exit code unknown), and the hook and the webhook fire exactly

@@ -17,7 +17,7 @@ import (
 
 // launcher is agentctl set up to launch the real Claude Code against the stub:
 // the agent's environment (ANTHROPIC_BASE_URL, key, no telemetry) is agentctl's,
-// which hands it on (claude-code.md §6.2 keeps ANTHROPIC_BASE_URL).
+// which hands it on (docs/agents/claude-code.md §6.2 keeps ANTHROPIC_BASE_URL).
 func launcher(t *testing.T, c *harness.Claude) *harness.Agentctl {
 	t.Helper()
 	a := harness.NewAgentctl(t, c.Home)
@@ -185,7 +185,7 @@ func TestLaunchedClaudeAPIError(t *testing.T) {
 	})
 }
 
-// Root guard (claude-code.md §6.2): as root, bypass permissions is refused up
+// Root guard (docs/agents/claude-code.md §6.2): as root, bypass permissions is refused up
 // front unless the user vouches for a sandbox; with --sandbox it runs.
 func TestLaunchClaudeRootGuard(t *testing.T) {
 	if os.Geteuid() != 0 {

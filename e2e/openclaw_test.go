@@ -13,7 +13,7 @@ import (
 
 // A real OpenClaw gateway (Node 24) on 127.0.0.1 runs one turn against the stub:
 // sessions.create, then sessions.list shows the session and the turn reached the
-// model (openclaw.md §8).
+// model (docs/agents/openclaw.md §8).
 func TestOpenClawSmoke(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()

@@ -20,7 +20,7 @@ const ocInPrice, ocOutPrice = 3, 15
 
 // A real `opencode run`, first while the stub holds its turn, then done, then
 // resumed with --session (held again, then done): agentctl reports it running on
-// the inferred process (opencode.md §4.1.3: no lock, no registry), stopped once the
+// the inferred process (docs/agents/opencode.md §4.1 (3): no lock, no registry), stopped once the
 // run exited, and the session row's totals and cost — the turns only, never the
 // title generation.
 func TestOpenCodeReadSide(t *testing.T) {
@@ -37,7 +37,7 @@ func TestOpenCodeReadSide(t *testing.T) {
 	p := oc.Run(t, dir, prompt)
 	waitHeld(t, srv, "oc-new")
 	// The JSON stream names the session only from the first model output; the
-	// session row is there as soon as the run starts (opencode.md §6).
+	// session row is there as soon as the run starts (docs/agents/opencode.md §6).
 	id := openCodeSessionIn(t, oc, dir)
 	liveOpenCode(t, "new session, turn held", a, id, p)
 	checkPeekLive(t, "peek mid-turn", a, id, prompt)

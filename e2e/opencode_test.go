@@ -12,7 +12,7 @@ import (
 )
 
 // One real `opencode run` against the stub: the session id on stdout is a row of
-// <XDG_DATA_HOME>/opencode/opencode.db with the run's directory (opencode.md §1).
+// <XDG_DATA_HOME>/opencode/opencode.db with the run's directory (docs/agents/opencode.md §1).
 func TestOpenCodeSmoke(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()

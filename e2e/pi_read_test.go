@@ -17,7 +17,7 @@ const piInPrice, piOutPrice = 1, 2
 // holds, then a resume by path (held again): pi writes nothing during its first
 // model call, so the run is held after the tool, when the file exists with an
 // open leaf. agentctl attributes the file to the live pi process (a new session
-// by its header time, a resumed one by its fresh entries: pi.md §4.1), reports
+// by its header time, a resumed one by its fresh entries: docs/agents/pi.md §4.1), reports
 // it stopped once pi exited, tokens and cost summed over every assistant message,
 // and peek shows the tool call with its result.
 func TestPiReadSide(t *testing.T) {
@@ -68,7 +68,7 @@ func TestPiReadSide(t *testing.T) {
 	checkSession(t, "list -a after turn 1", d.Session, want)
 	checkStopped(t, "list -a after turn 1", d)
 
-	// Resume by path (pi.md §7): the same file, the same id on stdout line 1.
+	// Resume by path (docs/agents/pi.md §7): the same file, the same id on stdout line 1.
 	// Start it 2 s after the header was written, so that the header predates the
 	// process even by a start time read with /proc/stat's whole-second btime: the
 	// resumed pi must be attributed by its fresh entries, not as a new session.
@@ -87,7 +87,7 @@ func TestPiReadSide(t *testing.T) {
 		return ""
 	})
 	if d := livePi(t, "resumed session, reply held", a, id, p); !strings.Contains(d.EvidenceDetail, "resumed") {
-		t.Errorf("resumed session attributed as %q; want it attributed as resumed (pi.md §4.1)", d.EvidenceDetail)
+		t.Errorf("resumed session attributed as %q; want it attributed as resumed (docs/agents/pi.md §4.1)", d.EvidenceDetail)
 	}
 	checkPeekLive(t, "peek mid-turn", a, id, again)
 

@@ -14,7 +14,7 @@ import (
 
 // One real pi print run against the stub: the header id on stdout names a file
 // in the per-cwd folder `--<cwd with / as ->--` whose header records the cwd
-// (pi.md §1).
+// (docs/agents/pi.md §1).
 func TestPiSmoke(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()

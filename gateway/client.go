@@ -38,7 +38,7 @@ const (
 // rather than on message text.
 type Kind int
 
-// Failure kinds (openclaw.md §2.4).
+// Failure kinds (docs/agents/openclaw.md §2.4).
 const (
 	KindUnreachable Kind = iota + 1 // nothing listening, DNS, routing
 	KindNotGateway                  // something answered HTTP but not the WebSocket upgrade
@@ -70,7 +70,7 @@ func gwErr(kind Kind, code string, cause error, format string, args ...any) *Err
 	return &Error{Kind: kind, Code: code, msg: fmt.Sprintf(format, args...), err: cause}
 }
 
-// Frames (openclaw.md §2.2).
+// Frames (docs/agents/openclaw.md §2.2).
 type request struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
@@ -361,7 +361,7 @@ func (c *client) handshake(ctx context.Context, o connectOpts) error {
 	return nil
 }
 
-// connectErr words a refused connect (openclaw.md §2.4 table).
+// connectErr words a refused connect (docs/agents/openclaw.md §2.4 table).
 func (c *client) connectErr(e *rpcError) error {
 	if e == nil {
 		return gwErr(KindRefused, "", nil, "gateway %s refused connect without saying why", c.ep.url)

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Scopes (openclaw.md §2.3): discovery reads; launch, resume, own stop and wait
+// Scopes (docs/agents/openclaw.md §2.3): discovery reads; launch, resume, own stop and wait
 // need write; stopping a run agentctl did not start needs admin.
 const (
 	ScopeRead  = "operator.read"

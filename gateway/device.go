@@ -16,8 +16,8 @@ import (
 
 // DeviceFile is agentctl's OpenClaw device identity, in agentctl's state dir
 // ($AGENTCTL_HOME). The write side creates it (0600) the first time it needs one
-// and never regenerates it: the gateway binds run ownership to it (openclaw.md
-// §2.3, §6.3). Discovery only reads it.
+// and never regenerates it: the gateway binds run ownership to it (docs/agents/openclaw.md
+// docs/agents/openclaw.md §2.3, §6.3). Discovery only reads it.
 const DeviceFile = "openclaw-device.json"
 
 // deviceFileSchema is the only file format this code reads.
@@ -122,7 +122,7 @@ func (d Device) PublicKey() string {
 	return base64.RawURLEncoding.EncodeToString(d.Key.Public().(ed25519.PublicKey))
 }
 
-// Sign signs the v3 connect payload (openclaw.md §2.3):
+// Sign signs the v3 connect payload (docs/agents/openclaw.md §2.3):
 // v3|id|client.id|client.mode|role|scopes|signedAt|token|nonce|platform|deviceFamily
 // with deviceFamily empty because agentctl does not send one.
 func (d Device) Sign(p SignPayload) string {

@@ -19,7 +19,7 @@ const DefaultURL = "ws://127.0.0.1:18789"
 // adapterName is the key of the gateway's settings in agentctl's config.
 const adapterName = "openclaw"
 
-// Endpoint is the gateway to ask and how to authenticate (openclaw.md §2.1). The
+// Endpoint is the gateway to ask and how to authenticate (docs/agents/openclaw.md §2.1). The
 // *Source fields name where a value came from, so a warning can say what to fix.
 type Endpoint struct {
 	url, urlSource     string
@@ -65,7 +65,7 @@ func (s Settings) expandHome(p string) string {
 	return p
 }
 
-// Resolve applies the "first wins" tables of openclaw.md §2.1. It reads
+// Resolve applies the "first wins" tables of docs/agents/openclaw.md §2.1. It reads
 // OpenClaw's own config file only for gateway.auth.token (and gateway.port), and
 // never writes anything.
 func Resolve(env Settings, defaultURL string) (Endpoint, error) {
@@ -127,7 +127,7 @@ func Resolve(env Settings, defaultURL string) (Endpoint, error) {
 
 	// OpenClaw's own config: the token the gateway checks (a string only; any
 	// other value is a secret reference agentctl cannot resolve), and its port.
-	// The port alone does not make the gateway "configured" (openclaw.md §2.1).
+	// The port alone does not make the gateway "configured" (docs/agents/openclaw.md §2.1).
 	var portURL, portSrc string
 	if ep.token == "" || raw == "" {
 		path, gw, err := readOpenClawConfig(env)

@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/agentctl/agentctl/agents"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 func ls(s ...string) [][]byte {
@@ -42,7 +43,7 @@ func envOf(p *Plan, k string) string {
 	return v
 }
 
-// opencode.md §6/§7: the prompt never in argv (run quotes positional args), PWD
+// docs/agents/opencode.md §6/§7: the prompt never in argv (run quotes positional args), PWD
 // and --dir both the cwd, a title tag unique to the launch, --auto for detached
 // runs, --session (never -c) with the session's own model to resume.
 func TestOpenCodePlanArgv(t *testing.T) {
@@ -221,7 +222,7 @@ func TestOpenCodeProbe(t *testing.T) {
 	}
 }
 
-// pi.md §6/§7 and §9: -p last, the prompt only on stdin, resume by absolute
+// docs/agents/pi.md §6/§7 and §9: -p last, the prompt only on stdin, resume by absolute
 // path; pi-rust splits provider/model and takes --print as a boolean.
 func TestPiPlanArgv(t *testing.T) {
 	pi, rust := execBin(t, "pi"), execBin(t, "pi-rust")
@@ -486,4 +487,14 @@ func TestDriversCoverTheRegistry(t *testing.T) {
 	if _, err := DriverFor("gemini"); err == nil || err.Error() != agents.UnknownError("gemini").Error() {
 		t.Errorf("DriverFor(gemini): %v", err)
 	}
+}
+
+// splitLines is what the supervisor hands a driver: the complete lines of a log.
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	_, _, _ = jsonl.Read(bytes.NewReader(b), 0, func(line []byte, _ int64) error {
+		out = append(out, append([]byte(nil), line...))
+		return nil
+	})
+	return out
 }

@@ -13,18 +13,18 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// Claude launches Claude Code (agents/claude-code.md §6–8): `-p` with stream-json
+// Claude launches Claude Code (docs/agents/claude-code.md §6–8): `-p` with stream-json
 // output, a pre-assigned --session-id confirmed by the system/init line, the
 // prompt on stdin from a file.
 type Claude struct{ local }
 
-// ClaudeConfirmTimeout is claude.launch_timeout's default (§6.6): init normally
+// ClaudeConfirmTimeout is claude.launch_timeout's default (docs/agents/claude-code.md §6.6): init normally
 // arrives within 0.5 s, hooks and MCP servers can add seconds.
 const ClaudeConfirmTimeout = 30 * time.Second
 
 func (Claude) Name() string { return "claude-code" }
 
-// claudeStrip are the variables a parent Claude gives its tool children (§6.2);
+// claudeStrip are the variables a parent Claude gives its tool children (docs/agents/claude-code.md §6.2);
 // agentctl may itself run inside Claude's Bash tool.
 var claudeStrip = []string{
 	"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_CHILD_SESSION",
@@ -32,7 +32,7 @@ var claudeStrip = []string{
 	"CLAUDE_CODE_SESSION_ATTENDED", "CLAUDE_CODE_CHILD_NOTES_DIR", "CLAUDE_CODE_SSE_PORT",
 }
 
-// ClaudeEnv applies the environment policy of §6.2 to base: strip the variables a
+// ClaudeEnv applies the environment policy of docs/agents/claude-code.md §6.2 to base: strip the variables a
 // parent Claude sets, keep everything else (ANTHROPIC_BASE_URL included — never
 // dropped implicitly), then config env, then --env.
 func ClaudeEnv(base []string, configEnv map[string]string, home string, userEnv []string) *envSet {
@@ -58,7 +58,7 @@ func ClaudeEnv(base []string, configEnv map[string]string, home string, userEnv 
 	return e
 }
 
-// resolveClaude finds the binary (§6.1): env AGENTCTL_CLAUDE_BIN, config
+// resolveClaude finds the binary (docs/agents/claude-code.md §6.1): env AGENTCTL_CLAUDE_BIN, config
 // adapters.claude-code.binary, $PATH, then the usual install locations. The path
 // is used as found, not its realpath: self-update retargets the symlink.
 func resolveClaude(req *Request) (string, error) {
@@ -98,7 +98,7 @@ func resolveClaude(req *Request) (string, error) {
 	return "", fmt.Errorf("claude binary not found on $PATH or in %s; install Claude Code (npm i -g @anthropic-ai/claude-code) or set AGENTCTL_CLAUDE_BIN or config adapters.claude-code.binary", strings.Join(tried, ", "))
 }
 
-// Plan builds the exact argv of §6.3 (launch) or §7.3 (resume).
+// Plan builds the exact argv of docs/agents/claude-code.md §6.3 (launch) or §7 (resume).
 func (c Claude) Plan(req *Request) (*Plan, error) {
 	bin, err := resolveClaude(req)
 	if err != nil {
@@ -130,7 +130,7 @@ func (c Claude) Plan(req *Request) (*Plan, error) {
 			return nil, errors.New("resume needs a session id")
 		}
 		// Never --continue <id> (a boolean flag: the id would become the prompt),
-		// never --session-id together with --resume (§7.5).
+		// never --session-id together with --resume (docs/agents/claude-code.md §7).
 		p.Args = append(p.Args, "--resume", req.SessionID)
 		p.SessionID = req.SessionID
 	default:
@@ -162,7 +162,7 @@ func claudeRoot(e *envSet) string {
 	return ""
 }
 
-// freshClaudeID draws a UUIDv4 that no transcript uses yet (§6.3).
+// freshClaudeID draws a UUIDv4 that no transcript uses yet (docs/agents/claude-code.md §6.3).
 func freshClaudeID(root string, gen func() string) string {
 	for {
 		id := gen()
@@ -192,7 +192,7 @@ type claudeLine struct {
 	Error          string   `json:"error"`
 }
 
-// Confirm accepts only the snake_case session_id of a system/init line (§6.6): a
+// Confirm accepts only the snake_case session_id of a system/init line (docs/agents/claude-code.md §6.6): a
 // prior tool polled for camelCase sessionId, which stream-json never emits.
 func (Claude) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool) {
 	for _, ln := range lines {
@@ -209,7 +209,7 @@ func (Claude) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool
 	return "", nil, false
 }
 
-// claudeStderr maps stderr lines to failure classes (§6.6), first match wins.
+// claudeStderr maps stderr lines to failure classes (docs/agents/claude-code.md §6.6), first match wins.
 var claudeStderr = []struct{ pattern, class, hint string }{
 	{"cannot be used with root/sudo privileges", "root-guard", "pass --sandbox (adds IS_SANDBOX=1) if this machine is a sandbox, or use another --permission-mode"},
 	{"is already in use", "session-in-use", "another process uses this session id; retry the launch"},
@@ -225,7 +225,7 @@ var claudeStderr = []struct{ pattern, class, hint string }{
 	{"Failed to authenticate", "auth", "set ANTHROPIC_API_KEY or run `claude /login`"},
 }
 
-// Classify explains a finished run from its output (§6.6). API failures keep
+// Classify explains a finished run from its output (docs/agents/claude-code.md §6.6). API failures keep
 // subtype "success" and show only is_error, so is_error is what counts; a run
 // without a result line that agentctl did not stop "exited without result" (a
 // SIGINT from someone else makes -p exit 0 without one, so rc 0 proves nothing).

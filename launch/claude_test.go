@@ -25,7 +25,7 @@ func planReq(t *testing.T) *Request {
 	return &Request{Kind: KindLaunch, Cwd: "/w", Environ: []string{"AGENTCTL_CLAUDE_BIN=" + fakeBin(t), "HOME=" + t.TempDir(), "PATH=/usr/bin"}, Euid: 1000}
 }
 
-// Golden argv (§6.3, §7.3): never the prompt, never --continue, never
+// Golden argv (docs/agents/claude-code.md §6.3, §7): never the prompt, never --continue, never
 // --session-id together with --resume.
 func TestClaudePlanArgv(t *testing.T) {
 	r := planReq(t)
@@ -75,7 +75,7 @@ func TestClaudeFreshIDAvoidsExistingTranscripts(t *testing.T) {
 	}
 }
 
-// Env policy (§6.2): strip what a parent Claude sets, keep ANTHROPIC_BASE_URL
+// Env policy (docs/agents/claude-code.md §6.2): strip what a parent Claude sets, keep ANTHROPIC_BASE_URL
 // and the credentials, config env, then --env last; only names are recorded.
 func TestClaudeEnvPolicy(t *testing.T) {
 	base := []string{"PATH=/bin", "HOME=/home/dev", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "CLAUDE_CODE_SESSION_ID=x",
@@ -124,7 +124,7 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-// Root guard (§6.2): as root, bypass needs IS_SANDBOX=1 — present already, or
+// Root guard (docs/agents/claude-code.md §6.2): as root, bypass needs IS_SANDBOX=1 — present already, or
 // added because the user said --sandbox (or config); never silently.
 func TestClaudeRootGuard(t *testing.T) {
 	cases := []struct {

@@ -12,12 +12,12 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// Codex launches the Codex CLI (agents/codex.md §6–8): `codex exec --json` with
+// Codex launches the Codex CLI (docs/agents/codex.md §6–8): `codex exec --json` with
 // the prompt on stdin ("-"); the thread id is learnt from the first stdout line,
 // thread.started, never invented.
 type Codex struct{ local }
 
-// CodexConfirmTimeout: thread.started arrives before any model call (§6).
+// CodexConfirmTimeout: thread.started arrives before any model call (docs/agents/codex.md §6).
 const CodexConfirmTimeout = 15 * time.Second
 
 func (Codex) Name() string { return "codex" }
@@ -91,7 +91,7 @@ func (Codex) Plan(req *Request) (*Plan, error) {
 	switch req.Kind {
 	case KindResume:
 		// A prefix or name is taken as a thread *name*: codex silently starts a new
-		// thread (§7). Only the canonical id goes through.
+		// thread (docs/agents/codex.md §7). Only the canonical id goes through.
 		if !uuidRE.MatchString(req.SessionID) {
 			return nil, &InputError{fmt.Sprintf("codex resumes only a full thread id, not %q", req.SessionID)}
 		}
@@ -142,10 +142,10 @@ func (Codex) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool)
 }
 
 // StrictResume: codex answering a resume under another thread id is a failure
-// (resume_mismatch, §7), not a new id to report.
+// (resume_mismatch, docs/agents/codex.md §7), not a new id to report.
 func (Codex) StrictResume() bool { return true }
 
-// Classify (§6): turn.failed or a top-level error event is an error (an
+// Classify (docs/agents/codex.md §6): turn.failed or a top-level error event is an error (an
 // item.completed of type error is only a warning); no thread.started means the
 // start failed; a run that did not complete its turn and was not stopped by
 // agentctl was killed or crashed.

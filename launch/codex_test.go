@@ -14,7 +14,7 @@ func codexReq(t *testing.T) *Request {
 	return &Request{Kind: KindLaunch, Cwd: "/w", Environ: []string{"AGENTCTL_CODEX_BIN=" + bin, "PWD=/elsewhere"}}
 }
 
-// Golden argv (codex.md §6, §7): prompt on stdin as "-", -C before resume, only a
+// Golden argv (docs/agents/codex.md §6, §7): prompt on stdin as "-", -C before resume, only a
 // full thread id resumes.
 func TestCodexPlanArgv(t *testing.T) {
 	r := codexReq(t)

@@ -85,7 +85,7 @@ func (o Outcome) Failure() string {
 	return o.Class + ": " + o.Message
 }
 
-// Driver knows one agent's launch mechanics (agents/*.md §6–8).
+// Driver knows one agent's launch mechanics (docs/agents/*.md §6–8).
 type Driver interface {
 	Name() string
 	// Plan builds the command for a launch or resume. Errors are user-facing and
@@ -120,7 +120,7 @@ type Driver interface {
 
 // Prober is a driver that can also confirm a session from the agent's own store:
 // OpenCode's session row appears ~1 s after start, while its first output line
-// waits for the first model reply (opencode.md §6). The supervisor asks it about
+// waits for the first model reply (docs/agents/opencode.md §6). The supervisor asks it about
 // every 200 ms until the confirmation window closes.
 type Prober interface {
 	Probe(p *Probe) (sessionID string, ok bool)
@@ -134,7 +134,7 @@ type Probe struct {
 	Spawned         time.Time
 }
 
-// StopPlan is an agent's stop escalation (agents/*.md §8): which signals, how
+// StopPlan is an agent's stop escalation (docs/agents/*.md §8): which signals, how
 // long to wait after each, and whether SIGINT goes to the PID alone.
 type StopPlan struct {
 	Steps        []StopStep

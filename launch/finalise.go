@@ -1,15 +1,13 @@
 package launch
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/jsonl"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -295,7 +293,7 @@ func (d *Deps) notify(ctx context.Context, id string, retries bool) error {
 	if err != nil {
 		return err
 	}
-	del.LaunchID, del.SessionID = rec.ID, sessionIDOf(&rec)
+	del.LaunchID, del.SessionID = rec.ID, rec.CurrentSessionID()
 	return d.deliver(ctx, del, retries)
 }
 
@@ -309,7 +307,7 @@ func (d *Deps) journalEnd(r *meta.Launch) {
 }
 
 func (d *Deps) journal(typ string, r *meta.Launch) {
-	sess := map[string]any{"id": sessionIDOf(r), "adapter": r.Adapter, "cwd": r.Cwd, "launch_id": r.ID, "kind": r.Kind,
+	sess := map[string]any{"id": r.CurrentSessionID(), "adapter": r.Adapter, "cwd": r.Cwd, "launch_id": r.ID, "kind": r.Kind,
 		"started_at": r.LaunchedAt.UTC().Format(time.RFC3339)}
 	model := r.Model
 	if model == "" && r.Init != nil {
@@ -330,7 +328,7 @@ func (d *Deps) journal(typ string, r *meta.Launch) {
 	if r.StopRequested != nil {
 		sess["stopped_by_agentctl"] = true
 	}
-	ev := meta.Event{Type: typ, Adapter: r.Adapter, SessionID: sessionIDOf(r), Session: sess, Meta: r.Meta, LaunchID: r.ID}
+	ev := meta.Event{Type: typ, Adapter: r.Adapter, SessionID: r.CurrentSessionID(), Session: sess, Meta: r.Meta, LaunchID: r.ID}
 	if err := d.Store.AppendEvent(ev); err != nil {
 		d.warn("events journal: %v", err)
 	}
@@ -387,7 +385,7 @@ func (d *Deps) FinaliseDead(ctx context.Context) ([]string, error) {
 		default:
 			drv, derr := DriverFor(r.Adapter)
 			if derr == nil {
-				e.Outcome = drv.Classify(TailLines(r.Log, r.LogOffset, 1<<20), -1, r.StopRequested != nil)
+				e.Outcome = drv.Classify(logTail(r.Log, r.LogOffset), -1, r.StopRequested != nil)
 			}
 			e.Startup = r.ConfirmedAt == nil
 		}
@@ -405,48 +403,9 @@ func (d *Deps) FinaliseDead(ctx context.Context) ([]string, error) {
 	return done, nil
 }
 
-// TailLines returns the complete lines of the last max bytes of path after
-// offset (a partial first line is dropped unless the window starts at offset).
-func TailLines(path string, offset, max int64) [][]byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	from := offset
-	if st.Size()-from > max {
-		from = st.Size() - max
-	}
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil
-	}
-	if from > offset {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			b = b[i+1:]
-		}
-	}
-	return splitLines(b)
-}
-
-// splitLines splits complete lines; a last line without "\n" is still being
-// written and is dropped.
-func splitLines(b []byte) [][]byte {
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for sc.Scan() {
-		out = append(out, append([]byte(nil), sc.Bytes()...))
-	}
-	if len(b) > 0 && b[len(b)-1] != '\n' && len(out) > 0 {
-		out = out[:len(out)-1]
-	}
-	return out
+// logTail is the complete lines of the last MiB of a run's log from offset on
+// (what Classify reads; nil when the log is unreadable).
+func logTail(path string, offset int64) [][]byte {
+	lines, _, _, _ := jsonl.TailFrom(path, offset, 1<<20)
+	return lines
 }

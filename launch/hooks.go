@@ -13,14 +13,14 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// HookEnv is the AGENTCTL_* environment of a hook (product.md §4.4).
+// HookEnv is the AGENTCTL_* environment of a hook (README "Hooks and webhooks").
 func HookEnv(r *meta.Launch, exitCode *int) []string {
 	model := r.Model
 	if model == "" && r.Init != nil {
 		model = r.Init.Model
 	}
 	env := []string{
-		"AGENTCTL_SESSION_ID=" + sessionIDOf(r),
+		"AGENTCTL_SESSION_ID=" + r.CurrentSessionID(),
 		"AGENTCTL_CWD=" + r.Cwd,
 		"AGENTCTL_ADAPTER=" + r.Adapter,
 		"AGENTCTL_MODEL=" + model,
@@ -32,14 +32,6 @@ func HookEnv(r *meta.Launch, exitCode *int) []string {
 		env = append(env, "AGENTCTL_EXIT_CODE="+strconv.Itoa(*exitCode))
 	}
 	return env
-}
-
-// sessionIDOf is the session a record refers to now.
-func sessionIDOf(r *meta.Launch) string {
-	if r.ResumedAs != "" {
-		return r.ResumedAs
-	}
-	return r.SessionID
 }
 
 // RunHook runs cmdline with /bin/sh -c in dir, output appended to logPath, killed

@@ -17,7 +17,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// OpenClaw launches turns on an OpenClaw gateway (agents/gateway.md §6): there
+// OpenClaw launches turns on an OpenClaw gateway (docs/agents/openclaw.md §6): there
 // is no local process. The supervisor pre-assigns the session key
 // agent:main:<launch-id>, sends `sessions.create {key, message, idempotencyKey}`
 // (`sessions.send` to resume) over the gateway's WebSocket with agentctl's own
@@ -158,7 +158,7 @@ func (d *Deps) dialGateway(ctx context.Context, env gateway.Settings, scopes, me
 	return c, dev, err
 }
 
-// Wire shapes (gateway.md §6). Param schemas are closed: only documented keys.
+// Wire shapes (docs/agents/openclaw.md §6). Param schemas are closed: only documented keys.
 type ocCreateParams struct {
 	Key            string `json:"key"`
 	Message        string `json:"message"`
@@ -337,7 +337,7 @@ func (d *Deps) superviseGateway(ctx context.Context, rec *meta.Launch, report fu
 // went away before it gives up (the record then waits for lazy finalisation).
 const gatewayGiveUp = 10 * time.Minute
 
-// waitGatewayRun blocks until run has ended (gateway.md §6.4): agent.wait with
+// waitGatewayRun blocks until run has ended (docs/agents/openclaw.md §6.4): agent.wait with
 // timeoutMs ≤ 30 s in a loop — it answers "timeout" also for an unknown run id —
 // and the session row checked between calls. A lost connection is redialled.
 func (d *Deps) waitGatewayRun(ctx context.Context, env gateway.Settings, conn *gateway.Conn, launchID, key, runID string) (int, Outcome, error) {
@@ -435,7 +435,7 @@ func (d *Deps) gatewayEnded(ctx context.Context, r *meta.Launch) (code int, o Ou
 		return 0, Outcome{}, false
 	}
 	defer conn.Close(cctx)
-	key := sessionIDOf(r)
+	key := r.CurrentSessionID()
 	row, found, err := gatewayRow(cctx, conn, key)
 	switch {
 	case err != nil:
@@ -471,7 +471,7 @@ type GatewayStopResult struct {
 	Elapsed      time.Duration
 }
 
-// StopGateway aborts a gateway run (gateway.md §6.3) with `sessions.abort`
+// StopGateway aborts a gateway run (docs/agents/openclaw.md §6.3) with `sessions.abort`
 // and confirms by polling the row until it is no longer running (≤ 5 s). Runs
 // agentctl started are aborted with write scope and agentctl's device identity
 // (the gateway binds run ownership to it); force adds operator.admin, which any

@@ -2,22 +2,21 @@ package launch
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // OpenCode's store, read-only
-
+	"github.com/agentctl/agentctl/discover/sqlitero"
 	"github.com/agentctl/agentctl/meta"
 )
 
-// OpenCode launches `opencode run` (agents/opencode.md §6–8): JSON events on
+// OpenCode launches `opencode run` (docs/agents/opencode.md §6–8): JSON events on
 // stdout, the prompt on stdin from a file, $PWD = --dir = the cwd. Its events
 // carry the session id only from the first model reply, so the session is
 // confirmed from OpenCode's own database first: the run is titled with a tag
@@ -36,7 +35,7 @@ var ocSessionRE = regexp.MustCompile(`^ses_[0-9A-Za-z]{26}$`)
 // opencodeTitle is `agentctl-<8 hex of the launch id>`: unique per launch,
 // stored when the row is created and never overwritten by OpenCode's
 // auto-titling, so the row can be found by exact match. It holds nothing of the
-// prompt: argv is visible in ps, and prompts never are (product.md §4.1).
+// prompt: argv is visible in ps, and prompts never are (README "Commands", launch).
 func opencodeTitle(launchID string) string {
 	hex := strings.TrimPrefix(launchID, "l-")
 	if len(hex) > 8 {
@@ -71,7 +70,7 @@ func (OpenCode) Plan(req *Request) (*Plan, error) {
 	switch req.PermissionMode {
 	case "", "auto", "bypassPermissions":
 		// Detached runs have nobody to ask: approve what the config does not
-		// explicitly deny (opencode.md §6).
+		// explicitly deny (docs/agents/opencode.md §6).
 		auto = []string{"--auto"}
 	case "default", "ask":
 		// The user's own config decides; an "ask" rule in a headless run has
@@ -96,7 +95,7 @@ func (OpenCode) Plan(req *Request) (*Plan, error) {
 	switch req.Kind {
 	case KindResume:
 		// --session, never -c: --continue picks the last session of the
-		// current project (opencode.md §7).
+		// current project (docs/agents/opencode.md §7).
 		if !ocSessionRE.MatchString(req.SessionID) {
 			return nil, &InputError{fmt.Sprintf("opencode resumes only a full session id (ses_…), not %q", req.SessionID)}
 		}
@@ -135,7 +134,7 @@ func parseOCEvent(ln []byte) (ocEvent, bool) {
 	return e, true
 }
 
-// Confirm takes the first sessionID on the event stream (opencode.md §6, the
+// Confirm takes the first sessionID on the event stream (docs/agents/opencode.md §6, the
 // fallback: it comes with the first model output, or with an `error` event when
 // the run fails before any — the session row exists then too).
 func (OpenCode) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool) {
@@ -161,23 +160,31 @@ func (OpenCode) Probe(p *Probe) (string, bool) {
 			return "", false
 		}
 	}
-	db, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+"?mode=ro&_pragma=busy_timeout(500)&_pragma=query_only(1)")
-	if err != nil {
-		return "", false
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	// One second bounds a poll of the confirmation loop (a writer checkpointing).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var id string
+	var ok bool
+	_, err := sqlitero.Read(ctx, path, func(ctx context.Context, db *sql.DB) error {
+		id, ok = probeOpenCodeDB(ctx, db, p)
+		return nil
+	})
+	return id, err == nil && ok
+}
+
+// probeOpenCodeDB is Probe's query over OpenCode's database.
+func probeOpenCodeDB(ctx context.Context, db *sql.DB, p *Probe) (string, bool) {
 	since := p.Spawned.Add(-2 * time.Second).UnixMilli()
 	if p.Kind == KindResume {
 		var one int
-		err := db.QueryRow(`SELECT 1 FROM message WHERE session_id = ? AND time_created >= ? AND json_extract(data, '$.role') = 'user' LIMIT 1`, p.Want, since).Scan(&one)
+		err := db.QueryRowContext(ctx, `SELECT 1 FROM message WHERE session_id = ? AND time_created >= ? AND json_extract(data, '$.role') = 'user' LIMIT 1`, p.Want, since).Scan(&one)
 		return p.Want, err == nil
 	}
 	title := argValue(p.Argv, "--title")
 	if title == "" {
 		return "", false
 	}
-	rows, err := db.Query(`SELECT id FROM session WHERE title = ? AND directory = ? AND time_created >= ?`, title, p.Cwd, since)
+	rows, err := db.QueryContext(ctx, `SELECT id FROM session WHERE title = ? AND directory = ? AND time_created >= ?`, title, p.Cwd, since)
 	if err != nil {
 		return "", false
 	}
@@ -196,7 +203,7 @@ func (OpenCode) Probe(p *Probe) (string, bool) {
 }
 
 // opencodeDB is the database the agent writes, as its environment names it
-// (opencode.md §1): OPENCODE_DB, else <XDG_DATA_HOME or ~/.local/share>/opencode/
+// (docs/agents/opencode.md §1): OPENCODE_DB, else <XDG_DATA_HOME or ~/.local/share>/opencode/
 // opencode.db, else the one opencode*.db there.
 func opencodeDB(environ []string) string {
 	data := ""
@@ -232,7 +239,7 @@ func argValue(argv []string, flag string) string {
 	return ""
 }
 
-// Classify (opencode.md §6 failure table): an `error` event decides (a bare or
+// Classify (docs/agents/opencode.md §6 failure table): an `error` event decides (a bare or
 // unknown model is bad-model), then the exit code: 0 is done, a signal is killed,
 // anything else before a session existed is startup-failed. Never run time.
 func (OpenCode) Classify(lines [][]byte, exitCode int, stopRequested bool) Outcome {

@@ -11,7 +11,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// Pi launches pi in JSON print mode (agents/pi.md §6–8): `pi --mode json
+// Pi launches pi in JSON print mode (docs/agents/pi.md §6–8): `pi --mode json
 // [--model M] [--append-system-prompt T] -p` with the prompt on stdin from a
 // file. Stdout line 1 is the session header, printed before any model traffic:
 // its id is the session. A resume opens the session by the path of its file and
@@ -27,7 +27,7 @@ func (Pi) Name() string { return "pi" }
 // piSessionPath checks a resume target: pi treats anything without a slash as
 // an id prefix, resolved first among the current cwd's sessions and then
 // globally, with an interactive fork question that headless pi answers by
-// exiting 0 having done nothing (pi.md §7). Only an absolute .jsonl path is safe.
+// exiting 0 having done nothing (docs/agents/pi.md §7). Only an absolute .jsonl path is safe.
 func piSessionPath(req *Request, adapter string) (string, error) {
 	p := req.SessionPath
 	if p == "" || !filepath.IsAbs(p) || !strings.HasSuffix(p, ".jsonl") {
@@ -36,7 +36,7 @@ func piSessionPath(req *Request, adapter string) (string, error) {
 	return p, nil
 }
 
-// Plan builds the argv of pi.md §6 (launch) or §7 (resume). -p goes last: it
+// Plan builds the argv of docs/agents/pi.md §6 (launch) or §7 (resume). -p goes last: it
 // swallows the next argument as a message.
 func (Pi) Plan(req *Request) (*Plan, error) {
 	if req.PermissionMode != "" {
@@ -112,7 +112,7 @@ func (Pi) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool) {
 // opened something else.
 func (Pi) StrictResume() bool { return true }
 
-// Classify (pi.md §4.2, §4.3): a --mode json run exits 0 even when its last
+// Classify (docs/agents/pi.md §4.2, §4.3): a --mode json run exits 0 even when its last
 // assistant message is an error, so the outcome is the last assistant
 // message's stopReason (stop/length: done), never the exit code alone. No header
 // means pi failed before opening a session (its stderr says why: no models,
@@ -173,7 +173,7 @@ func piClassify(name string, lines [][]byte, exitCode int, stopRequested bool) O
 	return Outcome{Class: "crashed", Message: fmt.Sprintf("%s exited (%s) without a final reply%s", name, codeText(exitCode), tail)}
 }
 
-// PiRust launches pi-rust (pi.md §9, from its source only: no binary was
+// PiRust launches pi-rust (docs/agents/pi.md §9, from its source only: no binary was
 // available to verify it): `--print` is a boolean, the prompt comes on stdin,
 // provider/model is split into --provider/--model, and a resume opens the
 // session file by path.

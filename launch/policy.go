@@ -116,7 +116,7 @@ func notRunning(s Seen) error {
 
 // codexStop: SIGINT is codex's graceful stop (it records turn_aborted); give it
 // 10 s before SIGTERM, and send it to the PID only: an npm shim forwards it
-// (codex.md §8).
+// (docs/agents/codex.md §8).
 func codexStop(force bool) StopPlan {
 	intWait := 10 * time.Second
 	if force {
@@ -127,7 +127,7 @@ func codexStop(force bool) StopPlan {
 
 // termFirstStop: `opencode run` ignores SIGINT and pi has no SIGINT handler
 // (Node's default kills it without cleanup); SIGTERM is the one signal both
-// handle (opencode.md §8, pi.md §8).
+// handle (docs/agents/opencode.md §8, docs/agents/pi.md §8).
 func termFirstStop(force bool) StopPlan {
 	termWait := 5 * time.Second
 	if force {
@@ -157,7 +157,7 @@ func (OpenClaw) Workdir(cwd, worktree, _ string) (string, bool, error) {
 func (OpenClaw) StopPlan(bool) StopPlan { return StopPlan{} }
 
 // Stoppable: the gateway lets only the device that started a run abort it
-// (openclaw.md §6.3), so a run agentctl did not start needs --force, which
+// (docs/agents/openclaw.md §6.3), so a run agentctl did not start needs --force, which
 // connects with operator.admin.
 func (OpenClaw) Stoppable(s Seen, force bool) error {
 	if !s.Alive {

@@ -18,7 +18,7 @@ import (
 // DefaultMaxFileSize is --max-file-size's default (bytes per --file/--spec).
 const DefaultMaxFileSize = 51200
 
-// PromptInput is everything a prompt is composed from (product.md §4.1).
+// PromptInput is everything a prompt is composed from (README "Commands", launch).
 type PromptInput struct {
 	Prompt      string
 	Files       []string

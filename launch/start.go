@@ -107,7 +107,7 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	return drv, plan, nil
 }
 
-// Start launches one agent (product.md §4.3): lock the directory, write the launch
+// Start launches one agent (README "Launch and supervision"): lock the directory, write the launch
 // record, start the detached supervisor and wait for its ready/failed report.
 // Locking conflicts come back as *locks.ConflictError, unconfirmed launches as
 // *StartError.
@@ -247,7 +247,7 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 			}
 		} else if cur != nil && cur.Gateway != nil {
 			// A gateway run the supervisor started before it went away.
-			_, _ = l.StopGateway(bg, GatewayStopTarget{Key: sessionIDOf(cur), RunID: cur.Gateway.RunID, LaunchID: id, Home: sp.Home}, false)
+			_, _ = l.StopGateway(bg, GatewayStopTarget{Key: cur.CurrentSessionID(), RunID: cur.Gateway.RunID, LaunchID: id, Home: sp.Home}, false)
 		}
 		_, _ = l.finalise(bg, id, ended{Outcome: Outcome{Class: "aborted", Message: msg}, Startup: true}, false)
 		return nil, &StartError{Class: "aborted", Message: msg, Log: logPath}

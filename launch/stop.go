@@ -25,7 +25,7 @@ type StopTarget struct {
 	LaunchID string
 	// IntToPIDOnly sends SIGINT to the PID alone even for a group: an npm shim
 	// forwards it, and a second copy through the group would abort harder
-	// (codex.md §8).
+	// (docs/agents/codex.md §8).
 	IntToPIDOnly bool
 }
 
@@ -65,7 +65,7 @@ func signalName(s syscall.Signal) string {
 	return s.String()
 }
 
-// Stop ends a verified agent process (agents/claude-code.md §8): it snapshots the
+// Stop ends a verified agent process (docs/agents/claude-code.md §8): it snapshots the
 // descendants, then escalates, re-verifying PID + start time immediately before
 // every signal — a PID whose start time does not match is never signalled — and
 // polls until the exit is observed. Descendant process groups that survive (the

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/jsonl"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -52,12 +53,7 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	if err != nil {
 		return err
 	}
-	var rec *meta.Launch
-	for i := range recs {
-		if recs[i].ID == launchID {
-			rec = &recs[i]
-		}
-	}
+	rec := meta.FindLaunch(recs, launchID)
 	if rec == nil {
 		return fmt.Errorf("no launch record %s", launchID)
 	}
@@ -118,7 +114,7 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	cmd := newCmd()
 	err = cmd.Start()
 	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ETXTBSY) {
-		// A self-update may be swapping the binary: re-resolve once (§6.1).
+		// A self-update may be swapping the binary: re-resolve once (docs/agents/claude-code.md §6.1).
 		time.Sleep(500 * time.Millisecond)
 		cmd = newCmd()
 		err = cmd.Start()
@@ -160,27 +156,11 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	}
 	deadline := time.Now().Add(confirmTimeout)
 	var lines [][]byte
-	var partial []byte
 	readMore := func() {
-		f, err := os.Open(rec.Log)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			return
-		}
-		b, _ := io.ReadAll(f)
-		offset += int64(len(b))
-		partial = append(partial, b...)
-		for {
-			i := indexByte(partial, '\n')
-			if i < 0 {
-				break
-			}
-			lines = append(lines, append([]byte(nil), partial[:i]...))
-			partial = partial[i+1:]
-		}
+		offset, _, _ = jsonl.ReadFile(rec.Log, offset, func(line []byte, _ int64) error {
+			lines = append(lines, append([]byte(nil), line...))
+			return nil
+		})
 	}
 	interval := 10 * time.Millisecond
 	var sid string
@@ -267,18 +247,9 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	if cur := d.record(launchID); cur != nil {
 		stopRequested = cur.StopRequested != nil
 	}
-	o := drv.Classify(TailLines(rec.Log, startOffset, 1<<20), code, stopRequested)
+	o := drv.Classify(logTail(rec.Log, startOffset), code, stopRequested)
 	_, err = d.finalise(ctx, launchID, ended{ExitCode: &code, Outcome: o}, false)
 	return err
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // record re-reads one launch record.
@@ -287,12 +258,7 @@ func (d *Deps) record(id string) *meta.Launch {
 	if err != nil {
 		return nil
 	}
-	for i := range recs {
-		if recs[i].ID == id {
-			return &recs[i]
-		}
-	}
-	return nil
+	return meta.FindLaunch(recs, id)
 }
 
 // stopChild stops our own child's process group after a failed start: SIGTERM,

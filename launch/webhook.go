@@ -17,7 +17,7 @@ import (
 	"github.com/agentctl/agentctl/meta"
 )
 
-// Payload is the session webhook body (product.md §4.4).
+// Payload is the session webhook body (README "Hooks and webhooks").
 type Payload struct {
 	HookType        string            `json:"hook_type"`
 	SessionID       string            `json:"session_id"`
@@ -32,7 +32,7 @@ type Payload struct {
 
 // PayloadFor builds the webhook body of a finalised launch record.
 func PayloadFor(r *meta.Launch, now time.Time) Payload {
-	p := Payload{HookType: "session.stopped", SessionID: sessionIDOf(r), Adapter: r.Adapter, Cwd: r.Cwd,
+	p := Payload{HookType: "session.stopped", SessionID: r.CurrentSessionID(), Adapter: r.Adapter, Cwd: r.Cwd,
 		ExitStatus: r.ExitCode, Summary: firstRunes(r.Prompt, 200), Meta: r.Meta, Timestamp: now.UTC().Format(time.RFC3339)}
 	if p.Meta == nil {
 		p.Meta = map[string]string{}

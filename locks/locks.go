@@ -1,4 +1,4 @@
-// Package locks is agentctl's directory locks (locks.json, product.md §5): a
+// Package locks is agentctl's directory locks (locks.json, README "Locks"): a
 // launch takes an auto-lock on its working directory, owned by a verified live
 // PID, so two agents are not started on one checkout by accident; users take
 // manual locks with `agentctl lock`. Nothing here needs a daemon: whichever

@@ -36,7 +36,7 @@ type AdapterConfig struct {
 	LaunchTimeout string `json:"launch_timeout,omitempty"`
 }
 
-// Config is config.json (product.md §9).
+// Config is config.json (README "Files").
 type Config struct {
 	Schema        int                      `json:"schema,omitempty"`
 	Adapter       string                   `json:"adapter,omitempty"`

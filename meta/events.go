@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/agentctl/agentctl/jsonl"
 )
 
-// EventsFile is the lifecycle journal (product.md §7), one JSON object per line.
+// EventsFile is the lifecycle journal (README "Files"), one JSON object per line.
 const EventsFile = "events.ndjson"
 
 // DefaultEventsMaxBytes is the size at which the journal is rotated. Two rotated
@@ -19,7 +21,7 @@ const EventsFile = "events.ndjson"
 // takes more than three times this.
 const DefaultEventsMaxBytes = 8 << 20
 
-// Event types (product.md §7).
+// Event types (README "Files").
 const (
 	EventLaunched      = "session.launched"
 	EventStarted       = "session.started"
@@ -37,8 +39,8 @@ const (
 )
 
 // Event is one journal line:
-// {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}. Lock and
-// fuse events carry the directory; fuse.event carries its name.
+// {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}. Lock
+// events carry the directory.
 type Event struct {
 	Type      string            `json:"type"`
 	Adapter   string            `json:"adapter,omitempty"`
@@ -104,7 +106,7 @@ func rotate(path string) error {
 
 // ReadEvents calls fn for every journal line, oldest first (rotated generations
 // included), until fn returns false. Lines that do not parse (a torn line after a
-// crash) are skipped with a warning.
+// crash) are skipped with a warning. raw is valid only during the call.
 func (s *Store) ReadEvents(fn func(ev Event, raw []byte) bool) error {
 	path := s.Path(EventsFile)
 	for _, p := range []string{path + ".2", path + ".1", path} {
@@ -124,25 +126,28 @@ func (s *Store) ReadEvents(fn func(ev Event, raw []byte) bool) error {
 	return nil
 }
 
+// errStopEvents ends a journal read early when fn has seen enough.
+var errStopEvents = errors.New("stop")
+
 func readEventLines(r io.Reader, path string, s *Store, fn func(Event, []byte) bool) (bool, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			var ev Event
-			if jerr := json.Unmarshal(line, &ev); jerr != nil {
-				s.warn("%s line %d does not parse; skipped", path, n)
-			} else if !fn(ev, line[:len(line)-1]) {
-				return false, nil
-			}
+	n := 0
+	_, _, err := jsonl.Read(r, 0, func(line []byte, _ int64) error {
+		n++
+		var ev Event
+		if jerr := json.Unmarshal(line, &ev); jerr != nil {
+			s.warn("%s line %d does not parse; skipped", path, n)
+		} else if !fn(ev, line) {
+			return errStopEvents
 		}
-		if errors.Is(err, io.EOF) {
-			return true, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
-		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errStopEvents):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read %s: %w", path, err)
 	}
+	return true, nil
 }
 
 // EventReader reads the journal incrementally, across rotations: the first Poll

@@ -67,7 +67,7 @@ type Launch struct {
 	WebhookSecret string `json:"webhook_secret,omitempty"`
 
 	// Gateway is an OpenClaw launch's handle on its gateway: there is no local
-	// process, so no PID (openclaw.md §6.1).
+	// process, so no PID (docs/agents/openclaw.md §6.1).
 	Gateway *GatewayInfo `json:"gateway,omitempty"`
 
 	Init   *InitInfo   `json:"init,omitempty"`
@@ -160,13 +160,26 @@ type StopInfo struct {
 const DefaultLaunchTTL = 7 * 24 * time.Hour
 
 // Find returns the record with this launch id.
-func (l *Launches) Find(id string) *Launch {
-	for i := range l.Records {
-		if l.Records[i].ID == id {
-			return &l.Records[i]
+func (l *Launches) Find(id string) *Launch { return FindLaunch(l.Records, id) }
+
+// FindLaunch returns the record in recs with this launch id, or nil. The
+// pointer is into recs.
+func FindLaunch(recs []Launch, id string) *Launch {
+	for i := range recs {
+		if recs[i].ID == id {
+			return &recs[i]
 		}
 	}
 	return nil
+}
+
+// CurrentSessionID is the session id a record refers to now: the id a resume
+// was answered under, when it differs from the one asked for, else SessionID.
+func (l *Launch) CurrentSessionID() string {
+	if l.ResumedAs != "" {
+		return l.ResumedAs
+	}
+	return l.SessionID
 }
 
 // Owned reports whether some process that owns the record is verifiably alive:

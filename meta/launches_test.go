@@ -107,13 +107,13 @@ func TestApplyConfigBadTTL(t *testing.T) {
 }
 
 func TestParseDuration(t *testing.T) {
-	for in, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "1.5d": 36 * time.Hour, "90m": 90 * time.Minute, "10s": 10 * time.Second} {
+	for in, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "1.5d": 36 * time.Hour, "90m": 90 * time.Minute, "10s": 10 * time.Second, ".5d": 12 * time.Hour, " 2d ": 48 * time.Hour} {
 		got, err := meta.ParseDuration(in)
 		if err != nil || got != want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "d", "x7d", "7", "soon"} {
+	for _, in := range []string{"", "d", "x7d", "7", "soon", "1xd", "1x", ".d", "infd", "NaNd", "1e3d", "0x1p4d", "-1d", "1..5d", "1e300d"} {
 		if _, err := meta.ParseDuration(in); err == nil {
 			t.Errorf("ParseDuration(%q) succeeded", in)
 		}

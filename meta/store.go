@@ -139,7 +139,7 @@ func (s *Store) Lock(name string) (func(), error) {
 // Update runs fn on the decoded content of name under the file's exclusive lock and
 // writes the result back atomically when fn reports a change. A corrupt file is
 // moved to <name>.corrupt-<timestamp> with a warning and fn starts from empty.
-// T must be a struct with a `Schema int json:"schema"` field or embed Header.
+// T must be a struct with a `Schema int json:"schema"` field.
 func Update[T any](s *Store, name string, fn func(*T) (changed bool, err error)) error {
 	unlock, err := s.Lock(name)
 	if err != nil {
@@ -173,11 +173,6 @@ func Update[T any](s *Store, name string, fn func(*T) (changed bool, err error))
 		return err
 	}
 	return WriteAtomic(path, v)
-}
-
-// Header is embedded in every state file's top-level struct.
-type Header struct {
-	Schema int `json:"schema"`
 }
 
 // WriteAtomic writes v as indented JSON with schema set, via temp file + fsync +

@@ -44,7 +44,7 @@ type Table interface {
 	// all (no /proc): evidence that depends on it becomes unknown, never a guess.
 }
 
-// Children returns the PIDs of every descendant of pid (depth first).
+// Descendants returns every descendant process of pid (depth first).
 func Descendants(t Table, pid int) []Process {
 	kids := map[int][]Process{}
 	for _, p := range t.All() {

@@ -15,6 +15,33 @@ import (
 
 func indexFile(env *discover.Env) string { return filepath.Join(env.CacheDir(), Name+".index") }
 
+// must fails the test on a setup error: a step that silently did nothing
+// would make a cache test pass for the wrong reason.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scanAll runs sc over ts; any file it could not read fails the test.
+func scanAll(t *testing.T, sc *scanner, ts []transcript) []*fileState {
+	t.Helper()
+	files, errs := sc.scan(t.Context(), ts)
+	if len(errs) > 0 {
+		t.Fatalf("scan: %v", errs)
+	}
+	return files
+}
+
+// readFile is os.ReadFile for test setup.
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	must(t, err)
+	return b
+}
+
 // TestCacheDeletionChangesNothing: cold, warm, after deleting the index, after
 // corrupting it, and with caching disabled, the output is the same.
 func TestCacheDeletionChangesNothing(t *testing.T) {
@@ -31,11 +58,11 @@ func TestCacheDeletionChangesNothing(t *testing.T) {
 		before func()
 	}{
 		{"warm", func() {}},
-		{"index deleted", func() { os.Remove(indexFile(env.Env)) }},
-		{"index corrupt", func() { os.WriteFile(indexFile(env.Env), []byte("garbage\x00\x01"), 0o600) }},
+		{"index deleted", func() { must(t, os.Remove(indexFile(env.Env))) }},
+		{"index corrupt", func() { must(t, os.WriteFile(indexFile(env.Env), []byte("garbage\x00\x01"), 0o600)) }},
 		{"index truncated", func() {
-			b, _ := os.ReadFile(indexFile(env.Env))
-			os.WriteFile(indexFile(env.Env), b[:len(b)/2], 0o600)
+			b := readFile(t, indexFile(env.Env))
+			must(t, os.WriteFile(indexFile(env.Env), b[:len(b)/2], 0o600))
 		}},
 		{"caching disabled", func() { env.NoCache = true }},
 	}
@@ -51,12 +78,15 @@ func TestCacheDeletionChangesNothing(t *testing.T) {
 	}
 	// The index is the only thing written, and only under the state dir.
 	var written []string
-	filepath.Walk(env.StateDir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
+	must(t, filepath.Walk(env.StateDir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
 			written = append(written, strings.TrimPrefix(p, env.StateDir))
 		}
 		return nil
-	})
+	}))
 	if diff := cmp.Diff([]string{"/cache/claude-code.index"}, written); diff != "" {
 		t.Errorf("files in the state dir (-want +got):\n%s", diff)
 	}
@@ -77,7 +107,7 @@ func TestCacheFollowsAppends(t *testing.T) {
 		line := assistantLine(sid, cwd, ts, "m1", "r1", "claude-opus-4-8", textBlock("part "+string(rune('0'+i))), "", usageJSON(7, 10*i, 0, 0))
 		appendFile(t, p, line+"\n")
 		mt := fixtureMtime.Add(time.Duration(i) * time.Second)
-		os.Chtimes(p, mt, mt)
+		must(t, os.Chtimes(p, mt, mt))
 		got, want := discoverAll(t, a, env.Env)[sid], discoverAll(t, a, plain.Env)[sid]
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("after append %d (-no cache +cache):\n%s", i, diff)
@@ -101,10 +131,10 @@ func TestFreshEntryNotReread(t *testing.T) {
 	a := testAdapter()
 	before := discoverAll(t, a, env.Env)[idWebapp]
 	p := filepath.Join(home, ".claude/projects/-home-dev-webapp", idWebapp+".jsonl")
-	b, _ := os.ReadFile(p)
+	b := readFile(t, p)
 	copy(b, strings.Repeat(" ", 200)) // same size; restore the mtime below
-	os.WriteFile(p, b, 0o600)
-	os.Chtimes(p, fixtureMtime, fixtureMtime)
+	must(t, os.WriteFile(p, b, 0o600))
+	must(t, os.Chtimes(p, fixtureMtime, fixtureMtime))
 	if after := discoverAll(t, a, env.Env)[idWebapp]; !cmp.Equal(before, after) {
 		t.Errorf("a fresh entry was re-read:\n%s", cmp.Diff(before, after))
 	}
@@ -122,12 +152,12 @@ func TestBudget(t *testing.T) {
 	dir := t.TempDir()
 	sc := &scanner{ix: loadIndex(dir), budget: discover.Budget{StopAt: time.Now().Add(-time.Second)}}
 	quick := map[string]*fileState{}
-	files, _ := sc.scan(t.Context(), ts)
+	files := scanAll(t, sc, ts)
 	for _, f := range files {
 		quick[f.ID] = f
 	}
 	full := map[string]*fileState{}
-	files, _ = (&scanner{ix: loadIndex("")}).scan(t.Context(), ts)
+	files = scanAll(t, &scanner{ix: loadIndex("")}, ts)
 	for _, f := range files {
 		full[f.ID] = f
 	}
@@ -153,7 +183,7 @@ func TestBudget(t *testing.T) {
 	}
 	// Past the second limit a transcript is listed from its name and mtime.
 	sc = &scanner{ix: loadIndex(""), budget: discover.Budget{StopAt: time.Now().Add(-time.Second), GiveUpAt: time.Now().Add(-time.Second)}}
-	files, _ = sc.scan(t.Context(), ts)
+	files = scanAll(t, sc, ts)
 	for _, f := range files {
 		if f.Complete || f.Agg.Cwd != "" {
 			t.Errorf("%s: want an empty summary past the second limit", f.ID[:8])
@@ -161,7 +191,7 @@ func TestBudget(t *testing.T) {
 	}
 	// The next run without a budget completes every file.
 	sc = &scanner{ix: loadIndex(dir)}
-	files, _ = sc.scan(t.Context(), ts)
+	files = scanAll(t, sc, ts)
 	for _, f := range files {
 		if !f.Complete || f.Agg.Tokens() != full[f.ID].Agg.Tokens() {
 			t.Errorf("%s: complete=%v tokens %+v", f.ID[:8], f.Complete, f.Agg.Tokens())
@@ -189,7 +219,8 @@ func TestParseResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	st, _ := f.Stat()
+	st, err := f.Stat()
+	must(t, err)
 	var a aggregate
 	next, partial, err := parseRange(f, 0, st.Size(), &a, discover.Budget{StopAt: time.Now().Add(-time.Second)})
 	if err != nil || !partial || next <= 0 || next >= st.Size() {
@@ -238,7 +269,8 @@ func TestQuickSummaryLongHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	st, _ := f.Stat()
+	st, err := f.Stat()
+	must(t, err)
 	a := quickSummary(f, st.Size(), nil)
 	if a.Prompt != "behind the big line" || a.Cwd != cwd || a.Model != "claude-opus-4-8" || a.Last.Kind != tailEnd {
 		t.Errorf("prompt %q cwd %q model %q tail %d", a.Prompt, a.Cwd, a.Model, a.Last.Kind)

@@ -1,5 +1,5 @@
-// Package claude is the Claude Code adapter's read side (spec: agents/claude-code.md
-// §1–5): sessions from the transcripts under the config root, liveness from
+// Package claude is the Claude Code adapter's read side (notes: docs/agents/claude-code.md
+// docs/agents/claude-code.md §1–5): sessions from the transcripts under the config root, liveness from
 // Claude's registry and the process table, and the conversation for peek. It only
 // reads Claude's files; its own parse index lives in agentctl's cache dir.
 package claude
@@ -253,7 +253,7 @@ func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc) map
 	}
 	for _, l := range env.LaunchesFor(Name) {
 		keep[l.SessionID] = true
-		keep[discover.LaunchSessionID(l)] = true
+		keep[l.CurrentSessionID()] = true
 	}
 	return keep
 }

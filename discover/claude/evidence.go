@@ -21,7 +21,7 @@ type candidate struct {
 }
 
 // judge decides every session's status from the registry, the process table and
-// the transcripts (§4.2, §4.3). Proof beats inference; a process proven to host
+// the transcripts (docs/agents/claude-code.md §4.2, §4.3). Proof beats inference; a process proven to host
 // one session never makes another one live.
 // The result is parallel to cands.
 func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claudeProc, now time.Time) []discover.Verdict {

@@ -17,7 +17,7 @@ const promptMax = 2000
 const recentGroups = 8
 
 // Tail kinds: what the last conversation record (by timestamp, then file order)
-// says about the turn (§4.3 rule 3).
+// says about the turn (docs/agents/claude-code.md §4.3 rule 3).
 const (
 	tailNone        uint8 = iota
 	tailPrompt            // a user prompt: the turn is running
@@ -81,7 +81,7 @@ type aggregate struct {
 	Prompts, ToolResults, MetaUsers, SideUsers int
 	AssistantLines, Messages                   int
 	BadLines                                   int // not JSON
-	TooLong                                    int // over discover.MaxLine, skipped
+	TooLong                                    int // over jsonl.MaxLine, skipped
 	Recent                                     []msgGroup
 	// recentRaw is Recent as stored in the index. Only appending needs the open
 	// groups, so a listing never decodes them (see clone).
@@ -242,7 +242,7 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 	a.setLast(turnTail{Kind: kind, TS: ts, Off: off, StopReason: stop})
 }
 
-// addUsage applies the last-line-per-group rule (§3.1).
+// addUsage applies the last-line-per-group rule (docs/agents/claude-code.md §3.1).
 func (a *aggregate) addUsage(model string, m message, requestID []byte) {
 	u := parseUsage(m.tokenCounts)
 	mi := a.modelIndex(model)

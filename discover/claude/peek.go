@@ -19,7 +19,7 @@ import (
 // maxWindow caps peek's tail read.
 const maxWindow = 64 << 20
 
-// Peek returns the last n items of a session's conversation (§5). Without a
+// Peek returns the last n items of a session's conversation (docs/agents/claude-code.md §5). Without a
 // transcript it renders the stdout log of agentctl's launch, which holds the same
 // message shapes.
 func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
@@ -34,7 +34,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 		return peekFile(ctx, path, n)
 	}
 	for _, l := range env.LaunchesFor(Name) {
-		if l.Log != "" && (l.SessionID == s.ID || discover.LaunchSessionID(l) == s.ID) && regular(l.Log) {
+		if l.Log != "" && (l.SessionID == s.ID || l.CurrentSessionID() == s.ID) && regular(l.Log) {
 			return peekLaunchLog(ctx, l, n)
 		}
 	}
@@ -65,33 +65,24 @@ func regular(path string) bool {
 // peekFile reads the last 256 KiB and doubles the window (up to 64 MiB) until it
 // holds n items or reaches the start of the file.
 func peekFile(ctx context.Context, path string, n int) ([]discover.Message, error) {
-	items, err := peekTail(ctx, path, n, true)
+	items, err := peekTail(ctx, path, n, discover.OpenTailMapped)
 	if errors.Is(err, errFault) {
 		// The file shrank under the mapping: read it instead.
-		return peekTail(ctx, path, n, false)
+		return peekTail(ctx, path, n, discover.OpenTail)
 	}
 	return items, err
 }
 
 var errFault = errors.New("memory fault reading a mapped file")
 
-// testHookTailOpened, when set by a test, runs right after peek opened a file.
-var testHookTailOpened func(path string)
-
-// peekTail is peekFile over a memory-mapped file (mapped) or plain reads.
-func peekTail(ctx context.Context, path string, n int, mapped bool) (items []discover.Message, err error) {
-	open := discover.OpenTail
-	if mapped {
-		open = discover.OpenTailMapped
-	}
+// peekTail is peekFile over the file as open gives it: memory-mapped
+// (discover.OpenTailMapped) or read (discover.OpenTail).
+func peekTail(ctx context.Context, path string, n int, open func(string) (*discover.Tail, error)) (items []discover.Message, err error) {
 	tail, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer tail.Close()
-	if testHookTailOpened != nil {
-		testHookTailOpened(path)
-	}
 	if tail.Mapped() {
 		// A mapped file truncated meanwhile faults on access: turn that into an
 		// error instead of a crash.
@@ -336,7 +327,7 @@ func firstLine(s string, max int) string {
 	return ""
 }
 
-// toolSummary is the one-line argument shown after a tool's name (§5.5).
+// toolSummary is the one-line argument shown after a tool's name (docs/agents/claude-code.md §5).
 func toolSummary(name string, input []byte) string {
 	get := func(k string) string { return str(field(input, k)) }
 	var s string

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -22,13 +23,21 @@ func TestPeekTruncatedWhileMapped(t *testing.T) {
 	want := peek(t, newEnv(t, home, nil).Env, discover.Session{ID: sid, Path: p}, 3)
 	keep := lines[:2]
 	shorter := strings.Join(keep, "\n") + "\n"
-	testHookTailOpened = func(path string) {
-		testHookTailOpened = nil // only the first (mapped) attempt
-		if err := os.Truncate(path, int64(len(shorter))); err != nil {
-			t.Error(err)
+	// Truncated right after it was mapped: the mapped read faults, and says so.
+	truncateAfterMapping := func(path string) (*discover.Tail, error) {
+		tail, err := discover.OpenTailMapped(path)
+		if err == nil && !tail.Mapped() {
+			t.Skip("this platform does not map transcripts")
 		}
+		if terr := os.Truncate(path, int64(len(shorter))); terr != nil {
+			t.Fatal(terr)
+		}
+		return tail, err
 	}
-	defer func() { testHookTailOpened = nil }()
+	if _, err := peekTail(t.Context(), p, 3, truncateAfterMapping); !errors.Is(err, errFault) {
+		t.Fatalf("mapped read of a truncated file: err %v, want errFault", err)
+	}
+	// peek, which falls back to plain reads on errFault, shows what is left.
 	got := peek(t, newEnv(t, home, nil).Env, discover.Session{ID: sid, Path: p}, 3)
 	if len(want) != 3 || len(got) != 2 || !strings.HasPrefix(got[1].Text, "prompt 1 ") {
 		t.Errorf("before: %d items; after truncation: %+v", len(want), got)

@@ -37,7 +37,7 @@ func TestPriceLookup(t *testing.T) {
 		}
 	}
 	if _, ok := newPriceTable(nil).Lookup("claude-opus-5-5"); ok {
-		t.Error("claude-opus-5-5 has a built-in price; the spec says it must not")
+		t.Error("claude-opus-5-5 has a built-in price; docs/agents/claude-code.md §3.2 says it must not")
 	}
 }
 
@@ -49,7 +49,7 @@ func TestCost(t *testing.T) {
 		want    float64
 		unknown []string
 	}{
-		// 2.1.197's own total_cost_usd for 14/84/200/2000 (spec §3.2).
+		// 2.1.197's own total_cost_usd for 14/84/200/2000 (docs/agents/claude-code.md §3.2).
 		{"opus-4-8 verified", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 14, Out: 84, CW5m: 200, CR: 2000}}}, 0.00442, nil},
 		// result.total_cost_usd of the 75098152 capture: 20 in / 10 out.
 		{"fixture 75098152", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 20, Out: 10}}}, 0.00035, nil},

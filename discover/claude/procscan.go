@@ -36,7 +36,7 @@ var subcommands = map[string]bool{
 }
 
 // claudeArgs returns the arguments after the program when p is a Claude Code
-// process (§4.2 candidates), or ok=false.
+// process (docs/agents/claude-code.md §4.2 candidates), or ok=false.
 func claudeArgs(t proc.Table, p proc.Process) ([]string, bool) {
 	switch {
 	case p.Comm == "claude" || p.Comm == "claude.exe":

@@ -197,7 +197,7 @@ func parseUsage(b []byte) (u tokenCounts) {
 }
 
 // injectedPrefixes start user texts that Claude Code or the harness wrote, not the
-// user (§3.3).
+// user (docs/agents/claude-code.md §3.3).
 var injectedPrefixes = []string{
 	"<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
 	"<local-command-stderr>", "<local-command-caveat>", "Caveat:", "<bash-input>",

@@ -80,7 +80,7 @@ func defaultHost() hostIdentity {
 	}
 }
 
-// readRegistry reads and verifies every registry entry (§4.2). It never writes or
+// readRegistry reads and verifies every registry entry (docs/agents/claude-code.md §4.2). It never writes or
 // removes anything, stale entries included.
 func readRegistry(ctx context.Context, root string, procs proc.Table, host hostIdentity, startMs startMillis) []regCheck {
 	dir := filepath.Join(root, "sessions")

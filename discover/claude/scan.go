@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // indexVersion changes whenever aggregate's meaning changes (not only its shape, which
@@ -260,7 +261,7 @@ func quickSummary(f *os.File, size int64, head *aggregate) *aggregate {
 			if _, err := f.Seek(off, io.SeekStart); err != nil {
 				break
 			}
-			next, _, err := discover.ReadLines(io.LimitReader(f, limit-off), off, func(line []byte, at int64) error {
+			next, _, err := jsonl.Read(io.LimitReader(f, limit-off), off, func(line []byte, at int64) error {
 				h.consume(line, at)
 				if h.Cwd != "" && h.Prompt != "" && h.Entrypoint != "" {
 					return io.EOF // enough
@@ -277,8 +278,8 @@ func quickSummary(f *os.File, size int64, head *aggregate) *aggregate {
 	start := max(size-quickTail, 0)
 	if _, err := f.Seek(start, io.SeekStart); err == nil {
 		first := start > 0
-		_, _, _ = discover.ReadLines(io.LimitReader(f, size-start), start, func(line []byte, off int64) error {
-			if first && !lineStartsAt(f, off) {
+		_, _, _ = jsonl.Read(io.LimitReader(f, size-start), start, func(line []byte, off int64) error {
+			if first && !jsonl.StartsLine(f, off) {
 				first = false
 				return nil // the window began inside this line
 			}
@@ -289,15 +290,6 @@ func quickSummary(f *os.File, size int64, head *aggregate) *aggregate {
 	}
 	h.mergeTail(&t)
 	return &h
-}
-
-func lineStartsAt(f io.ReaderAt, off int64) bool {
-	if off == 0 {
-		return true
-	}
-	var b [1]byte
-	_, err := f.ReadAt(b[:], off-1)
-	return err == nil && b[0] == '\n'
 }
 
 // mergeTail takes the "last seen" facts from t, a parse of the file's tail.

@@ -10,7 +10,7 @@ import (
 // `prompt`; the title is for one-line displays).
 const titleMax = 100
 
-// toSession builds the listing of one transcript (§3).
+// toSession builds the listing of one transcript (docs/agents/claude-code.md §3).
 func toSession(f *fileState, v discover.Verdict, prices *priceTable, unknownModel func(string)) discover.Session {
 	a := f.Agg
 	s := discover.Session{
@@ -81,7 +81,7 @@ func registrySession(r *regCheck, v discover.Verdict) discover.Session {
 }
 
 // firstPrompt is the first real prompt, else the first queued prompt, else the
-// first slash command (§3.3).
+// first slash command (docs/agents/claude-code.md §3.3).
 func (a *aggregate) firstPrompt() string {
 	switch {
 	case a.Prompt != "":

@@ -7,7 +7,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// Ages used by the tail rules (§4.3).
+// Ages used by the tail rules (docs/agents/claude-code.md §4.3).
 const (
 	openStopAge   = 5 * time.Second  // assistant text with stop_reason null is final after this
 	waitingAge    = 60 * time.Second // an unanswered tool_use in a TUI is probably a permission prompt
@@ -66,7 +66,7 @@ func subState(in liveInput) (status, detail string, inferred bool) {
 	return discover.StatusRunning, "", false
 }
 
-// permissionMode is the session's latest permission mode (§3).
+// permissionMode is the session's latest permission mode (docs/agents/claude-code.md §3).
 func (a *aggregate) permissionMode() string {
 	if a.PermMode != "" {
 		return a.PermMode

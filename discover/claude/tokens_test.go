@@ -9,7 +9,7 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
-// TestTokenDedup pins §3.1: the last line of each (message.id, requestId) group
+// TestTokenDedup pins docs/agents/claude-code.md §3.1: the last line of each (message.id, requestId) group
 // counts once.
 func TestTokenDedup(t *testing.T) {
 	const sid, cwd = idA, "/w"

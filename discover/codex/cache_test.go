@@ -54,13 +54,14 @@ func TestIndexDoesNotChangeOutput(t *testing.T) {
 
 	// A rollout replaced by another file (new inode), e.g. restored from backup.
 	p := rolloutPath(t, home, idAA41)
-	b, _ := os.ReadFile(p)
-	os.Remove(p)
-	os.WriteFile(p, b[:strings.LastIndex(string(b[:len(b)-1]), "\n")+1], 0o644)
+	b, err := os.ReadFile(p)
+	must(t, err)
+	must(t, os.Remove(p))
+	must(t, os.WriteFile(p, b[:strings.LastIndex(string(b[:len(b)-1]), "\n")+1], 0o644))
 	check("replaced")
 
 	// The DB row goes away: the head (not cached so far for DB threads) is read.
-	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
+	must(t, os.Remove(filepath.Join(codexDir(home), "state_5.sqlite")))
 	check("no db")
 }
 
@@ -72,16 +73,25 @@ func TestIndexAvoidsReads(t *testing.T) {
 	a := testAdapter(nil)
 	want := discoverAll(t, a, cachedEnv(home, state))[id1023]
 	p := rolloutPath(t, home, id1023)
-	fi, _ := os.Stat(p)
+	fi, err := os.Stat(p)
+	must(t, err)
 	f, err := os.OpenFile(p, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteAt([]byte(strings.Repeat("#", int(fi.Size()))), 0)
-	f.Close()
-	os.Chtimes(p, time.Now(), fi.ModTime())
+	must(t, err)
+	_, err = f.WriteAt([]byte(strings.Repeat("#", int(fi.Size()))), 0)
+	must(t, err)
+	must(t, f.Close())
+	must(t, os.Chtimes(p, time.Now(), fi.ModTime()))
 	got := discoverAll(t, a, cachedEnv(home, state))[id1023]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warm run re-read the rollout (-want +got):\n%s", diff)
+	}
+}
+
+// must fails the test on a setup error: a step that silently did nothing
+// would make a cache test pass for the wrong reason.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

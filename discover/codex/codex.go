@@ -1,4 +1,4 @@
-// Package codex is the Codex adapter's read side (spec: agents/codex.md).
+// Package codex is the Codex adapter's read side (notes: docs/agents/codex.md).
 //
 // Codex keeps one append-only JSONL rollout per thread under
 // $CODEX_HOME/sessions/YYYY/MM/DD/ (local-time folders), an index of threads in
@@ -204,7 +204,7 @@ func (a *Adapter) aliveQuery(ctx context.Context, env *discover.Env) (*discover.
 		q.IDs = append(q.IDs, id)
 	}
 	for _, l := range env.LaunchesFor(Name) {
-		q.IDs = append(q.IDs, l.SessionID, discover.LaunchSessionID(l))
+		q.IDs = append(q.IDs, l.SessionID, l.CurrentSessionID())
 	}
 	if len(q.IDs) > 500 {
 		return nil, nil // too many to name in one query: list everything
@@ -442,7 +442,7 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		}
 	}
 
-	// Fields: the DB row first where codex.md prefers it, then the rollout.
+	// Fields: the DB row first where docs/agents/codex.md prefers it, then the rollout.
 	if row != nil {
 		s.Cwd, s.Model, s.Prompt = row.Cwd, row.Model, row.FirstUserMessage
 		s.Title = row.Name
@@ -557,7 +557,7 @@ type launchRef struct {
 func launchRefs(env *discover.Env) map[string][]launchRef {
 	out := map[string][]launchRef{}
 	for _, l := range env.LaunchesFor(Name) {
-		id := discover.LaunchSessionID(l)
+		id := l.CurrentSessionID()
 		if id == "" || l.Log == "" {
 			continue
 		}

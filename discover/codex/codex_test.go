@@ -158,7 +158,7 @@ func TestDiscoverFixture(t *testing.T) {
 					t.Errorf("%s: cwd %q prompt %q title %q, want %q %q %q", f.id, s.Cwd, s.Prompt, s.Title, wantCwd, f.prompts[0], wantTitle)
 				}
 				// No turn_context in 60b3/70be: the model comes from the DB or, rollout
-				// only, from thread_settings_applied (codex.md §3 fallback).
+				// only, from thread_settings_applied (docs/agents/codex.md §3 fallback).
 				if s.Model != "fake-model" {
 					t.Errorf("%s: model %q", f.id, s.Model)
 				}
@@ -207,7 +207,7 @@ func TestDiscoverFixture(t *testing.T) {
 }
 
 // Exact times: the DB's ms columns, else session_meta / the last line — never the
-// local-time date folder (codex.md pitfall 7: TZ=UTC+14 wrote 2026/11/21/…T11-50-23).
+// local-time date folder (docs/agents/codex.md pitfall 7: TZ=UTC+14 wrote 2026/11/21/…T11-50-23).
 func TestTimesNotFromPaths(t *testing.T) {
 	for _, c := range []struct {
 		mode                 string

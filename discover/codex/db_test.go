@@ -25,7 +25,7 @@ func openRW(t testing.TB, path string) *sql.DB {
 	return db
 }
 
-// codex.md pitfall 19: an update still in the WAL (not checkpointed, writer
+// docs/agents/codex.md pitfall 19: an update still in the WAL (not checkpointed, writer
 // connected) is visible — immutable=1 would not see it.
 func TestUncheckpointedWALVisible(t *testing.T) {
 	home := fixtureHome(t)
@@ -49,7 +49,7 @@ func TestUncheckpointedWALVisible(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 20: columns come and go between releases; a threads table
+// docs/agents/codex.md pitfall 20: columns come and go between releases; a threads table
 // without created_at_ms, model, first_user_message… still lists.
 func TestSchemaDrift(t *testing.T) {
 	home := fixtureHome(t)
@@ -140,7 +140,7 @@ func treeHash(t testing.TB, root string) map[string]string {
 	return out
 }
 
-// codex.md pitfall 21: list, status and peek write nothing in CODEX_HOME — not
+// docs/agents/codex.md pitfall 21: list, status and peek write nothing in CODEX_HOME — not
 // even the -wal/-shm files a plain read-only open of a checkpointed DB creates.
 func TestReadOnly(t *testing.T) {
 	home := fixtureHome(t)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // Peek returns the last n conversational items of a thread (n <= 0: all), oldest
@@ -117,9 +118,9 @@ type rawLine struct {
 // inside a line skips that line.
 func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 	var lines []rawLine
-	skipFirst := start > 0 && !startsLine(f, start)
+	skipFirst := start > 0 && !jsonl.StartsLine(f, start)
 	seg := 0
-	_, _, err := discover.ReadLines(io.NewSectionReader(f, start, end-start), start, func(line []byte, off int64) error {
+	_, _, err := jsonl.Read(io.NewSectionReader(f, start, end-start), start, func(line []byte, off int64) error {
 		if skipFirst {
 			skipFirst = false
 			return nil
@@ -140,18 +141,10 @@ func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 	return buildMessages(lines), nil
 }
 
-func startsLine(f *os.File, off int64) bool {
-	var b [1]byte
-	if _, err := f.ReadAt(b[:], off-1); err != nil {
-		return false
-	}
-	return b[0] == '\n'
-}
-
 // buildMessages turns records into peek items. Per turn (segment between
 // task_started markers): when the turn has item_completed or legacy
 // user_message/agent_message events, its response_item messages are duplicates or
-// injected context and are not shown (codex.md §5); tool calls are response items
+// injected context and are not shown (docs/agents/codex.md §5); tool calls are response items
 // either way, and item_completed tool items are used only when a turn has no
 // response_item tool calls (so one call is never shown twice).
 func buildMessages(lines []rawLine) []discover.Message {
@@ -463,14 +456,14 @@ type execItem struct {
 
 // readExecLog reads a launch log written from `codex exec --json` stdout. Lines
 // that are not JSON (a supervisor's own notes) are skipped. An item.completed of
-// type "error" is a non-fatal warning (codex.md pitfall 18), not a failure.
+// type "error" is a non-fatal warning (docs/agents/codex.md pitfall 18), not a failure.
 func readExecLog(path string, window int64) []execItem {
 	var lines [][]byte
 	var offs []int64
 	if window > 0 {
-		lines, offs, _, _ = discover.TailLines(path, window)
+		lines, offs, _, _ = jsonl.Tail(path, window)
 	} else {
-		_, _, _ = discover.ReadFileLines(path, 0, func(line []byte, off int64) error {
+		_, _, _ = jsonl.ReadFile(path, 0, func(line []byte, off int64) error {
 			lines = append(lines, append([]byte(nil), line...))
 			offs = append(offs, off)
 			return nil

@@ -54,7 +54,7 @@ func peekAll(t testing.TB, home, id string, n int) []discover.Message {
 	return msgs
 }
 
-// codex.md pitfall 17: a last line without '\n' is being written; it is ignored
+// docs/agents/codex.md pitfall 17: a last line without '\n' is being written; it is ignored
 // by list and peek and causes no error.
 func TestPartialLastLine(t *testing.T) {
 	home := fixtureHome(t)
@@ -105,7 +105,7 @@ func TestUnknownRecordsSkipped(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 1: 0.169 writes no user_message/agent_message, yet prompt and
+// docs/agents/codex.md pitfall 1: 0.169 writes no user_message/agent_message, yet prompt and
 // peek are not empty. Pitfall 3: the reply exists twice (AgentMessage and the
 // response_item) and is shown once. Pitfall 4: the first response_item with role
 // user is <environment_context>, not the prompt.
@@ -132,7 +132,7 @@ func TestPaginatedFormat(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 5: total_token_usage is cumulative — after two turns input is
+// docs/agents/codex.md pitfall 5: total_token_usage is cumulative — after two turns input is
 // 84, not 42 + 84.
 func TestTokensCumulative(t *testing.T) {
 	home := fixtureHome(t)
@@ -147,7 +147,7 @@ func TestTokensCumulative(t *testing.T) {
 }
 
 // The legacy history mode (user_message/agent_message events, shell tool calls
-// with JSON outputs, no task markers) and codex.md pitfall 6: input_tokens
+// with JSON outputs, no task markers) and docs/agents/codex.md pitfall 6: input_tokens
 // includes cached ones.
 func TestLegacyRollout(t *testing.T) {
 	home := legacyHome(t)
@@ -183,7 +183,7 @@ func TestLegacyRollout(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 2: a thread resumed across an upgrade holds a legacy turn and
+// docs/agents/codex.md pitfall 2: a thread resumed across an upgrade holds a legacy turn and
 // a paginated one; both are rendered, each once.
 func TestMixedLegacyPaginated(t *testing.T) {
 	home := legacyHome(t)
@@ -217,7 +217,7 @@ func TestPreEnvelopeRollout(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 16: single lines of many MB (tool output) parse, in list and
+// docs/agents/codex.md pitfall 16: single lines of many MB (tool output) parse, in list and
 // peek, including when the tail scan has to cross one.
 func TestHugeLines(t *testing.T) {
 	home := fixtureHome(t)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // Reading limits. A rollout is append-only and can reach many megabytes (tool
@@ -18,7 +19,7 @@ const (
 	tailFirst   = 4 << 10  // first backward read: a finished turn's last records usually fit
 	tailMax     = 256 << 10
 	tailBudget  = 32 << 20 // give up looking further back than this
-	maxLineSize = discover.MaxLine
+	maxLineSize = jsonl.MaxLine
 )
 
 type turnState int

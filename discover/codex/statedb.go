@@ -113,7 +113,7 @@ var threadCols = []colSpec{
 }
 
 // readThreads reads the threads table, selecting only the columns this schema
-// generation has (codex.md pitfall 20).
+// generation has (docs/agents/codex.md pitfall 20).
 func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string]*threadRow, error) {
 	cols, err := sqlitero.Columns(ctx, db, "threads")
 	if err != nil {
@@ -133,7 +133,7 @@ func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string
 			names = append(names, `"`+c.name+`"`)
 		}
 	}
-	where, args := sqlitero.IDWhere("id", q)
+	where, args := q.SQLWhere("id")
 	rows, err := db.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM threads"+where, args...)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string
 	}
 	// Sub-agents: a thread that is some edge's child.
 	if ecols, err := sqlitero.Columns(ctx, db, "thread_spawn_edges"); err == nil && ecols["parent_thread_id"] && ecols["child_thread_id"] {
-		where, args := sqlitero.IDWhere("child_thread_id", q)
+		where, args := q.SQLWhere("child_thread_id")
 		if erows, err := db.QueryContext(ctx, "SELECT parent_thread_id, child_thread_id FROM thread_spawn_edges"+where, args...); err == nil {
 			for erows.Next() {
 				var p, c sql.NullString
@@ -216,7 +216,7 @@ func readHistory(ctx context.Context, db *sql.DB, q *discover.Query) (*history, 
 		errCol = "error_json"
 	}
 	h := &history{Turns: map[string]latestTurn{}, Projected: map[string]int64{}}
-	where, args := sqlitero.IDWhere("thread_id", q)
+	where, args := q.SQLWhere("thread_id")
 	rows, err := db.QueryContext(ctx, "SELECT thread_id, rollout_ordinal, status, "+errCol+" FROM thread_turns"+where, args...)
 	if err != nil {
 		return nil, err

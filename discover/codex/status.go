@@ -13,7 +13,7 @@ import (
 )
 
 // liveness is the exact per-thread evidence of a live writer, read once per
-// command (codex.md §4.1).
+// command (docs/agents/codex.md §4.1).
 type liveness struct {
 	checkable bool   // false: neither locks nor open files could be inspected
 	why       string // why not checkable
@@ -129,7 +129,7 @@ type turnView struct {
 }
 
 // latestTurnView picks the turn state: thread_history when its projection has
-// consumed the whole rollout (codex.md §2.3), else the rollout tail.
+// consumed the whole rollout (docs/agents/codex.md §2.3), else the rollout tail.
 func (st *state) latestTurnView(id string, haveTail bool, tail tailInfo, size int64) turnView {
 	if st.hist != nil {
 		// Current projection, or no rollout to check it against (then the DB is
@@ -169,7 +169,7 @@ func (st *state) latestTurnView(id string, haveTail bool, tail tailInfo, size in
 	return v
 }
 
-// applyStatus sets Status, Evidence, PID and EndedAt (codex.md §4.3, first
+// applyStatus sets Status, Evidence, PID and EndedAt (docs/agents/codex.md §4.3, first
 // matching row wins). Launch records are folded in later by the core.
 func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rolloutFile, row *threadRow, haveTail bool, tail tailInfo, size int64) {
 	tv := st.latestTurnView(s.ID, haveTail, tail, size)

@@ -38,11 +38,11 @@ func TestStatusFromLockHolder(t *testing.T) {
 	}{
 		// A killed turn (SIGTERM: no terminal record) with a live holder is running.
 		{"live holder, open turn", id861e, map[string]int{id861e + ".lock": native}, false, discover.StatusRunning, native, "held by pid 4242"},
-		// codex.md pitfall 13: lock held ≠ busy.
+		// docs/agents/codex.md pitfall 13: lock held ≠ busy.
 		{"live holder, closed turn", id5425, map[string]int{id5425 + ".lock": native}, false, discover.StatusIdle, native, "no turn in progress"},
 		// Held from another PID namespace: alive, no PID to show.
 		{"holder pid 0", id861e, map[string]int{id861e + ".lock": 0}, false, discover.StatusRunning, 0, "another PID namespace"},
-		// codex.md pitfall 14: a stale, unlocked lock file is evidence of a hard kill.
+		// docs/agents/codex.md pitfall 14: a stale, unlocked lock file is evidence of a hard kill.
 		{"stale lock, open turn", id861e, nil, true, discover.StatusFailed, 0, "stale thread-writer lock"},
 		{"no lock, open turn", id60b3, nil, false, discover.StatusFailed, 0, "no thread-writer lock held"},
 		{"no lock, interrupted", id70be, nil, false, discover.StatusStopped, 0, "last turn interrupted"},
@@ -132,7 +132,7 @@ func TestDaemonHostedThread(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 11: through the npm shim there are two processes; the native
+// docs/agents/codex.md pitfall 11: through the npm shim there are two processes; the native
 // child holds the lock and is the PID reported.
 func TestLivenessThroughNpmShim(t *testing.T) {
 	home := fixtureHome(t)
@@ -150,7 +150,7 @@ func TestLivenessThroughNpmShim(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 15: an unrelated codex process in the same cwd makes no old
+// docs/agents/codex.md pitfall 15: an unrelated codex process in the same cwd makes no old
 // thread live — neither with locks nor in the open-fd fallback.
 func TestUnrelatedCodexProcessIsNotEvidence(t *testing.T) {
 	home := fixtureHome(t)
@@ -200,7 +200,7 @@ func TestOpenFdFallback(t *testing.T) {
 	}
 }
 
-// codex.md pitfall 18: the launch log's `item.completed` of type error is a
+// docs/agents/codex.md pitfall 18: the launch log's `item.completed` of type error is a
 // warning; `turn.failed` is a failure.
 func TestLaunchLog(t *testing.T) {
 	home := fixtureHome(t)
@@ -228,7 +228,7 @@ supervisor: agent exited 1
 	}
 }
 
-// codex.md pitfall 22 (core overlay, checked end to end with this adapter): a
+// docs/agents/codex.md pitfall 22 (core overlay, checked end to end with this adapter): a
 // 25-hour-old launch record whose PID is alive keeps the thread running.
 func TestOldLaunchRecordStillLive(t *testing.T) {
 	home := fixtureHome(t)

@@ -13,7 +13,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/gob"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,9 +144,6 @@ func Load[T any](dir, name string, version int) *Index[T] {
 // Enabled reports whether the index is backed by a file.
 func (ix *Index[T]) Enabled() bool { return ix.path != "" }
 
-// Path is the index file ("" when disabled).
-func (ix *Index[T]) Path() string { return ix.path }
-
 // Get returns the entry for path and marks it as still in use.
 func (ix *Index[T]) Get(path string) (Entry[T], bool) {
 	ix.mu.RLock()
@@ -249,17 +245,6 @@ func (ix *Index[T]) Save() error {
 		return fmt.Errorf("write parse index (a cache; delete %s if this persists): %w", ix.path, err)
 	}
 	ix.dirty = false
-	return nil
-}
-
-// Remove deletes the index file (for tests and `cache clear`-style commands).
-func (ix *Index[T]) Remove() error {
-	if ix.path == "" {
-		return nil
-	}
-	if err := os.Remove(ix.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
 	return nil
 }
 

@@ -104,7 +104,7 @@ func (c conn) history(ctx context.Context, env *discover.Env, key string, n int)
 	return h, nil
 }
 
-// histRow is one chat.history message (Pi-style blocks; openclaw.md §5).
+// histRow is one chat.history message (Pi-style blocks; docs/agents/openclaw.md §5).
 type histRow struct {
 	Role         string          `json:"role"`
 	Content      json.RawMessage `json:"content"`

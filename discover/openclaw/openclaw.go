@@ -1,4 +1,4 @@
-// Package openclaw is the OpenClaw adapter's read side (spec: agents/openclaw.md).
+// Package openclaw is the OpenClaw adapter's read side (notes: docs/agents/openclaw.md).
 //
 // OpenClaw runs every session inside one gateway process, so there is no PID or
 // transcript file to look at: everything comes from the gateway's WebSocket RPC
@@ -105,7 +105,7 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 
 // Detail is what `status` needs beyond a list row: the first prompt, and tokens
 // and cost summed over the whole chat history. The row's own token and cost
-// fields are last-run values, not lifetime totals (openclaw.md §3), which is why
+// fields are last-run values, not lifetime totals (docs/agents/openclaw.md §3), which is why
 // Discover leaves Tokens and CostUSD empty.
 func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Session) (discover.Session, error) {
 	c, _, err := a.dial(ctx, env, "sessions.list", "chat.history")
@@ -291,7 +291,7 @@ type row struct {
 
 type gwInfo struct{ url, version string }
 
-// rowStatus maps a row to a status and its detail (openclaw.md §4). It never
+// rowStatus maps a row to a status and its detail (docs/agents/openclaw.md §4). It never
 // looks at update times: a session is running exactly when the gateway says a
 // run is active.
 func rowStatus(r row) (status, detail string) {

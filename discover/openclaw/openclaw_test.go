@@ -111,7 +111,7 @@ func manyRows(n int) []map[string]any {
 
 func TestDiscoverPaginatesAndMaps(t *testing.T) {
 	rows := manyRows(250)
-	// A real row (openclaw.md §3), done, with a device-signed connection.
+	// A real row (docs/agents/openclaw.md §3), done, with a device-signed connection.
 	rows[0] = map[string]any{"key": "agent:main:task1", "sessionId": "3644c83f-45fb-4d83-b305-a4b7d0ba922c", "kind": "direct",
 		"classification": "direct", "agentId": "main", "isMain": false, "createdVia": "operator",
 		"createdAt": 1795212363469, "updatedAt": 1795212369636, "lastInteractionAt": 1795212363740,

@@ -200,7 +200,7 @@ func TestMissingDataDirIsEmpty(t *testing.T) {
 	}
 }
 
-// OPENCODE_DB wins over the data dir (opencode.md §1); a relative value is under
+// OPENCODE_DB wins over the data dir (docs/agents/opencode.md §1); a relative value is under
 // the data dir; a relative XDG_DATA_HOME is invalid and ignored.
 func TestDBPathOverrides(t *testing.T) {
 	second := testdata(t, "second-data-home/opencode/opencode.db")

@@ -13,7 +13,7 @@ import (
 )
 
 // fact is one row of the fixture README's "Expected facts — OpenCode" tables, plus
-// the status the spec's derivation gives it with no opencode process alive.
+// the status docs/agents/opencode.md §4.3 derives for it with no opencode process alive.
 type fact struct {
 	id, dir, title, model, prompt string
 	user, assistant               int

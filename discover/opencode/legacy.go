@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The legacy store (OpenCode ≤ 1.1.x, opencode.md §2.2): one JSON file per object
+// The legacy store (OpenCode ≤ 1.1.x, docs/agents/opencode.md §2.2): one JSON file per object
 // under <data>/storage. 1.2+ imports it once, sometimes partially, so sessions may
 // live only here. File names sort like ids (ascending by creation), so a session's
 // first and last messages are the ends of a sorted listing: list reads those and

@@ -12,10 +12,10 @@ import (
 )
 
 // startSlack: a session (or its latest prompt) created by a process is at most this
-// much older than the process's start as the table reports it (opencode.md §4.1.3).
+// much older than the process's start as the table reports it (docs/agents/opencode.md §4.1 (3)).
 const startSlack = 2 * time.Second
 
-// Process kinds, by subcommand (opencode.md §4.1.3).
+// Process kinds, by subcommand (docs/agents/opencode.md §4.1 (3)).
 const (
 	kindRun   = "run"   // one turn of one session, then exit
 	kindTUI   = "tui"   // `opencode [project]`: many sessions of one directory
@@ -193,7 +193,7 @@ func classify(argv []string) ocProc {
 
 // procDir is where a process works: its --dir/project argument (relative to its
 // working directory), else PWD from its environment (OpenCode prefers PWD over
-// the real cwd, opencode.md §6), else its cwd.
+// the real cwd, docs/agents/opencode.md §6), else its cwd.
 func procDir(t proc.Table, pid int, arg string) string {
 	base := ""
 	if env, err := t.Environ(pid); err == nil {
@@ -219,7 +219,7 @@ func procDir(t proc.Table, pid int, arg string) string {
 	return ""
 }
 
-// judge derives every record's status (opencode.md §4.3), in place order. Status
+// judge derives every record's status (docs/agents/opencode.md §4.3), in place order. Status
 // never depends on wall time or on how recently a session was updated.
 func judge(recs []record, procs []ocProc, procsOK bool) []discover.Verdict {
 	out := make([]discover.Verdict, len(recs))

@@ -1,4 +1,4 @@
-// Package opencode is the OpenCode adapter's read side (spec: agents/opencode.md).
+// Package opencode is the OpenCode adapter's read side (notes: docs/agents/opencode.md).
 //
 // OpenCode ≥ 1.2 keeps everything in one SQLite database in WAL mode
 // (<data>/opencode.db); ≤ 1.1 kept a JSON tree under <data>/storage, which may
@@ -9,7 +9,7 @@
 // is alive only on process evidence: agentctl's launch records (folded in by the
 // core), `opencode run --session <id>`, or a unique opencode process in the
 // session's directory started before its open turn's prompt (inferred). Update
-// times are never evidence (opencode.md §4.1).
+// times are never evidence (docs/agents/opencode.md §4.1).
 package opencode
 
 import (
@@ -146,7 +146,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	// (launch records); they must not also be matched to some other session.
 	skip := map[int]bool{}
 	for _, l := range env.LaunchesFor(Name) {
-		if discover.LaunchSessionID(l) == "" {
+		if l.CurrentSessionID() == "" {
 			continue
 		}
 		if proc.Check(env.Procs, l.Agent()).Alive {

@@ -8,7 +8,7 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// dataDir is OpenCode's data dir (opencode.md §1): $XDG_DATA_HOME/opencode, else
+// dataDir is OpenCode's data dir (docs/agents/opencode.md §1): $XDG_DATA_HOME/opencode, else
 // ~/.local/share/opencode, on macOS too. A relative XDG_DATA_HOME is invalid per
 // the XDG spec and ignored, as OpenCode's xdg-basedir does.
 func dataDir(env *discover.Env) string {
@@ -18,7 +18,7 @@ func dataDir(env *discover.Env) string {
 	return filepath.Join(env.Home, ".local", "share", "opencode")
 }
 
-// dbPaths lists the SQLite stores to read (opencode.md §1 "DB path"):
+// dbPaths lists the SQLite stores to read (docs/agents/opencode.md §1 "DB path"):
 // OPENCODE_DB wins (":memory:" means nothing on disk; relative means under the
 // data dir); else <data>/opencode.db when it exists; else every <data>/opencode*.db
 // (the release channel is compiled into the binary, and asking the binary costs a

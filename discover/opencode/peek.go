@@ -12,7 +12,7 @@ import (
 )
 
 // peekDB reads the last n messages of a session (n <= 0: all) with their parts,
-// oldest first (opencode.md §5). found is false when the session is not in db.
+// oldest first (docs/agents/opencode.md §5). found is false when the session is not in db.
 func peekDB(ctx context.Context, db *sql.DB, id string, n int) (msgs []nativeMsg, found bool, err error) {
 	if err := db.QueryRowContext(ctx, "SELECT 1 FROM session WHERE id = ?", id).Scan(new(int)); err != nil {
 		if err == sql.ErrNoRows {

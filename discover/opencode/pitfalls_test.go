@@ -1,6 +1,6 @@
 package opencode
 
-// One test per pitfall of opencode.md §9. Launch-side pitfalls (3, 4, 6, 7, 8,
+// One test per pitfall of docs/agents/opencode.md §9. Launch-side pitfalls (3, 4, 6, 7, 8,
 // 12–15) are tested here from the read side: what the listing must show for the
 // sessions those runs left behind.
 

@@ -25,7 +25,7 @@ type nativePart struct {
 	Raw  json.RawMessage
 }
 
-// items turns messages into peek items (opencode.md §5): one per user message,
+// items turns messages into peek items (docs/agents/opencode.md §5): one per user message,
 // one per assistant message (text, tool calls with results), and an "error" item
 // for an assistant error (MessageAbortedError included). Messages or parts whose
 // JSON does not parse, unknown roles and unknown part types are skipped.
@@ -114,7 +114,7 @@ func rawOf(nm nativeMsg) []json.RawMessage {
 	return out
 }
 
-// toolCall renders a tool part: name, input summary, result (opencode.md §5).
+// toolCall renders a tool part: name, input summary, result (docs/agents/opencode.md §5).
 func toolCall(p partData) discover.ToolCall {
 	tc := discover.ToolCall{ID: p.CallID, Name: p.Tool, Summary: inputSummary(p.Tool, p.State.Input)}
 	switch p.State.Status {

@@ -26,7 +26,7 @@ type record struct {
 	Last                                                                lastMessage
 	Prompt                                                              *string
 	// LastUserAt is the creation time of the latest user message (ms), for
-	// matching a process started just before it (opencode.md §4.1.3).
+	// matching a process started just before it (docs/agents/opencode.md §4.1 (3)).
 	LastUserAt int64
 	// Path is the store it came from (the db, or the legacy session file).
 	Path   string
@@ -66,7 +66,7 @@ type lastMessage struct {
 // columns returns the column names of a table (empty when the table is missing).
 
 // jsonFn builds json_extract calls. Rows whose data is not JSON must be skipped
-// (opencode.md §2.1), but a guard (json_valid) on every call costs a third of the
+// (docs/agents/opencode.md §2.1), but a guard (json_valid) on every call costs a third of the
 // listing, so the listing runs unguarded first and, only if SQLite reports
 // malformed JSON, again guarded. CASE is evaluated lazily, so a guarded
 // json_extract never sees invalid text.
@@ -145,7 +145,7 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query) ([]
 	if err != nil {
 		return nil, err
 	}
-	where, args := sqlitero.IDWhere("s.id", q)
+	where, args := q.SQLWhere("s.id")
 	out, err := listRows(ctx, db, listSQL(sc, pc, false, where), path, args)
 	if isMalformedJSON(err) {
 		out, err = listRows(ctx, db, listSQL(sc, pc, true, where), path, args)
@@ -229,14 +229,14 @@ func parseModel(s string) modelRef {
 }
 
 // sumFromMessages fills tokens and cost from assistant messages, for schemas that
-// do not store session totals (opencode.md §2.3).
+// do not store session totals (docs/agents/opencode.md §2.3).
 func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
 	jx := guarded.x
 	idx := map[string]int{}
 	for i, r := range recs {
 		idx[r.ID] = i
 	}
-	filter, args := sqlitero.IDWhere("session_id", q)
+	filter, args := q.SQLWhere("session_id")
 	if filter != "" {
 		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
 	}

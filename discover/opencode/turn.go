@@ -7,7 +7,7 @@ import (
 )
 
 // turnOf reads what the latest message says about the session's turn
-// (opencode.md §4.2): no messages, a reply being (or being, when killed)
+// (docs/agents/opencode.md §4.2): no messages, a reply being (or being, when killed)
 // written, finished, aborted (MessageAbortedError: through the API), another
 // error, or a kind of message not known here. detail is the human reason.
 func turnOf(m lastMessage) (discover.Outcome, string) {

@@ -11,7 +11,7 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
-// Attribution windows (pi.md §4.1): a new session's header is written 0.1–4 s after
+// Attribution windows (docs/agents/pi.md §4.1): a new session's header is written 0.1–4 s after
 // the process starts; a resumed pi appends the user message at once.
 const (
 	newSessionWindow = 10 * time.Second
@@ -53,7 +53,7 @@ func trimComm(s string) string {
 // Node program whose argv is overwritten with its title; pi-rust is its own binary.
 var runtimes = []string{"node", "nodejs", "bun", "pi", "pi-rust"}
 
-// candidates finds pi processes in the snapshot (pi.md §4.1 "Foreign process"),
+// candidates finds pi processes in the snapshot (docs/agents/pi.md §4.1 "Foreign process"),
 // skipping the ones agentctl launched (skip) and the ones whose environment points
 // at a store we did not scan.
 func candidates(env *discover.Env, startTime func(proc.Process) (time.Time, bool), skip map[int]bool) []candidate {
@@ -93,7 +93,7 @@ func candidates(env *discover.Env, startTime func(proc.Process) (time.Time, bool
 	return out
 }
 
-// isPi applies pi.md §4.1: comm or argv[0] is a pi name and the executable is a
+// isPi applies docs/agents/pi.md §4.1: comm or argv[0] is a pi name and the executable is a
 // runtime pi runs on (or unreadable), or argv still shows pi's cli.js (the moment
 // before pi sets its process title).
 func isPi(t proc.Table, p proc.Process, argv []string, names []string) bool {
@@ -183,7 +183,7 @@ func (c candidate) writesTo(path string) bool {
 	return false
 }
 
-// owns is the attribution rule of pi.md §4.1: same cwd as the header, and either a
+// owns is the attribution rule of docs/agents/pi.md §4.1: same cwd as the header, and either a
 // new session (header within 10 s after the process started) or a resumed one
 // (older header, an entry written since the process started). Never cwd alone.
 func (c candidate) owns(f *file) bool {

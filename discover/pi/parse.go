@@ -17,7 +17,7 @@ type header struct {
 	Timestamp     string `json:"timestamp"`
 	Cwd           string `json:"cwd"`
 	ParentSession string `json:"parentSession,omitempty"`
-	// pi-rust only (pi.md §9): model fields in the header and an alias of parentSession.
+	// pi-rust only (docs/agents/pi.md §9): model fields in the header and an alias of parentSession.
 	BranchedFrom  string `json:"branchedFrom,omitempty"`
 	Provider      string `json:"provider,omitempty"`
 	ModelID       string `json:"modelId,omitempty"`
@@ -114,7 +114,7 @@ type leaf struct {
 	At           time.Time `json:"at,omitzero"`
 }
 
-// final reports whether the leaf is a finished assistant turn (pi.md §4.2).
+// final reports whether the leaf is a finished assistant turn (docs/agents/pi.md §4.2).
 func (l leaf) final() bool {
 	if l.Role != "assistant" {
 		return false
@@ -191,7 +191,7 @@ func (s *summary) feed(line []byte) {
 			return
 		}
 		if h.Version == 0 {
-			h.Version = 1 // pi.md §2: a header without version is v1
+			h.Version = 1 // docs/agents/pi.md §2: a header without version is v1
 		}
 		s.Header, s.HeaderOK = h, true
 		s.setModel(h.Provider, h.ModelID)
@@ -310,7 +310,7 @@ func contentText(raw json.RawMessage, withImages bool) string {
 	return strings.Join(parts, "\n")
 }
 
-// activity is last_activity per pi.md §3.
+// activity is last_activity per docs/agents/pi.md §3.
 func (s *summary) activity() time.Time {
 	switch {
 	case !s.LastMsgAt.IsZero():

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // fullEntry is an entry as peek renders it.
@@ -57,7 +58,7 @@ type skel struct {
 	n          int
 }
 
-// Peek renders the last n items of the session's active branch (pi.md §5): the
+// Peek renders the last n items of the session's active branch (docs/agents/pi.md §5): the
 // path from the last entry back to the root, so abandoned branches do not mix in.
 // A launched session without a file yet is rendered from its launch log.
 func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
@@ -91,7 +92,7 @@ func peekFile(ctx context.Context, path string, n int) ([]discover.Message, erro
 	var skels []skel
 	index := map[string]int{}
 	first := true
-	_, _, err = discover.ReadLines(f, 0, func(line []byte, off int64) error {
+	_, _, err = jsonl.Read(f, 0, func(line []byte, off int64) error {
 		if first {
 			first = false
 			return nil // the header
@@ -281,7 +282,7 @@ func skeletonOf(line []byte) (skeleton, bool) {
 func peekLog(path string, n int) ([]discover.Message, error) {
 	var recs []rec
 	seq := 0
-	_, _, err := discover.ReadFileLines(path, 0, func(line []byte, off int64) error {
+	_, _, err := jsonl.ReadFile(path, 0, func(line []byte, off int64) error {
 		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
 			return nil
 		}
@@ -437,7 +438,7 @@ func assistantContent(raw json.RawMessage) (string, []discover.ToolCall) {
 	return strings.Join(texts, "\n"), tools
 }
 
-// toolSummary is pi.md §5: the command for bash, the path for file tools, else
+// toolSummary is docs/agents/pi.md §5: the command for bash, the path for file tools, else
 // compact JSON of the arguments (≤ 120 chars).
 func toolSummary(name string, args json.RawMessage) string {
 	var m map[string]any

@@ -1,4 +1,4 @@
-// Package pi is the Pi adapter's read side (spec: agents/pi.md). pi and pi-rust
+// Package pi is the Pi adapter's read side (notes: docs/agents/pi.md). pi and pi-rust
 // share one session tree (~/.pi/agent/sessions), so one reader lists both and tags
 // each session with its flavour; a session is reported once, keyed by header id.
 //
@@ -79,7 +79,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		if l.Adapter != Name && l.Adapter != NameRust {
 			continue
 		}
-		for _, id := range []string{l.SessionID, discover.LaunchSessionID(l)} {
+		for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
 			if id != "" {
 				flavourOf[id] = l.Adapter
 			}
@@ -89,7 +89,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		}
 		if proc.Check(env.Procs, l.Agent()).Alive {
 			launchPIDs[l.PID] = true
-			launchLive[discover.LaunchSessionID(l)] = true
+			launchLive[l.CurrentSessionID()] = true
 		}
 	}
 
@@ -156,7 +156,7 @@ func oneper(env *discover.Env, files []*file, q *discover.Query) []*file {
 	return out
 }
 
-// session turns a summary into a Session with its status (pi.md §3, §4.2).
+// session turns a summary into a Session with its status (docs/agents/pi.md §3, §4.2).
 func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) discover.Session {
 	sum := f.Sum
 	h := sum.Header
@@ -219,7 +219,7 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) di
 	return s
 }
 
-// transcriptOutcome is pi.md §4.2 for a session no live process owns. An open
+// transcriptOutcome is docs/agents/pi.md §4.2 for a session no live process owns. An open
 // leaf (user message, tool result, tool call) with nobody writing means the
 // process died mid-turn.
 func transcriptOutcome(l leaf) (discover.Outcome, string) {
@@ -255,7 +255,7 @@ func outcomeOf(l leaf) string {
 	return l.Role
 }
 
-// estimate prices tokens from config.prices when pi recorded no cost (pi.md §3),
+// estimate prices tokens from config.prices when pi recorded no cost (docs/agents/pi.md §3),
 // with discover's model-matching rule.
 func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, string) {
 	if prices.Empty() || model == "" {

@@ -197,7 +197,7 @@ func TestCostEstimate(t *testing.T) {
 	}
 }
 
-// pi.md §2: tolerate usage.cost as a bare number.
+// docs/agents/pi.md §2: tolerate usage.cost as a bare number.
 func TestCostBareNumber(t *testing.T) {
 	dir := t.TempDir()
 	writeLines(t, filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000005.jsonl"),

@@ -1,6 +1,6 @@
 package pi
 
-// One test per pitfall of pi.md §10 that concerns the read side. 13–16 (argv
+// One test per pitfall of docs/agents/pi.md §10 that concerns the read side. 13–16 (argv
 // prompt hazards, stdin pipe, resume by path, wrapper kill) are launch/stop
 // behaviour and are tested with the launcher, not here.
 
@@ -265,7 +265,7 @@ func TestPitfall10MtimeIsNotLiveness(t *testing.T) {
 }
 
 // 11. Cwd-only attribution: see TestLiveProcessByCwdAndStart (one live pi in a cwd
-// with four older sessions: only the file matching §4.1 is running).
+// with four older sessions: only the file matching docs/agents/pi.md §4.1 is running).
 func TestPitfall11CwdOnly(t *testing.T) { TestLiveProcessByCwdAndStart(t) }
 
 // 12. json mode exits 0 on a provider error: the file says failed, with pi's

@@ -13,12 +13,13 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // indexVersion: bump when the meaning of summary changes.
 const indexVersion = 1
 
-// Quick-summary reads (pi.md §3 "Performance"): the prompt from a bounded forward
+// Quick-summary reads (docs/agents/pi.md §3 "Performance"): the prompt from a bounded forward
 // scan, the state from a tail read grown until it holds a complete line.
 const (
 	headWindow    = 64 << 10
@@ -183,7 +184,7 @@ func (s summary) clone() summary {
 func quickSummary(f *os.File, partial *summary) *summary {
 	q := &summary{}
 	if _, err := f.Seek(0, io.SeekStart); err == nil {
-		_, _, _ = discover.ReadLines(io.LimitReader(f, headWindow), 0, func(line []byte, _ int64) error {
+		_, _, _ = jsonl.Read(io.LimitReader(f, headWindow), 0, func(line []byte, _ int64) error {
 			q.feed(line)
 			if !q.HeaderOK {
 				return errStop
@@ -198,7 +199,7 @@ func quickSummary(f *os.File, partial *summary) *summary {
 		q.Prompt, q.PromptSeen = partial.Prompt, true
 	}
 	for w := int64(tailWindow); w <= maxTailWindow; w *= 4 {
-		lines, _, atStart, err := discover.TailLines(f.Name(), w)
+		lines, _, atStart, err := jsonl.Tail(f.Name(), w)
 		if err != nil {
 			break
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // root is one place session files live.
@@ -22,7 +23,7 @@ type root struct {
 	Why string
 }
 
-// agentDir is <A> of pi.md §1 as agentctl's own environment defines it.
+// agentDir is <A> of docs/agents/pi.md §1 as agentctl's own environment defines it.
 func agentDir(env *discover.Env) string {
 	if d := env.LookupEnv("PI_CODING_AGENT_DIR"); d != "" {
 		return env.ExpandHome(d)
@@ -30,7 +31,7 @@ func agentDir(env *discover.Env) string {
 	return filepath.Join(env.Home, ".pi", "agent")
 }
 
-// roots lists every place to scan (pi.md §1 "What agentctl scans", §9 for pi-rust),
+// roots lists every place to scan (docs/agents/pi.md §1 "What agentctl scans", §9 for pi-rust),
 // de-duplicated.
 func roots(env *discover.Env) []root {
 	a := agentDir(env)
@@ -163,7 +164,7 @@ func isDir(e fs.DirEntry, p string) bool {
 	return false
 }
 
-// flavour classifies a file as pi or pi-rust (pi.md §9): by the file name's id part
+// flavour classifies a file as pi or pi-rust (docs/agents/pi.md §9): by the file name's id part
 // first, then by header model fields (which only pi-rust writes).
 func flavour(path string, h header) string {
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
@@ -217,7 +218,7 @@ func readHeader(path string) (header, bool) {
 	if _, err := f.Seek(0, 0); err != nil {
 		return header{}, false
 	}
-	_, _, _ = discover.ReadLines(f, 0, func(line []byte, _ int64) error {
+	_, _, _ = jsonl.Read(f, 0, func(line []byte, _ int64) error {
 		s.feed(line)
 		return errStop
 	})

@@ -10,12 +10,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite: static, cross-compilable binary
-
-	"github.com/agentctl/agentctl/discover"
 )
 
 // dbState is what a lock-free read depends on: the database file and whether its
@@ -56,8 +53,8 @@ func statDB(path string) (dbState, error) {
 //
 // So: when the side files exist (the agent is running, or died without cleaning
 // up), open normally with mode=ro: SQLite uses them and creates nothing, and rows
-// not yet checkpointed are visible (immutable=1 would hide them: opencode.md
-// §2.3, codex.md pitfall 19).
+// not yet checkpointed are visible (immutable=1 would hide them: docs/agents/opencode.md
+// §2.3, docs/agents/codex.md pitfall 19).
 // When there is no -wal file, every committed row is in the main file (SQLite
 // deletes the WAL only after a full checkpoint), so immutable=1 reads exactly what
 // mode=ro would, without touching the directory; Read re-checks afterwards that
@@ -144,29 +141,4 @@ func Columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, er
 		cols[n] = true
 	}
 	return cols, rows.Err()
-}
-
-// IDWhere is the WHERE clause selecting the rows whose col q matches ("" for
-// nil: every row). The prefix is compared byte for byte, as Query.Match does
-// (LIKE would fold case and treat _ and % as wildcards, and ids hold '_').
-func IDWhere(col string, q *discover.Query) (string, []any) {
-	if q == nil {
-		return "", nil
-	}
-	var conds []string
-	var args []any
-	if q.Prefix != "" {
-		conds = append(conds, "substr(CAST("+col+" AS BLOB), 1, ?) = CAST(? AS BLOB)")
-		args = append(args, len(q.Prefix), q.Prefix)
-	}
-	if len(q.IDs) > 0 {
-		conds = append(conds, col+" IN (?"+strings.Repeat(", ?", len(q.IDs)-1)+")")
-		for _, id := range q.IDs {
-			args = append(args, id)
-		}
-	}
-	if len(conds) == 0 {
-		return " WHERE 0", nil
-	}
-	return " WHERE " + strings.Join(conds, " OR "), args
 }

@@ -89,7 +89,7 @@ func (a *Agentctl) Run(t testing.TB, args ...string) (stdout, stderr string, cod
 	done := make(chan error, 1)
 	start := time.Now()
 	defer func() {
-		// agentctl must feel instant (product.md §10): make slowness visible.
+		// agentctl must feel instant (README "Performance"): make slowness visible.
 		if d := time.Since(start); d > 2*time.Second {
 			t.Logf("agentctl %s took %s", strings.Join(args, " "), d.Round(time.Millisecond))
 		}
@@ -127,7 +127,7 @@ func (a *Agentctl) JSON(t testing.TB, v any, args ...string) {
 	}
 }
 
-// Session is the documented JSON shape of one session (product.md §2), decoded
+// Session is the documented JSON shape of one session (README "JSON" and "How status is decided"), decoded
 // independently of agentctl's Go types so the tests pin the public contract.
 type Session struct {
 	ID             string  `json:"id"`

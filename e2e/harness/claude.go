@@ -13,7 +13,7 @@ import (
 )
 
 // Claude runs one pinned Claude Code version against a stub, in a fresh HOME
-// (claude-code.md §10.2).
+// (docs/agents/claude-code.md §10.2).
 type Claude struct {
 	Version string
 	Bin     string
@@ -90,7 +90,7 @@ func ClaudeResult(stdout string) map[string]any {
 	return nil
 }
 
-// Transcript is where Claude keeps the session's transcript (slug rule §1.3).
+// Transcript is where Claude keeps the session's transcript (slug rule docs/agents/claude-code.md §1.3).
 func (c *Claude) Transcript(cwd, id string) string {
 	slug := strings.Map(func(r rune) rune {
 		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {

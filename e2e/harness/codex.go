@@ -10,7 +10,7 @@ import (
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
-// Codex runs the pinned Codex CLI against a stub (codex.md §10): a fresh HOME,
+// Codex runs the pinned Codex CLI against a stub (docs/agents/codex.md §10): a fresh HOME,
 // CODEX_HOME set explicitly, a config.toml naming the stub as provider "fake".
 type Codex struct {
 	Bin  string
@@ -56,7 +56,7 @@ func (c *Codex) Exec(t testing.TB, dir, prompt string, args ...string) *Proc {
 }
 
 // Resume starts `codex exec -C dir resume --json --skip-git-repo-check <id> -`
-// (-C belongs to exec, before resume; codex.md §7).
+// (-C belongs to exec, before resume; docs/agents/codex.md §7).
 func (c *Codex) Resume(t testing.TB, dir, id, prompt string) *Proc {
 	t.Helper()
 	argv := []string{"exec", "-C", dir, "resume", "--json", "--skip-git-repo-check", id, "-"}

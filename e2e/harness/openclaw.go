@@ -19,7 +19,7 @@ import (
 )
 
 // OpenClaw is a real OpenClaw gateway on 127.0.0.1, run with Node 24, whose
-// model provider "fakeoai" is a stub (openclaw.md §8).
+// model provider "fakeoai" is a stub (docs/agents/openclaw.md §8).
 type OpenClaw struct {
 	Home  string
 	Port  int
@@ -47,7 +47,7 @@ func StartOpenClaw(t testing.TB, srv *stub.Server) *OpenClaw {
 	tok := make([]byte, 16)
 	rand.Read(tok)
 	token := hex.EncodeToString(tok)
-	// JSON is valid JSON5; paths are absolute, as the spec asks.
+	// JSON is valid JSON5; paths are absolute, as OpenClaw wants them in its config.
 	cfg := map[string]any{
 		"gateway": map[string]any{"mode": "local", "port": port, "bind": "loopback",
 			"auth": map[string]any{"mode": "token", "token": token}},

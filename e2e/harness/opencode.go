@@ -10,7 +10,7 @@ import (
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
-// OpenCode runs the pinned OpenCode CLI against a stub (opencode.md §10): a fresh
+// OpenCode runs the pinned OpenCode CLI against a stub (docs/agents/opencode.md §10): a fresh
 // HOME with every XDG variable set under it, so a developer's own XDG values
 // cannot leak in, and a global config naming the stub as provider "fake".
 type OpenCode struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
-// Pi runs the pinned pi CLI against a stub (pi.md §11): a fresh HOME (so the agent
+// Pi runs the pinned pi CLI against a stub (docs/agents/pi.md §11): a fresh HOME (so the agent
 // dir is Home/.pi/agent), PI_OFFLINE=1, and a models.json naming the stub as
 // provider "fakeoai" with prices, so cost is non-zero.
 type Pi struct {

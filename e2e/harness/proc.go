@@ -31,7 +31,7 @@ type Spec struct {
 }
 
 // Proc is a started process. Its stdout and stderr go to files, never pipes:
-// a closed pipe kills or stalls agents (codex.md §6).
+// a closed pipe kills or stalls agents (docs/agents/codex.md §6).
 type Proc struct {
 	PID        int
 	StdoutPath string

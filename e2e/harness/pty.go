@@ -14,7 +14,7 @@ import (
 	"github.com/creack/pty"
 )
 
-// PTY is a process started on a pseudo-terminal (claude-code.md §10.2: the TUI
+// PTY is a process started on a pseudo-terminal (docs/agents/claude-code.md §10.2: the TUI
 // needs one). Everything it prints is kept, and also appended to StdoutPath.
 type PTY struct {
 	*Proc

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// The pins the specs were verified against (agents/*.md); a lock file that
-// drifted from them would test other versions than the specs describe.
+// The pinned versions docs/agents/*.md describe; a lock file that
+// drifted from them would test other versions than the notes describe.
 var wantPins = map[string]map[string]string{
 	Claude197: {"@anthropic-ai/claude-code": "2.1.197"},
 	Claude329: {"@anthropic-ai/claude-code": "2.1.329"},

@@ -29,7 +29,7 @@ func claudeTool(project string) tool {
 	return tool{project, func() []string {
 		// .bin/claude links to bin/claude.exe, which postinstall hard-links to the
 		// native binary. When scripts were blocked it is a small stub, so fall back
-		// to the platform package's binary (claude-code.md §10.1).
+		// to the platform package's binary (docs/agents/claude-code.md §10.1).
 		return []string{
 			".bin/claude",
 			fmt.Sprintf("@anthropic-ai/claude-code-%s-%s/claude", runtime.GOOS, npmArch()),
@@ -48,7 +48,7 @@ var tools = map[string]tool{
 		return []string{fmt.Sprintf("rust-just-%s-%s/bin/just", runtime.GOOS, npmArch()), ".bin/just"}
 	}},
 	"node24": {Node24, func() []string { return []string{".bin/node"} }},
-	// OpenClaw is run as `node24 openclaw.mjs …` (openclaw.md §8).
+	// OpenClaw is run as `node24 openclaw.mjs …` (docs/agents/openclaw.md §8).
 	"openclaw": {OpenClaw, func() []string { return []string{"openclaw/openclaw.mjs"} }},
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // parseAnthropic fills the request's model, tools and last user message from a
-// Messages API body (claude-code.md §10.3). `messages` may contain role "system"
+// Messages API body (docs/agents/claude-code.md §10.3). `messages` may contain role "system"
 // entries, so nothing assumes alternation.
 func parseAnthropic(r *Request) {
 	var b struct {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// parseChat reads a Chat Completions body (opencode.md §10, pi.md §11). The last
+// parseChat reads a Chat Completions body (docs/agents/opencode.md §10, docs/agents/pi.md §11). The last
 // message that is a user message or a tool result decides the script (OpenClaw's
 // internal-context message excepted).
 func parseChat(r *Request) {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// parseResponses reads a Responses API body (codex.md §10). The last input item
+// parseResponses reads a Responses API body (docs/agents/codex.md §10). The last input item
 // that is a user message or a function_call_output decides the script; Codex's
 // injected <environment_context> user message comes before the prompt.
 func parseResponses(r *Request) {

@@ -189,7 +189,7 @@ func (w *claudeWriter) turn(turn int, target int64) {
 		{"type": "text", "text": w.words(15)},
 		{"type": "tool_use", "id": toolID, "name": "Bash", "input": map[string]any{"command": "go test ./... # " + w.words(3), "description": w.words(4)}},
 	}
-	// One line per block, every line repeating the final usage (§3.1).
+	// One line per block, every line repeating the final usage (docs/agents/claude-code.md §3.1).
 	for _, b := range blocks[w.rng.IntN(2):] {
 		a := w.envelope("assistant", w.tick(3*time.Second))
 		a["requestId"] = reqID

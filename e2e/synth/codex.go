@@ -50,7 +50,7 @@ CREATE TABLE thread_spawn_edges (
 
 // WriteCodexHome writes n synthetic Codex threads under root/.codex (root is a
 // HOME; the default CODEX_HOME is root/.codex) in the shape codex-cli 0.169 writes
-// them (agents/codex.md §1–2): rollouts under sessions/YYYY/MM/DD/ with a ~20 KB
+// them (docs/agents/codex.md §1–2): rollouts under sessions/YYYY/MM/DD/ with a ~20 KB
 // session_meta line, one to four turns each (task_started, injected context,
 // turn_context, the prompt as response_item and item_completed, tool calls with
 // outputs, AgentMessage plus its response_item duplicate, token_usage_record,

@@ -12,7 +12,7 @@ import (
 )
 
 // WritePiHome writes n synthetic pi / pi-rust sessions under root/.pi/agent/sessions
-// in the shape pi 0.73.1 writes them (agents/pi.md §2): a header, model_change and
+// in the shape pi 0.73.1 writes them (docs/agents/pi.md §2): a header, model_change and
 // thinking_level_change, nested messages with usage and cost, tool round trips,
 // provider-error retries, interrupted turns, abandoned branches. About 1 in 20 files
 // is pi-rust (8-char file-name suffix, UUIDv4 id, model fields in the header) and 1

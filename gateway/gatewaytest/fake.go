@@ -23,7 +23,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Fake speaks the gateway side of openclaw.md §2–5 as observed on
+// Fake speaks the gateway side of docs/agents/openclaw.md §2–5 as observed on
 // OpenClaw 2026.9.6: challenge, connect (protocol range, token, optional signed
 // device), hello-ok, sessions.list with offset paging, chat.history paged from
 // the newest end. It checks what agentctl sends and records every violation in
