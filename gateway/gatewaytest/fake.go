@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -413,13 +412,4 @@ func ClosedURL(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return "ws://" + addr
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
