@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -115,7 +118,7 @@ func runFuseSet(ctx context.Context, e *cmdEnv, o fuseSetOptions) error {
 	if err != nil {
 		return usageErrorf("fuse set %s: %v", o.Dir, err)
 	}
-	e.fireFuses(ctx, false)
+	e.fuseUpkeep(ctx)
 	f := locks.Fuse{Directory: dir, Label: o.Label, Script: o.Script, Webhook: o.Webhook, Event: o.Event}
 	if f.Webhook != "" {
 		f.WebhookSecret = e.config.WebhookSecret
@@ -180,7 +183,7 @@ func runFuseExtend(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
 	if err != nil {
 		return err
 	}
-	e.fireFuses(ctx, false)
+	e.fuseUpkeep(ctx)
 	f, err := locks.ExtendFuse(e.store, dir, o.TTL)
 	if err != nil {
 		return fuseErr(err)
@@ -218,7 +221,7 @@ func runFuseCancel(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
 	if err != nil {
 		return err
 	}
-	e.fireFuses(ctx, false)
+	e.fuseUpkeep(ctx)
 	if _, err := locks.CancelFuse(e.store, dir); err != nil {
 		return fuseErr(err)
 	}
@@ -302,7 +305,7 @@ type fuseJSON struct {
 }
 
 func runFuses(ctx context.Context, e *cmdEnv, o fusesOptions) error {
-	e.fireFuses(ctx, false)
+	e.fuseUpkeep(ctx)
 	fs, err := locks.ReadFuses(e.store)
 	if err != nil {
 		return &exitError{exitFailed, err}
@@ -338,27 +341,90 @@ func runFuses(ctx context.Context, e *cmdEnv, o fusesOptions) error {
 	return nil
 }
 
+// fuseUpkeep is what a command that reads does about expired fuses: nothing
+// slow. When one is due it starts a detached `agentctl __fire-fuses`, which
+// claims and fires it (exactly once across processes, locks.FireDueFuses), so
+// a fuse's script — up to 300 s — never delays `list`. Without an executable
+// to start (in-process runs) it fires here.
+func (e *cmdEnv) fuseUpkeep(ctx context.Context) {
+	if !locks.AnyDue(e.store, false) {
+		return
+	}
+	var self string
+	if e.s.executable != nil {
+		self, _ = e.s.executable()
+	}
+	if self == "" {
+		e.fireFuses(ctx, false)
+		return
+	}
+	if err := startFuseFirer(self, e.store.Dir); err != nil {
+		warn(e.s, fmt.Sprintf("fire expired fuses in the background: %v; firing them now", err))
+		e.fireFuses(ctx, false)
+	}
+}
+
+// startFuseFirer starts `self __fire-fuses --state DIR` in its own session with
+// its output appended to logs/fuses.log, and does not wait for it.
+func startFuseFirer(self, state string) error {
+	cmd := &exec.Cmd{Path: self, Args: []string{self, "__fire-fuses", "--state", state},
+		Env: os.Environ(), SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if err := os.MkdirAll(filepath.Join(state, "logs"), 0o700); err == nil {
+		if f, err := os.OpenFile(filepath.Join(state, "logs", "fuses.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+			defer f.Close()
+			cmd.Stdout, cmd.Stderr = f, f
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }() // reaped if this process lives on (list --watch)
+	return nil
+}
+
 // fireFuses fires the fuses that expired, once across every agentctl process
-// (locks.FireDueFuses). Every command that opens fuses.json or reads sessions
-// calls it: without a daemon, that is how a fuse fires on time. retry (sweep)
-// also fires fuses whose firer died mid-action. Failures are warnings: the
-// fuse has fired, and a failed webhook waits in the outbox.
+// (locks.FireDueFuses): sweep calls it (retry: also fuses whose firer died
+// mid-action), and __fire-fuses for the commands that read.
 func (e *cmdEnv) fireFuses(ctx context.Context, retry bool) []locks.Fired {
-	d := e.deps()
+	return fireDueFuses(ctx, e.store, e.deps(), retry, func(m string) { warn(e.s, m) })
+}
+
+// fireDueFuses fires as this process. Failures are warnings: the fuse has
+// fired, and a failed webhook waits in the outbox.
+func fireDueFuses(ctx context.Context, store *meta.Store, d *launch.Deps, retry bool, warnf func(string)) []locks.Fired {
 	pid := os.Getpid()
-	owner := locks.Owner{PID: pid}
+	owner := locks.Owner{PID: pid, Boot: d.Procs.BootID()}
 	if p, err := d.Procs.Find(pid); err == nil {
 		owner.Start = p.StartTicks
 	}
-	owner.Boot = d.Procs.BootID()
-	fired, err := locks.FireDueFuses(ctx, e.store, owner, retry, d.FireFuse)
+	fired, err := locks.FireDueFuses(ctx, store, owner, retry, d.FireFuse)
 	if err != nil {
-		warn(e.s, fmt.Sprintf("fuses: %v", err))
+		warnf(fmt.Sprintf("fuses: %v", err))
 	}
 	for _, f := range fired {
 		if f.Err != nil {
-			warn(e.s, fmt.Sprintf("fuse on %s fired: %v", f.Fuse.Directory, f.Err))
+			warnf(fmt.Sprintf("fuse on %s fired: %v", f.Fuse.Directory, f.Err))
 		}
 	}
 	return fired
+}
+
+// fireFusesCommand is the hidden `agentctl __fire-fuses` that fuseUpkeep
+// starts detached.
+func fireFusesCommand(s *host) *cli.Command {
+	return &cli.Command{
+		Name:   "__fire-fuses",
+		Hidden: true,
+		Usage:  "internal: fire expired fuses (started by the commands that read)",
+		Flags:  []cli.Flag{&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"}},
+		Action: func(c *cli.Context) error {
+			state := c.String("state")
+			if state == "" || c.NArg() > 0 {
+				return usageErrorf("__fire-fuses is internal: the commands that read sessions start it")
+			}
+			deps, logw := internalDeps(state, s, "fuses")
+			fireDueFuses(c.Context, deps.Store, deps, false, func(m string) { logw("%s", m) })
+			return nil
+		},
+	}
 }

@@ -107,6 +107,9 @@ func TestFuseFiresOnceUnderConcurrentCommands(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		// A reading command hands the firing to a detached __fire-fuses, which
+		// may still be running: wait for the fuse to be gone.
+		h.waitNoFuses(t, r)
 		got := lines(t, fired)
 		if len(got) != r+1 || got[r] != strconv.Itoa(r) {
 			t.Fatalf("round %d: the script ran %v (once per round expected)", r, got)
@@ -118,6 +121,67 @@ func TestFuseFiresOnceUnderConcurrentCommands(t *testing.T) {
 	if n := h.count(meta.EventFuseExpired); n != rounds {
 		t.Errorf("%d fuse.expired events for %d firings", n, rounds)
 	}
+}
+
+func (h *fuseHome) waitNoFuses(t *testing.T, round int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fs, err := locks.ReadFuses(h.store)
+		if err == nil && len(fs) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("round %d: fuse still there after 30 s: %+v (%v)", round, fs, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A read never waits on a fuse's script: `list` with an expired fuse whose
+// script sleeps 60 s returns at once, and the script still runs exactly once,
+// however many reads noticed it.
+func TestSlowFuseScriptDoesNotDelayList(t *testing.T) {
+	h := newFuseHome(t)
+	dir := filepath.Join(h.work, "proj")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(h.work, "runs")
+	h.setExpired(dir, "echo $$ >> "+runs+"; sleep 60")
+	start := time.Now()
+	if out, err := h.cmd("list").CombinedOutput(); err != nil {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("list took %s: it waited for the fuse's script", d)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := h.cmd("list", "-a").CombinedOutput(); err != nil {
+				t.Errorf("list -a: %v\n%s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(lines(t, runs)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // a second firing would have started by now
+	got := lines(t, runs)
+	if len(got) != 1 {
+		t.Fatalf("the script ran %d times (%v), want once", len(got), got)
+	}
+	if pid, err := strconv.Atoi(got[0]); err == nil {
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // its own process group
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	h.waitNoFuses(t, 0) // the detached firer ends once its script is gone
+	time.Sleep(200 * time.Millisecond)
 }
 
 // The process firing a fuse is SIGKILLed in the middle of its script: the fuse

@@ -193,6 +193,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			fusesCommand(s),
 			eventsCommand(s),
 			finaliseCommand(s),
+			fireFusesCommand(s),
 		},
 	}
 	for _, c := range app.Commands {
@@ -395,7 +396,7 @@ func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *disc
 func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
 	env := e.newEnv()
 	env.OnlyAlive = e.onlyAlive
-	e.fireFuses(ctx, false)
+	e.fuseUpkeep(ctx)
 	e.finaliseDead(ctx)
 	launches, err := e.store.ReadLaunches()
 	if err != nil {

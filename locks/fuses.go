@@ -228,6 +228,23 @@ func due(s *meta.Store, f Fuse, now time.Time, retry bool) bool {
 	return false
 }
 
+// AnyDue reports, from one unlocked read, whether a fuse is due (with retry, also
+// one whose firer died) or fuses.json is corrupt: whether FireDueFuses has work.
+func AnyDue(s *meta.Store, retry bool) bool {
+	cur, err := ReadFuses(s)
+	var ce *meta.CorruptError
+	if errors.As(err, &ce) {
+		return true
+	}
+	now := s.Time()
+	for _, f := range cur {
+		if due(s, f, now, retry) {
+			return true
+		}
+	}
+	return false
+}
+
 // ClaimDueFuses moves every due fuse to firing, owned by owner, under the flock,
 // and returns the claimed fuses: each is claimed by exactly one process. With
 // retry (sweep) it also claims firing fuses whose firer died. The lock is taken
