@@ -31,48 +31,8 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing lock on DIR"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
-				return err
-			}
-			e, err := setup(s, globalsFrom(c))
-			if err != nil {
-				return err
-			}
-			dir, err := locks.Canonical(e.expand(c.Args().First()))
-			if err != nil {
-				return usageErrorf("lock %s: %v", c.Args().First(), err)
-			}
-			now := s.now().UTC()
-			l := locks.Lock{Directory: dir, Type: locks.Manual, LockedBy: c.String("by"), Reason: c.String("reason"), LockedAt: now}
-			if l.LockedBy == "" {
-				l.LockedBy = userName(s)
-			}
-			if v := c.String("ttl"); v != "" {
-				d, err := meta.ParseDuration(v)
-				if err != nil || d <= 0 {
-					return usageErrorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", v)
-				}
-				t := now.Add(d)
-				l.ExpiresAt = &t
-			}
-			e.store.Now = s.now
-			warns, err := locks.Acquire(e.store, l, c.Bool("force"))
-			if err != nil {
-				var ce *locks.ConflictError
-				if errors.As(err, &ce) {
-					return &exitError{exitLocked, err}
-				}
-				return &exitError{exitFailed, err}
-			}
-			for _, w := range warns {
-				warn(s, w)
-			}
-			if l.ExpiresAt != nil {
-				fmt.Fprintf(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
-			} else {
-				fmt.Fprintf(s.Out, "locked %s\n", dir)
-			}
-			return nil
+			return runLock(s, lockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+				By: c.String("by"), Reason: c.String("reason"), TTL: c.String("ttl"), Force: c.Bool("force")})
 		},
 	}
 }
@@ -92,34 +52,7 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "also remove a running launch's auto-lock"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
-				return err
-			}
-			e, err := setup(s, globalsFrom(c))
-			if err != nil {
-				return err
-			}
-			arg := e.expand(c.Args().First())
-			dir, err := locks.Canonical(arg)
-			if err != nil {
-				// A directory that is gone can still be unlocked by its path.
-				if dir, err = filepath.Abs(arg); err != nil {
-					return usageErrorf("unlock %s: %v", arg, err)
-				}
-			}
-			if _, err := locks.Unlock(e.store, dir, c.Bool("force")); err != nil {
-				var nl *locks.NotLockedError
-				var al *locks.AutoLockError
-				switch {
-				case errors.As(err, &nl):
-					return &exitError{exitFailed, err}
-				case errors.As(err, &al):
-					return &exitError{exitLocked, err}
-				}
-				return &exitError{exitFailed, err}
-			}
-			fmt.Fprintf(s.Out, "unlocked %s\n", dir)
-			return nil
+			return runUnlock(s, unlockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), Force: c.Bool("force")})
 		},
 	}
 }
@@ -138,35 +71,7 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("locks takes no arguments")
-			}
-			e, err := setup(s, globalsFrom(c))
-			if err != nil {
-				return err
-			}
-			ls, err := locks.List(e.store)
-			if err != nil {
-				return &exitError{exitFailed, err}
-			}
-			if c.Bool("json") {
-				if ls == nil {
-					ls = []locks.Lock{}
-				}
-				return writeJSON(s.Out, ls)
-			}
-			if len(ls) == 0 {
-				fmt.Fprintln(s.Out, "No active locks.")
-				return nil
-			}
-			var t table
-			t.add("DIRECTORY", "TYPE", "BY", "REASON", "SINCE")
-			now := s.now()
-			for _, l := range ls {
-				t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
-			}
-			t.write(s.Out, nil)
-			return nil
+			return runLocks(s, locksOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")})
 		},
 	}
 }
@@ -176,4 +81,134 @@ func dashIfEmpty(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// lockOptions are lock's flags and arguments.
+type lockOptions struct {
+	globalOptions
+	Args            []string // the directory
+	By, Reason, TTL string
+	Force           bool
+}
+
+func runLock(s *host, o lockOptions) error {
+	if err := needArgs("lock", o.Args, 1, "one directory"); err != nil {
+		return err
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	dir, err := locks.Canonical(e.expand(o.Args[0]))
+	if err != nil {
+		return usageErrorf("lock %s: %v", o.Args[0], err)
+	}
+	now := s.now().UTC()
+	l := locks.Lock{Directory: dir, Type: locks.Manual, LockedBy: o.By, Reason: o.Reason, LockedAt: now}
+	if l.LockedBy == "" {
+		l.LockedBy = userName(s)
+	}
+	if v := o.TTL; v != "" {
+		d, err := meta.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return usageErrorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", v)
+		}
+		t := now.Add(d)
+		l.ExpiresAt = &t
+	}
+	e.store.Now = s.now
+	warns, err := locks.Acquire(e.store, l, o.Force)
+	if err != nil {
+		var ce *locks.ConflictError
+		if errors.As(err, &ce) {
+			return &exitError{exitLocked, err}
+		}
+		return &exitError{exitFailed, err}
+	}
+	for _, w := range warns {
+		warn(s, w)
+	}
+	if l.ExpiresAt != nil {
+		fmt.Fprintf(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(s.Out, "locked %s\n", dir)
+	}
+	return nil
+}
+
+// unlockOptions are unlock's flags and arguments.
+type unlockOptions struct {
+	globalOptions
+	Args  []string // the directory
+	Force bool
+}
+
+func runUnlock(s *host, o unlockOptions) error {
+	if err := needArgs("unlock", o.Args, 1, "one directory"); err != nil {
+		return err
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	arg := e.expand(o.Args[0])
+	dir, err := locks.Canonical(arg)
+	if err != nil {
+		// A directory that is gone can still be unlocked by its path.
+		if dir, err = filepath.Abs(arg); err != nil {
+			return usageErrorf("unlock %s: %v", arg, err)
+		}
+	}
+	if _, err := locks.Unlock(e.store, dir, o.Force); err != nil {
+		var nl *locks.NotLockedError
+		var al *locks.AutoLockError
+		switch {
+		case errors.As(err, &nl):
+			return &exitError{exitFailed, err}
+		case errors.As(err, &al):
+			return &exitError{exitLocked, err}
+		}
+		return &exitError{exitFailed, err}
+	}
+	fmt.Fprintf(s.Out, "unlocked %s\n", dir)
+	return nil
+}
+
+// locksOptions are locks' flags.
+type locksOptions struct {
+	globalOptions
+	Args []string // none are accepted
+	JSON bool
+}
+
+func runLocks(s *host, o locksOptions) error {
+	if len(o.Args) > 0 {
+		return usageErrorf("locks takes no arguments")
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	ls, err := locks.List(e.store)
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	if o.JSON {
+		if ls == nil {
+			ls = []locks.Lock{}
+		}
+		return writeJSON(s.Out, ls)
+	}
+	if len(ls) == 0 {
+		fmt.Fprintln(s.Out, "No active locks.")
+		return nil
+	}
+	var t table
+	t.add("DIRECTORY", "TYPE", "BY", "REASON", "SINCE")
+	now := s.now()
+	for _, l := range ls {
+		t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+	}
+	t.write(s.Out, nil)
+	return nil
 }

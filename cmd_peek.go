@@ -34,23 +34,37 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print normalised items as a JSON array (NDJSON with --follow)"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one session ID"); err != nil {
-				return err
-			}
-			if c.Int("n") < 0 {
-				return usageErrorf("-n %d: want 0 (all) or a positive number of messages", c.Int("n"))
-			}
-			if c.Bool("raw") && c.Bool("json") {
-				return usageErrorf("--raw and --json exclude each other")
-			}
-			e, sess, env, err := setupSession(c.Context, s, globalsFrom(c), c.Args().First())
-			if err != nil {
-				return err
-			}
-			p := &peeker{e: e, env: env, sess: sess, raw: c.Bool("raw"), json: c.Bool("json"), follow: c.Bool("follow")}
-			return p.run(c.Context, c.Int("n"))
+			return runPeek(c.Context, s, peekOptions{globalOptions: globalsFrom(c), Command: c.Command.Name, Args: c.Args().Slice(),
+				N: c.Int("n"), Follow: c.Bool("follow"), Raw: c.Bool("raw"), JSON: c.Bool("json")})
 		},
 	}
+}
+
+// peekOptions are peek's (and logs') flags and arguments.
+type peekOptions struct {
+	globalOptions
+	Command           string   // peek or logs, for messages
+	Args              []string // the session ID
+	N                 int
+	Follow, Raw, JSON bool
+}
+
+func runPeek(ctx context.Context, s *host, o peekOptions) error {
+	if err := needArgs(o.Command, o.Args, 1, "one session ID"); err != nil {
+		return err
+	}
+	if o.N < 0 {
+		return usageErrorf("-n %d: want 0 (all) or a positive number of messages", o.N)
+	}
+	if o.Raw && o.JSON {
+		return usageErrorf("--raw and --json exclude each other")
+	}
+	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
+	if err != nil {
+		return err
+	}
+	p := &peeker{e: e, env: env, sess: sess, raw: o.Raw, json: o.JSON, follow: o.Follow}
+	return p.run(ctx, o.N)
 }
 
 type peeker struct {

@@ -131,3 +131,34 @@ func TestLaunchThroughTheSeam(t *testing.T) {
 		{"missing cwd", launchO(func(o *launchOptions) { o.Cwd = filepath.Join(cwd, "gone") }), exitUsage, "--cwd " + filepath.Join(cwd, "gone")},
 	})
 }
+
+func TestPeekAndLocksThroughTheSeam(t *testing.T) {
+	peek := func(o peekOptions) func(context.Context, *host) error {
+		o.Command = "peek"
+		return func(ctx context.Context, h *host) error { return runPeek(ctx, h, o) }
+	}
+	dir := t.TempDir()
+	lockThenList := func(ctx context.Context, h *host) error {
+		if err := runLock(h, lockOptions{Args: []string{dir}, Reason: "freeze"}); err != nil {
+			return err
+		}
+		if err := runLock(h, lockOptions{Args: []string{dir}}); codeOf(err) != exitLocked {
+			return errors.New("a second lock was not refused with exit 5")
+		}
+		return runLocks(h, locksOptions{})
+	}
+	runSeam(t, []seamCase{
+		{"peek without id", peek(peekOptions{}), exitUsage, "peek: want one session ID"},
+		{"peek negative n", peek(peekOptions{Args: []string{"abc"}, N: -1}), exitUsage, "-n -1: want 0 (all)"},
+		{"peek raw and json", peek(peekOptions{Args: []string{"abc"}, Raw: true, JSON: true}), exitUsage, "--raw and --json exclude each other"},
+		{"peek unknown id", peek(peekOptions{Args: []string{"abc"}}), exitNotFound, "abc"},
+		{"lock without dir", func(_ context.Context, h *host) error { return runLock(h, lockOptions{}) }, exitUsage, "lock: want one directory"},
+		{"lock bad ttl", func(_ context.Context, h *host) error {
+			return runLock(h, lockOptions{Args: []string{dir}, TTL: "1xd"})
+		}, exitUsage, `--ttl "1xd"`},
+		{"unlock not locked", func(_ context.Context, h *host) error { return runUnlock(h, unlockOptions{Args: []string{dir}}) }, exitFailed, dir},
+		{"locks takes no args", func(_ context.Context, h *host) error { return runLocks(h, locksOptions{Args: []string{"x"}}) }, exitUsage, "locks takes no arguments"},
+		{"locks empty", func(_ context.Context, h *host) error { return runLocks(h, locksOptions{}) }, exitOK, "No active locks.\n"},
+		{"lock, refuse, list", lockThenList, exitOK, "freeze"},
+	})
+}
