@@ -42,6 +42,7 @@ type Spec struct {
 	User                 string
 
 	Group, SpecPath, Branch, Worktree, BaseBranch string
+	BaseCommit                                    string
 	WebhookURL, WebhookSecret                     string
 }
 
@@ -164,7 +165,7 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	logPath := st.LogPath(id)
 	rec := meta.Launch{ID: id, Kind: sp.Kind, Adapter: sp.Adapter, SessionID: plan.SessionID, Model: sp.Model, Cwd: sp.Cwd,
 		Prompt: sp.Summary, Group: sp.Group, Spec: sp.SpecPath, Branch: sp.Branch, Worktree: sp.Worktree, BaseBranch: sp.BaseBranch,
-		Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
+		BaseCommit: sp.BaseCommit, Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
 		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User,
 		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now}
 	if err := st.UpdateLaunches(func(ls *meta.Launches) (bool, error) {
