@@ -177,6 +177,8 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			peekCommand(s, "logs", 50),
 			versionCommand(s),
 			launchCommand(s),
+			compareCommand(s),
+			worktreeCommand(s),
 			stopCommand(s),
 			resumeCommand(s),
 			waitCommand(s),
