@@ -219,6 +219,9 @@ func findWorktree(ctx context.Context, path, repo string) (launch.Worktree, erro
 		return launch.Worktree{}, inputErr(err)
 	}
 	for _, w := range wts {
+		if w.Path == abs && w.Main {
+			return w, usageErrorf("%s is the repository's main worktree; agentctl never removes it", path)
+		}
 		if w.Path == abs {
 			return w, nil
 		}
