@@ -29,6 +29,9 @@ type Request struct {
 	// SessionModel its recorded model (opencode resumes with it); both from
 	// the read side.
 	SessionPath, SessionModel string
+	// Fork: resume into a new session, leaving the old one as it was (only
+	// where the agent can; see CanFork).
+	Fork     bool
 	LaunchID                  string // agentctl's launch id ("" while only validating)
 	Prompt                    string // the composed prompt (for agents that title a session by it)
 	Cwd                       string // realpath, must exist ("" for openclaw: the gateway's workspace)

@@ -236,3 +236,23 @@ func TestReadMatrix(t *testing.T) {
 		}
 	}
 }
+
+func TestForkClaudeOnly(t *testing.T) {
+	r := planReq(t)
+	r.Kind, r.SessionID, r.Fork = KindResume, "491a4bda-0000-4000-8000-000000000000", true
+	p, err := Claude{}.Plan(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Args, " "); !strings.HasSuffix(got, "--resume "+r.SessionID+" --fork-session") {
+		t.Errorf("fork argv %q", got)
+	}
+	if err := CanFork("claude-code"); err != nil {
+		t.Error(err)
+	}
+	for _, a := range []string{"codex", "opencode", "pi", "pi-rust", "openclaw"} {
+		if err := CanFork(a); err == nil || !strings.Contains(err.Error(), "cannot fork") {
+			t.Errorf("%s: CanFork = %v", a, err)
+		}
+	}
+}

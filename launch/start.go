@@ -25,6 +25,7 @@ type Spec struct {
 	// SessionPath and SessionModel describe the resumed session as the read side
 	// found it (pi resumes by file path; opencode keeps the session's model).
 	SessionPath, SessionModel string
+	Fork                      bool // resume into a new session (CanFork)
 	// LaunchID is assigned by Start (kept when already set).
 	LaunchID string
 	Prompt   string // the full prompt, delivered on stdin
@@ -89,7 +90,7 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	if err := ParseEnv(sp.UserEnv); err != nil {
 		return nil, nil, &InputError{err.Error()}
 	}
-	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, SessionPath: sp.SessionPath, SessionModel: sp.SessionModel,
+	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, SessionPath: sp.SessionPath, SessionModel: sp.SessionModel, Fork: sp.Fork,
 		LaunchID: sp.LaunchID, Prompt: sp.Prompt, Cwd: sp.Cwd, Model: sp.Model, PermissionMode: sp.PermissionMode,
 		AppendSystemPrompt: sp.AppendSystemPrompt, Sandbox: sp.Sandbox, UserEnv: sp.UserEnv, Environ: l.Environ,
 		Euid: l.Euid, Home: sp.Home, Config: l.Config, LookPath: l.LookPath}
