@@ -143,6 +143,8 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 		return err
 	}
 	var targets []launch.Worktree
+	type orphan struct{ top, branch string }
+	var orphans []orphan // group branches without a worktree (a launch killed half-way)
 	for _, arg := range o.Args {
 		if launch.IsGroupID(arg) {
 			repo := o.Repo
@@ -157,14 +159,24 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 				return inputErr(err)
 			}
 			n := 0
+			has := map[string]bool{}
 			for _, w := range wts {
 				if w.Group == arg && !w.Main {
 					targets = append(targets, w)
+					has[w.Branch] = true
 					n++
 				}
 			}
+			if bs, err := launch.GroupBranches(ctx, wts[0].Path, arg); err == nil {
+				for _, b := range bs {
+					if !has[b] {
+						orphans = append(orphans, orphan{wts[0].Path, b})
+						n++
+					}
+				}
+			}
 			if n == 0 {
-				return &exitError{exitNotFound, fmt.Errorf("group %s has no worktree in %s; see agentctl worktree list %s", arg, repo, repo)}
+				return &exitError{exitNotFound, fmt.Errorf("group %s has no worktree or branch in %s; see agentctl worktree list %s", arg, repo, repo)}
 			}
 			continue
 		}
@@ -192,6 +204,18 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 			}
 			fmt.Fprintln(s.Out, msg)
 		}
+	}
+	for _, b := range orphans {
+		if !o.DeleteBranch {
+			fmt.Fprintf(s.Out, "kept branch %s (it has no worktree; --delete-branch deletes it)\n", b.branch)
+			continue
+		}
+		if err := launch.DeleteBranch(ctx, b.top, b.branch, o.Force); err != nil {
+			failed++
+			fmt.Fprintf(s.ErrOut, "agentctl: branch %s stays: %v (merge it first, or --force to delete it with -D)\n", b.branch, err)
+			continue
+		}
+		fmt.Fprintf(s.Out, "deleted branch %s\n", b.branch)
 	}
 	if failed > 0 {
 		return &exitError{exitFailed, fmt.Errorf("%d of %d worktrees not removed (see above)", failed, len(targets))}

@@ -325,3 +325,28 @@ func Diff(ctx context.Context, path, base string) (DiffStats, error) {
 func GroupBase(ctx context.Context, top string, branches []string) (string, error) {
 	return git(ctx, top, append([]string{"merge-base", "--octopus", "HEAD"}, branches...)...)
 }
+
+// GroupBranches lists the try/<group>/ branches of the repository at top.
+func GroupBranches(ctx context.Context, top, group string) ([]string, error) {
+	out, err := git(ctx, top, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+GroupBranchPrefix(group))
+	if err != nil {
+		return nil, err
+	}
+	var bs []string
+	for _, l := range strings.Split(out, "\n") {
+		if l != "" {
+			bs = append(bs, l)
+		}
+	}
+	return bs, nil
+}
+
+// DeleteBranch deletes a branch with `git branch -d`, or -D with force.
+func DeleteBranch(ctx context.Context, top, branch string, force bool) error {
+	flag := "-d"
+	if force {
+		flag = "-D"
+	}
+	_, err := git(ctx, top, "branch", flag, branch)
+	return err
+}
