@@ -28,17 +28,20 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 }
 
 // The comparison workflow with real agents: one launch of two Claude Code
-// slots (two models) over a real git repository; the stub makes each run a
+// slots (two models) and a Codex slot over a real git repository; the stub makes each run a
 // tool that edits a different number of lines (the command picks by the
 // worktree it runs in). compare --json must report, per slot, exactly what
 // `git diff --shortstat BASE` measures in its worktree, the exit code, and the
 // tokens `status` reports.
-func TestCompareGroupClaude(t *testing.T) {
+func TestCompareGroupRealAgents(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
 	c := harness.NewClaude(t, "2.1.329", srv)
-	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin})
+	cx := harness.NewCodex(t, srv)
+	// One agentctl launches both: Claude's HOME, Codex's own CODEX_HOME.
+	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin, "AGENTCTL_CODEX_BIN": cx.Bin,
+		"CODEX_HOME": cx.Env["CODEX_HOME"], "FAKE_API_KEY": cx.Env["FAKE_API_KEY"]})
 	repo := harness.WorkDir(t, "shop")
 	gitIn(t, repo, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\n"), 0o644)
@@ -47,15 +50,15 @@ func TestCompareGroupClaude(t *testing.T) {
 	gitIn(t, repo, "commit", "-q", "-m", "init")
 	before := gitIn(t, repo, "worktree", "list")
 
-	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
+	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
 	out, errOut, code := a.Run(t, "launch", "--json", "--cwd", repo, "--adapter", "claude-code",
 		"--model", "claude-opus-4-6,claude-sonnet-4-5", "--permission-mode", "bypassPermissions", "--sandbox",
-		"--wait", "-p", prompt)
+		"--adapter", "codex", "--wait", "-p", prompt)
 	if code != 0 {
 		t.Fatalf("launch: exit %d\n%s\n%s\n%s", code, out, errOut, readLog(a.State))
 	}
 	var ls []struct{ ID, Group, Branch, Cwd, Model string }
-	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 2 || ls[0].Group == "" || ls[0].Group != ls[1].Group {
+	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 3 || ls[0].Group == "" || ls[0].Group != ls[1].Group || ls[2].Group != ls[0].Group {
 		t.Fatalf("launch --json: %v\n%s", err, out)
 	}
 	group := ls[0].Group
@@ -74,10 +77,10 @@ func TestCompareGroupClaude(t *testing.T) {
 		} `json:"slots"`
 	}
 	a.JSON(t, &cmp, "compare", group)
-	if cmp.Group != group || len(cmp.Slots) != 2 || cmp.BaseCommit == "" {
+	if cmp.Group != group || len(cmp.Slots) != 3 || cmp.BaseCommit == "" {
 		t.Fatalf("compare: %+v", cmp)
 	}
-	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7}
+	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7, "codex": 5}
 	for _, s := range cmp.Slots {
 		got := launch.ParseShortstat(gitIn(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
 		if s.Diff == nil || s.Diff.FilesChanged != got.FilesChanged || s.Diff.Insertions != got.Insertions || s.Diff.Deletions != got.Deletions {
