@@ -39,9 +39,28 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	srv := stub.Start(t, nil)
 	c := harness.NewClaude(t, "2.1.329", srv)
 	cx := harness.NewCodex(t, srv)
+	pi := harness.NewPi(t, srv)
+	// Pi reads its provider config from $HOME/.pi, and HOME is Claude's here.
+	piDir := filepath.Join(c.Home, ".pi", "agent")
+	if err := os.MkdirAll(piDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	models, err := os.ReadFile(filepath.Join(pi.Home, ".pi", "agent", "models.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(piDir, "models.json"), models, 0o600)
+	// The launch flags apply to every slot, and only Claude asks before a
+	// tool runs: its user settings allow Bash instead of a permission mode.
+	os.MkdirAll(filepath.Join(c.Home, ".claude"), 0o700)
+	settings := filepath.Join(c.Home, ".claude", "settings.json")
+	if b, err := os.ReadFile(settings); err == nil && len(b) > 0 {
+		t.Logf("existing claude settings: %s", b)
+	}
+	os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600)
 	// One agentctl launches both: Claude's HOME, Codex's own CODEX_HOME.
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin, "AGENTCTL_CODEX_BIN": cx.Bin,
-		"CODEX_HOME": cx.Env["CODEX_HOME"], "FAKE_API_KEY": cx.Env["FAKE_API_KEY"]})
+		"AGENTCTL_PI_BIN": pi.Bin, "PI_OFFLINE": "1", "CODEX_HOME": cx.Env["CODEX_HOME"], "FAKE_API_KEY": cx.Env["FAKE_API_KEY"]})
 	repo := harness.WorkDir(t, "shop")
 	gitIn(t, repo, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\n"), 0o644)
@@ -50,15 +69,15 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	gitIn(t, repo, "commit", "-q", "-m", "init")
 	before := gitIn(t, repo, "worktree", "list")
 
-	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
+	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *-pi) seq 4 >> a.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
 	out, errOut, code := a.Run(t, "launch", "--json", "--cwd", repo, "--adapter", "claude-code",
-		"--model", "claude-opus-4-6,claude-sonnet-4-5", "--permission-mode", "bypassPermissions", "--sandbox",
-		"--adapter", "codex", "--wait", "-p", prompt)
+		"--model", "claude-opus-4-6,claude-sonnet-4-5",
+		"--adapter", "codex", "--adapter", "pi", "--model", "fakeoai/fake-model", "--wait", "-p", prompt)
 	if code != 0 {
 		t.Fatalf("launch: exit %d\n%s\n%s\n%s", code, out, errOut, readLog(a.State))
 	}
 	var ls []struct{ ID, Group, Branch, Cwd, Model string }
-	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 3 || ls[0].Group == "" || ls[0].Group != ls[1].Group || ls[2].Group != ls[0].Group {
+	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 4 || ls[0].Group == "" || ls[0].Group != ls[1].Group || ls[2].Group != ls[0].Group {
 		t.Fatalf("launch --json: %v\n%s", err, out)
 	}
 	group := ls[0].Group
@@ -77,10 +96,10 @@ func TestCompareGroupRealAgents(t *testing.T) {
 		} `json:"slots"`
 	}
 	a.JSON(t, &cmp, "compare", group)
-	if cmp.Group != group || len(cmp.Slots) != 3 || cmp.BaseCommit == "" {
+	if cmp.Group != group || len(cmp.Slots) != 4 || cmp.BaseCommit == "" {
 		t.Fatalf("compare: %+v", cmp)
 	}
-	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7, "codex": 5}
+	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7, "codex": 5, "pi": 4}
 	for _, s := range cmp.Slots {
 		got := launch.ParseShortstat(gitIn(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
 		if s.Diff == nil || s.Diff.FilesChanged != got.FilesChanged || s.Diff.Insertions != got.Insertions || s.Diff.Deletions != got.Deletions {
