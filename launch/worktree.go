@@ -164,6 +164,16 @@ func ListWorktrees(ctx context.Context, dir string) ([]Worktree, error) {
 		}
 		w.Main = len(wts) == 0 // git lists the main worktree first
 		w.Group = GroupOfBranch(w.Branch)
+		if w.Group == "" && len(wts) > 0 {
+			// A worktree git was still making (killed launch) has no branch
+			// yet; its path says which group it belongs to.
+			w.Group = groupOfPath(wts[0].Path, w.Path)
+		}
+		if _, err := os.Stat(w.Path); err != nil {
+			// Its directory is gone (removed by hand, or a launch killed
+			// while git made it): only the entry is left, for prune.
+			w.Prunable = true
+		}
 		if !w.Prunable {
 			if ch, err := Changes(ctx, w.Path); err == nil {
 				w.Changes, w.Dirty = ch, len(ch) > 0
@@ -349,4 +359,17 @@ func DeleteBranch(ctx context.Context, top, branch string, force bool) error {
 	}
 	_, err := git(ctx, top, "branch", flag, branch)
 	return err
+}
+
+// groupOfPath returns the group of a <repo>-try-<group>-<suffix> path beside
+// the main worktree, or "".
+func groupOfPath(main, path string) string {
+	if filepath.Dir(main) != filepath.Dir(path) {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(filepath.Base(path), filepath.Base(main)+"-try-")
+	if !ok || len(rest) < 9 || rest[8] != '-' || !IsGroupID(rest[:8]) {
+		return ""
+	}
+	return rest[:8]
 }
