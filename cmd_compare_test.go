@@ -82,3 +82,59 @@ func TestKilledGroupLaunchIsCleanable(t *testing.T) {
 		t.Logf("kill at %dms: %d group(s) left, cleaned", delay, len(groups))
 	}
 }
+
+// Two group launches at once against one repository: two groups, each slot
+// its own worktree and branch, none clobbered.
+func TestTwoGroupLaunchesAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	c := newCLI(t)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(dir, "repo")
+	gitCmd(t, dir, "init", "-q", "-b", "main", repo)
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
+	gitCmd(t, repo, "add", ".")
+	gitCmd(t, repo, "commit", "-q", "-m", "init")
+	outs := make([]string, 2)
+	done := make(chan int)
+	for i := range outs {
+		go func(i int) {
+			defer func() { done <- i }()
+			out, errOut, code := c.run("launch", "--json", "--cwd", repo, "--adapter", "claude-code", "--model", "a,b", "-p", "x")
+			if code != 0 {
+				t.Errorf("launch %d: exit %d %s", i, code, errOut)
+			}
+			outs[i] = out
+		}(i)
+	}
+	<-done
+	<-done
+	groups := map[string]bool{}
+	cwds := map[string]bool{}
+	for _, out := range outs {
+		for _, l := range strings.Split(out, "\n") {
+			if g := strings.TrimSpace(l); strings.HasPrefix(g, `"group": "`) {
+				groups[strings.Trim(strings.TrimPrefix(g, `"group": `), `",`)] = true
+			}
+			if g := strings.TrimSpace(l); strings.HasPrefix(g, `"cwd": "`) {
+				cwds[g] = true
+			}
+		}
+	}
+	if len(groups) != 2 || len(cwds) != 4 {
+		t.Fatalf("groups %v, cwds %v; want 2 groups of 2 distinct worktrees\n%s", groups, cwds, outs)
+	}
+	wts, err := launch.ListWorktrees(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wts) != 5 {
+		t.Errorf("%d worktrees, want 5 (main + 4)", len(wts))
+	}
+	for _, w := range wts[1:] {
+		if !groups[w.Group] || !strings.HasPrefix(w.Branch, "try/"+w.Group+"/cc-") {
+			t.Errorf("worktree %+v", w)
+		}
+	}
+}
