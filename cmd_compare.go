@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -208,6 +209,8 @@ func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
 	switch {
 	case row.Worktree == "":
 		row.Missing = append(row.Missing, "diff: the slot has no worktree")
+	case !dirExists(row.Worktree):
+		row.Missing = append(row.Missing, "diff: the worktree "+row.Worktree+" no longer exists (removed, or the slot never started)")
 	case base == "":
 		row.Missing = append(row.Missing, "diff: the group's base commit is unknown (pass --repo)")
 	default:
@@ -301,4 +304,9 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
