@@ -52,6 +52,80 @@ func agentFlags() []cli.Flag {
 	}
 }
 
+// slotArgs records --adapter and --model in command-line order, so that a
+// --model binds to the --adapter before it (flags lose their order otherwise).
+type slotArgs struct {
+	slots []slotArg
+	loose []string // --model before any --adapter
+}
+
+type slotArg struct {
+	Adapter string
+	Models  []string
+}
+
+type adapterArg struct{ l *slotArgs }
+
+func (a adapterArg) Set(v string) error {
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			a.l.slots = append(a.l.slots, slotArg{Adapter: n})
+		}
+	}
+	return nil
+}
+
+func (a adapterArg) String() string {
+	if a.l == nil {
+		return ""
+	}
+	var n []string
+	for _, s := range a.l.slots {
+		n = append(n, s.Adapter)
+	}
+	return strings.Join(n, ",")
+}
+
+type modelArg struct{ l *slotArgs }
+
+func (m modelArg) Set(v string) error {
+	var models []string
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			models = append(models, n)
+		}
+	}
+	if len(m.l.slots) == 0 {
+		m.l.loose = append(m.l.loose, models...)
+		return nil
+	}
+	last := &m.l.slots[len(m.l.slots)-1]
+	last.Models = append(last.Models, models...)
+	return nil
+}
+
+func (m modelArg) String() string {
+	if m.l == nil {
+		return ""
+	}
+	return strings.Join(m.l.loose, ",")
+}
+
+// launchAgentFlags are agentFlags with launch's ordered --model and --adapter.
+func launchAgentFlags() []cli.Flag {
+	var fs []cli.Flag
+	for _, f := range agentFlags() {
+		if f.Names()[0] != "model" {
+			fs = append(fs, f)
+		}
+	}
+	l := &slotArgs{}
+	return append(fs,
+		&cli.GenericFlag{Name: "adapter", Value: adapterArg{l}, Usage: "start a slot of this `ADAPTER` (repeatable; several make a comparison group): " + strings.Join(agents.Names(), ", ")},
+		&cli.GenericFlag{Name: "model", Value: modelArg{l}, Usage: "`MODEL` for the --adapter before it (a comma list, or repeated, makes one slot per model)"},
+	)
+}
+
 func launchCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "launch",
@@ -61,6 +135,16 @@ func launchCommand(s *host) *cli.Command {
 detached supervisor, and prints the session id once the agent itself confirmed it.
 The prompt reaches the agent on stdin from a private temp file, never on the
 command line. The directory is auto-locked while the agent runs (--force overrides).
+
+Several agents at once (a comparison group): repeat --adapter (a --model binds
+to the --adapter before it; --model a,b makes one slot per model), or give
+--matrix FILE. Each slot gets its own git worktree of the launch repository
+(--cwd, else the current directory) on a new branch try/<group>/<slot>, beside
+the repository as <repo>-try-<group>-<slot>, all from one base commit
+(--base-branch, else the current HEAD, which must then have no uncommitted
+changes). Every worktree is made before any agent starts; if one slot cannot be
+set up, nothing is launched and nothing is left behind. Then see the result
+with: agentctl compare GROUP.
 
 --file/--spec attach text files as "--- File: <path> ---" blocks before the prompt;
 --issue N prepends a GitHub issue (needs gh). --worktree REPO --branch B runs the
@@ -78,7 +162,9 @@ Examples:
   agentctl launch -p "fix the flaky test in ./store"
   agentctl launch claude-code --cwd ~/code/api --model claude-sonnet-4-5 -p "add pagination"
   agentctl launch --issue 42 --repo acme/api --worktree ~/code/api --branch fix/42
-  agentctl launch -p "review this" --file ./design.md --wait`,
+  agentctl launch -p "review this" --file ./design.md --wait
+  agentctl launch --adapter claude-code --model claude-opus-4-6,claude-sonnet-4-5 --adapter codex -p "add a cache"
+  agentctl launch --matrix compare.yaml --wait`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task (`TEXT`; - reads stdin)"},
 			&cli.StringFlag{Name: "cwd", Usage: "working `DIR` (default: config cwd, else the current directory)"},
@@ -89,8 +175,9 @@ Examples:
 			&cli.StringFlag{Name: "repo", Usage: "`OWNER/REPO` for --issue"},
 			&cli.StringFlag{Name: "worktree", Usage: "run in a new git worktree of `REPO` (with --branch)"},
 			&cli.StringFlag{Name: "branch", Usage: "new branch for --worktree"},
-			&cli.StringFlag{Name: "base-branch", Usage: "base of --branch (default: the repository's current HEAD)"},
-		}, agentFlags()...),
+			&cli.StringFlag{Name: "base-branch", Usage: "base of --branch or of a group's branches (default: the repository's current HEAD)"},
+			&cli.StringFlag{Name: "matrix", Usage: "launch the slots of a YAML `FILE` (prompt, cwd, base_branch, matrix: [{adapter, model}])"},
+		}, launchAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			return runLaunch(c.Context, s, launchOptionsFrom(c))
 		},
@@ -124,13 +211,30 @@ type launchOptions struct {
 	Files                          []string
 	MaxFileSize                    int64
 	Worktree, Branch, BaseBranch   string
+	Matrix                         string
+	// Slots are --adapter flags given after the command name, each with the
+	// --model flags that followed it.
+	Slots []slotArg
 }
 
 func launchOptionsFrom(c *cli.Context) launchOptions {
-	return launchOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c), Args: c.Args().Slice(),
+	o := launchOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c), Args: c.Args().Slice(),
 		Prompt: c.String("prompt"), Cwd: c.String("cwd"), Spec: c.String("spec"), Issue: c.String("issue"), Repo: c.String("repo"),
 		Files: multi(c, "file"), MaxFileSize: c.Int64("max-file-size"),
-		Worktree: c.String("worktree"), Branch: c.String("branch"), BaseBranch: c.String("base-branch")}
+		Worktree: c.String("worktree"), Branch: c.String("branch"), BaseBranch: c.String("base-branch"),
+		Matrix: c.String("matrix")}
+	if a, ok := c.Generic("adapter").(adapterArg); ok && a.l != nil {
+		o.Slots = a.l.slots
+		if len(a.l.loose) > 0 {
+			o.Model = a.l.loose[len(a.l.loose)-1]
+		}
+		if len(a.l.loose) > 1 && len(a.l.slots) == 0 {
+			// --model a,b without --adapter: one slot per model of the default adapter.
+			o.Slots = []slotArg{{Models: a.l.loose}}
+			o.Model = ""
+		}
+	}
+	return o
 }
 
 func runLaunch(ctx context.Context, s *host, o launchOptions) error {
@@ -145,10 +249,18 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	if len(o.Args) == 1 {
 		adapter = o.Args[0]
 	}
+	slots := o.groupSlots()
+	if o.Matrix != "" || len(slots) > 1 {
+		return runGroupLaunch(ctx, s, e, o, slots)
+	}
+	if len(slots) == 1 {
+		adapter = slots[0].Adapter
+		if slots[0].Model != "" {
+			o.Model = slots[0].Model
+		}
+	}
 	if adapter == "" {
 		switch names := o.Adapters; {
-		case len(names) > 1:
-			return usageErrorf("launching several adapters at once is not supported yet; launch them one by one")
 		case len(names) == 1:
 			adapter = names[0]
 		case e.config.Adapter != "":

@@ -22,15 +22,24 @@ with MESSAGE on the agent's stdin (MESSAGE "-" reads stdin). A session that is
 still running is refused: two writers would interleave turns in one transcript.
 Prints "resumed ID", or "resumed OLD as NEW" if the agent answers under a new id.
 
+--fork continues in a new session and leaves the old one as it was; the old one
+may still be running. Only claude-code can fork (--fork-session); the other
+agents continue a session in place, and --fork says so. --print-command prints
+the exact command line resume would run (the message goes on stdin, so it is
+not part of it) and starts nothing.
+
 Examples:
   agentctl resume 75098152 "now add tests for it"
-  agentctl resume --wait 75098152 "run the linter and fix what it finds"`,
+  agentctl resume --wait 75098152 "run the linter and fix what it finds"
+  agentctl resume --fork 75098152 "try the other approach instead"
+  agentctl resume --print-command 75098152 -`,
 		Flags: append([]cli.Flag{
-			&cli.BoolFlag{Name: "fork", Usage: "continue in a new session (not supported yet)"},
+			&cli.BoolFlag{Name: "fork", Usage: "continue in a new session, leaving this one as it is (claude-code)"},
+			&cli.BoolFlag{Name: "print-command", Usage: "print the command line that would run (without the message) and start nothing"},
 		}, agentFlags()...),
 		Action: func(c *cli.Context) error {
 			return runResume(c.Context, s, resumeOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c),
-				Args: c.Args().Slice(), Fork: c.Bool("fork")})
+				Args: c.Args().Slice(), Fork: c.Bool("fork"), PrintCommand: c.Bool("print-command")})
 		},
 	}
 }
@@ -39,26 +48,23 @@ Examples:
 type resumeOptions struct {
 	globalOptions
 	agentOptions
-	Args []string // ID MESSAGE
-	Fork bool
+	Args               []string // ID MESSAGE
+	Fork, PrintCommand bool
 }
 
 func runResume(ctx context.Context, s *host, o resumeOptions) error {
 	if err := needArgs("resume", o.Args, 2, "a session ID and a MESSAGE"); err != nil {
 		return err
 	}
-	if o.Fork {
-		return usageErrorf("resume --fork is not supported yet")
-	}
 	msg := o.Args[1]
-	if msg == "-" {
+	if msg == "-" && !o.PrintCommand {
 		b, err := io.ReadAll(s.In)
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("read the message from stdin: %w", err)}
 		}
 		msg = string(b)
 	}
-	if strings.TrimSpace(msg) == "" {
+	if strings.TrimSpace(msg) == "" && !o.PrintCommand {
 		return usageErrorf("resume: the MESSAGE is empty; say what the agent should do next")
 	}
 	e, err := setup(s, o.globalOptions)
@@ -73,7 +79,17 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 	if err != nil {
 		return &exitError{exitFailed, fmt.Errorf("resuming %s sessions is not supported yet", sess.Adapter)}
 	}
-	cwd, err := drv.Resumable(seenOf(sess, env), o.Force)
+	if o.Fork {
+		if err := launch.CanFork(sess.Adapter); err != nil {
+			return usageErrorf("resume --fork: %v", err)
+		}
+	}
+	seen := seenOf(sess, env)
+	if o.Fork || o.PrintCommand {
+		// A fork writes a new session: the old one may keep running.
+		seen.Alive = false
+	}
+	cwd, err := drv.Resumable(seen, o.Force)
 	if err != nil {
 		var busy *launch.BusyError
 		if errors.As(err, &busy) {
@@ -89,7 +105,17 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 	sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
 	sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
 	sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
-	res, err := e.launcher().Start(ctx, *sp)
+	sp.Fork = o.Fork
+	l := e.launcher()
+	if o.PrintCommand {
+		_, plan, err := l.Plan(sp)
+		if err != nil {
+			return inputErr(err)
+		}
+		fmt.Fprintf(s.Out, "cd %s && %s\n", shellQuote(cwd), shellJoin(append([]string{plan.Bin}, plan.Args...)))
+		return nil
+	}
+	res, err := l.Start(ctx, *sp)
 	return e.reportStart(ctx, o.agentOptions, res, err, sess.Adapter)
 }
 
@@ -105,4 +131,20 @@ func mergeMeta(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// shellJoin quotes words for a POSIX shell.
+func shellJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " ")
+}
+
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }

@@ -177,6 +177,8 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			peekCommand(s, "logs", 50),
 			versionCommand(s),
 			launchCommand(s),
+			compareCommand(s),
+			worktreeCommand(s),
 			stopCommand(s),
 			resumeCommand(s),
 			waitCommand(s),
@@ -197,7 +199,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 		},
 	}
 	for _, c := range app.Commands {
-		c.Flags = append(c.Flags, globalFlags()...)
+		c.Flags = appendMissing(c.Flags, globalFlags())
 		c.OnUsageError = app.OnUsageError
 		for _, sc := range c.Subcommands {
 			sc.Flags = append(sc.Flags, globalFlags()...)
@@ -205,6 +207,23 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 		}
 	}
 	return app
+}
+
+// appendMissing appends the flags whose names fs does not define yet (launch
+// defines its own ordered --adapter).
+func appendMissing(fs, more []cli.Flag) []cli.Flag {
+	have := map[string]bool{}
+	for _, f := range fs {
+		for _, n := range f.Names() {
+			have[n] = true
+		}
+	}
+	for _, f := range more {
+		if !have[f.Names()[0]] {
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }
 
 func versionCommand(s *host) *cli.Command {

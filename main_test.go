@@ -65,6 +65,16 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("FIXTURES", filepath.Join(env.WorkDir, "fixture-home"))
+			fake, err := filepath.Abs("launch/testdata/fake-claude")
+			if err != nil {
+				return err
+			}
+			env.Setenv("FAKE_CLAUDE", fake)
+			// Git commits in scripts need an identity and no user config.
+			for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+				"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"} {
+				env.Setenv(k, v)
+			}
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

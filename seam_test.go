@@ -104,7 +104,7 @@ func TestStatusStopResumeThroughTheSeam(t *testing.T) {
 		{"stop without id", stop(stopOptions{}), exitUsage, "stop: want one session ID"},
 		{"stop not found", stop(stopOptions{Args: []string{"0f0f0f0f"}, Force: true}), exitNotFound, "0f0f0f0f"},
 		{"resume without message", resume(resumeOptions{Args: []string{"0f0f0f0f"}}), exitUsage, "resume: want a session ID and a MESSAGE"},
-		{"resume fork", resume(resumeOptions{Args: []string{"0f0f0f0f", "go on"}, Fork: true}), exitUsage, "resume --fork is not supported yet"},
+		{"resume fork", resume(resumeOptions{Args: []string{"0f0f0f0f", "go on"}, Fork: true}), exitNotFound, "0f0f0f0f"},
 		{"resume empty message", resume(resumeOptions{Args: []string{"0f0f0f0f", "  \n"}}), exitUsage, "the MESSAGE is empty"},
 		{"resume not found", resume(resumeOptions{Args: []string{"0f0f0f0f", "go on"}}), exitNotFound, "0f0f0f0f"},
 	})
@@ -120,7 +120,8 @@ func TestLaunchThroughTheSeam(t *testing.T) {
 	runSeam(t, []seamCase{
 		{"two adapters", launchO(func(o *launchOptions) { o.Args = []string{"codex", "fix it"} }), exitUsage, "launch takes at most one adapter"},
 		{"unknown adapter", launchO(func(o *launchOptions) { o.Args = []string{"gemini"} }), exitUsage, `unknown adapter "gemini"`},
-		{"several --adapter", launchO(func(o *launchOptions) { o.Adapters = []string{"codex", "pi"} }), exitUsage, "launching several adapters at once is not supported yet"},
+		{"several --adapter with --worktree", launchO(func(o *launchOptions) { o.Adapters = []string{"codex", "pi"}; o.Worktree, o.Branch = cwd, "b" }), exitUsage, "a group launch makes one worktree per slot itself"},
+		{"matrix with --adapter", launchO(func(o *launchOptions) { o.Slots = []slotArg{{Adapter: "codex"}}; o.Matrix = "m.yaml" }), exitUsage, "--matrix and --adapter/ADAPTER exclude each other"},
 		{"file size", launchO(func(o *launchOptions) { o.MaxFileSize = 0 }), exitUsage, "--max-file-size 0: want a positive number of bytes"},
 		{"repo without issue", launchO(func(o *launchOptions) { o.Repo = "acme/api" }), exitUsage, "--repo only applies to --issue"},
 		{"worktree without branch", launchO(func(o *launchOptions) { o.Worktree = cwd }), exitUsage, "--worktree needs --branch NAME"},

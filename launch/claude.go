@@ -132,6 +132,11 @@ func (c Claude) Plan(req *Request) (*Plan, error) {
 		// Never --continue <id> (a boolean flag: the id would become the prompt),
 		// never --session-id together with --resume (docs/agents/claude-code.md §7).
 		p.Args = append(p.Args, "--resume", req.SessionID)
+		if req.Fork {
+			// A copy of the history under a new id (docs/agents/claude-code.md
+			// §1.4); the new id arrives in the init line.
+			p.Args = append(p.Args, "--fork-session")
+		}
 		p.SessionID = req.SessionID
 	default:
 		p.SessionID = freshClaudeID(claudeRoot(env), NewUUID4)

@@ -29,19 +29,22 @@ type Request struct {
 	// SessionModel its recorded model (opencode resumes with it); both from
 	// the read side.
 	SessionPath, SessionModel string
-	LaunchID                  string // agentctl's launch id ("" while only validating)
-	Prompt                    string // the composed prompt (for agents that title a session by it)
-	Cwd                       string // realpath, must exist ("" for openclaw: the gateway's workspace)
-	Model                     string
-	PermissionMode            string
-	AppendSystemPrompt        string
-	Sandbox                   bool     // the user vouched this machine is a sandbox (claude root guard)
-	UserEnv                   []string // --env K=V, applied last
-	Environ                   []string // the launching command's environment
-	Euid                      int
-	Home                      string // --home: the agent's HOME ("" keeps the inherited one)
-	Config                    *meta.Config
-	LookPath                  func(string) (string, error)
+	// Fork: resume into a new session, leaving the old one as it was (only
+	// where the agent can; see CanFork).
+	Fork               bool
+	LaunchID           string // agentctl's launch id ("" while only validating)
+	Prompt             string // the composed prompt (for agents that title a session by it)
+	Cwd                string // realpath, must exist ("" for openclaw: the gateway's workspace)
+	Model              string
+	PermissionMode     string
+	AppendSystemPrompt string
+	Sandbox            bool     // the user vouched this machine is a sandbox (claude root guard)
+	UserEnv            []string // --env K=V, applied last
+	Environ            []string // the launching command's environment
+	Euid               int
+	Home               string // --home: the agent's HOME ("" keeps the inherited one)
+	Config             *meta.Config
+	LookPath           func(string) (string, error)
 }
 
 // getenv reads the request's base environment.

@@ -173,3 +173,22 @@ func (OpenClaw) Stoppable(s Seen, force bool) error {
 func (OpenClaw) Resumable(s Seen, force bool) (string, error) {
 	return "", refuseLive(s, force)
 }
+
+// CanFork says whether resume --fork works for an adapter, and if not, why.
+// Only Claude Code copies a session into a new one (--fork-session,
+// docs/agents/claude-code.md §1.4); Codex, OpenCode and Pi resume in place
+// (docs/agents/codex.md §7, opencode.md §7, pi.md §7) and OpenClaw continues
+// the gateway's session.
+func CanFork(adapter string) error {
+	if adapter == "claude-code" {
+		return nil
+	}
+	return fmt.Errorf("%s cannot fork a session: it only continues one in place (docs/agents/%s.md); resume it without --fork once it ended", adapter, docName(adapter))
+}
+
+func docName(adapter string) string {
+	if adapter == "pi-rust" {
+		return "pi"
+	}
+	return adapter
+}

@@ -25,6 +25,7 @@ type Spec struct {
 	// SessionPath and SessionModel describe the resumed session as the read side
 	// found it (pi resumes by file path; opencode keeps the session's model).
 	SessionPath, SessionModel string
+	Fork                      bool // resume into a new session (CanFork)
 	// LaunchID is assigned by Start (kept when already set).
 	LaunchID string
 	Prompt   string // the full prompt, delivered on stdin
@@ -42,6 +43,7 @@ type Spec struct {
 	User                 string
 
 	Group, SpecPath, Branch, Worktree, BaseBranch string
+	BaseCommit                                    string
 	WebhookURL, WebhookSecret                     string
 }
 
@@ -88,7 +90,7 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	if err := ParseEnv(sp.UserEnv); err != nil {
 		return nil, nil, &InputError{err.Error()}
 	}
-	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, SessionPath: sp.SessionPath, SessionModel: sp.SessionModel,
+	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, SessionPath: sp.SessionPath, SessionModel: sp.SessionModel, Fork: sp.Fork,
 		LaunchID: sp.LaunchID, Prompt: sp.Prompt, Cwd: sp.Cwd, Model: sp.Model, PermissionMode: sp.PermissionMode,
 		AppendSystemPrompt: sp.AppendSystemPrompt, Sandbox: sp.Sandbox, UserEnv: sp.UserEnv, Environ: l.Environ,
 		Euid: l.Euid, Home: sp.Home, Config: l.Config, LookPath: l.LookPath}
@@ -164,7 +166,7 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	logPath := st.LogPath(id)
 	rec := meta.Launch{ID: id, Kind: sp.Kind, Adapter: sp.Adapter, SessionID: plan.SessionID, Model: sp.Model, Cwd: sp.Cwd,
 		Prompt: sp.Summary, Group: sp.Group, Spec: sp.SpecPath, Branch: sp.Branch, Worktree: sp.Worktree, BaseBranch: sp.BaseBranch,
-		Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
+		BaseCommit: sp.BaseCommit, Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
 		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User,
 		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now}
 	if err := st.UpdateLaunches(func(ls *meta.Launches) (bool, error) {

@@ -60,6 +60,7 @@ type Launch struct {
 	EnvNames   []string `json:"env_names,omitempty"`   // names of variables changed for the agent, never values
 	LogOffset  int64    `json:"log_offset,omitempty"`  // where the agent's output starts in Log
 	BaseBranch string   `json:"base_branch,omitempty"` // --worktree launches
+	BaseCommit string   `json:"base_commit,omitempty"` // matrix launches: the commit every slot started from
 	User       string   `json:"user,omitempty"`
 	// Webhook target resolved at launch time (env wins over config), so that a lazy
 	// finaliser run from another shell delivers to the same place.

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/meta"
+)
+
+func compareCommand(s *host) *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "compare the sessions of a launch group side by side",
+		ArgsUsage: "GROUP",
+		Description: `One row per slot of a group made by a launch with several --adapter/--model or
+--matrix: adapter, model, status, exit code, duration, tokens, cost, the diff of
+its worktree against the group's base commit and the on-complete hook's result.
+
+The diff is "git diff --shortstat BASE" run in the slot's worktree: tracked
+files, what the agent committed and what it left uncommitted alike. Files the
+agent created but never added are not in git's count; they are shown apart as
+"+N new" (JSON: diff.untracked, their paths).
+
+A slot that still runs says so (its diff is what is there now). When agentctl's
+launch records of the group expired, pass --repo: the slots are then found from
+their try/GROUP/ branches, and the row says what is missing.
+
+Examples:
+  agentctl compare g-3f9a1c
+  agentctl compare g-3f9a1c --json | jq '.slots[] | {adapter, model, diff}'
+  agentctl compare g-3f9a1c --repo ~/code/api`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print {group, repo, base_commit, slots: [...]}"},
+			&cli.StringFlag{Name: "repo", Usage: "the launch `REPO`, to find the group's worktrees by branch when its launch records expired"},
+		},
+		Action: func(c *cli.Context) error {
+			return runCompare(c.Context, s, compareOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+				JSON: c.Bool("json"), Repo: c.String("repo")})
+		},
+	}
+}
+
+// compareOptions are compare's flags and arguments.
+type compareOptions struct {
+	globalOptions
+	Args []string // GROUP
+	JSON bool
+	Repo string
+}
+
+// compareSlot is one row of `compare --json` (README "Comparing agents").
+type compareSlot struct {
+	Slot            string            `json:"slot"` // the branch suffix: cc, codex, cc-opus-4-6, …
+	Adapter         string            `json:"adapter"`
+	Model           string            `json:"model,omitempty"`
+	SessionID       string            `json:"session_id,omitempty"`
+	LaunchID        string            `json:"launch_id,omitempty"`
+	Status          string            `json:"status"` // as `status` says; "unknown" without a session
+	ExitCode        *int              `json:"exit_code"`
+	DurationSeconds *float64          `json:"duration_seconds"`
+	Tokens          *discover.Tokens  `json:"tokens"`
+	TokensTotal     *int64            `json:"tokens_total"`
+	CostUSD         *float64          `json:"cost_usd"`
+	Branch          string            `json:"branch,omitempty"`
+	Worktree        string            `json:"worktree,omitempty"`
+	Diff            *launch.DiffStats `json:"diff"`
+	DiffError       string            `json:"diff_error,omitempty"`
+	OnComplete      string            `json:"on_complete,omitempty"` // the hook's result: ok, exit N, timeout, …
+	Missing         []string          `json:"missing,omitempty"`     // what could not be known, and why
+}
+
+type compareOut struct {
+	Group      string        `json:"group"`
+	Repo       string        `json:"repo,omitempty"`
+	BaseCommit string        `json:"base_commit,omitempty"`
+	BaseRef    string        `json:"base_ref,omitempty"`
+	Slots      []compareSlot `json:"slots"`
+}
+
+func runCompare(ctx context.Context, s *host, o compareOptions) error {
+	if err := needArgs("compare", o.Args, 1, "a GROUP id (g-xxxxxx, from launch)"); err != nil {
+		return err
+	}
+	group := o.Args[0]
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	res, env := e.discoverAll(ctx)
+	var recs []meta.Launch
+	for _, r := range env.Launches {
+		if r.Group == group && r.Kind != launch.KindResume {
+			recs = append(recs, r)
+		}
+	}
+	out := compareOut{Group: group}
+	repo := o.Repo
+	for _, r := range recs {
+		if out.BaseCommit == "" {
+			out.BaseCommit, out.BaseRef = r.BaseCommit, r.BaseBranch
+		}
+		if repo == "" && r.Worktree != "" {
+			repo = mainWorktreeOf(ctx, r.Worktree)
+		}
+	}
+	var wts []launch.Worktree
+	if repo != "" {
+		all, err := launch.ListWorktrees(ctx, e.expand(repo))
+		if err != nil && o.Repo != "" {
+			return inputErr(err)
+		}
+		for _, w := range all {
+			if w.Main {
+				out.Repo = w.Path
+			}
+			if w.Group == group {
+				wts = append(wts, w)
+			}
+		}
+	}
+	if len(recs) == 0 && len(wts) == 0 {
+		hint := "see agentctl list -a --group, or pass --repo REPO if its launch records expired"
+		if o.Repo != "" {
+			hint = "no try/" + group + "/ branch has a worktree in " + o.Repo + "; see agentctl worktree list " + o.Repo
+		}
+		return &exitError{exitNotFound, fmt.Errorf("no launch group %s: %s", group, hint)}
+	}
+	if out.BaseCommit == "" && out.Repo != "" {
+		var bs []string
+		for _, w := range wts {
+			bs = append(bs, w.Branch)
+		}
+		if b, err := launch.GroupBase(ctx, out.Repo, bs); err == nil {
+			out.BaseCommit = b
+		}
+	}
+	sessions := map[string]discover.Session{}
+	for _, ss := range res.Sessions {
+		sessions[ss.Adapter+"\x00"+ss.ID] = ss
+	}
+	seen := map[string]bool{}
+	now := s.now()
+	for _, r := range recs {
+		row := compareSlot{Slot: slotSuffix(group, r.Branch), Adapter: r.Adapter, Model: r.Model, LaunchID: r.ID,
+			SessionID: r.CurrentSessionID(), Branch: r.Branch, Worktree: r.Worktree, ExitCode: r.ExitCode,
+			OnComplete: r.OnCompleteResult, Status: "unknown"}
+		seen[r.Branch] = true
+		if ss, ok := sessions[r.Adapter+"\x00"+row.SessionID]; ok {
+			row.Status = ss.Status
+			row.Tokens, row.CostUSD = ss.Tokens, ss.CostUSD
+			if row.Model == "" {
+				row.Model = ss.Model
+			}
+		} else {
+			row.Missing = append(row.Missing, "session: the agent's files of "+orDash(row.SessionID)+" were not found (status, tokens, cost unknown)")
+			if r.Failure != "" {
+				row.Status = "failed"
+			}
+		}
+		if row.Tokens != nil {
+			t := row.Tokens.Input + row.Tokens.Output + row.Tokens.CacheRead + row.Tokens.CacheWrite
+			row.TokensTotal = &t
+		}
+		start := r.LaunchedAt
+		if r.ConfirmedAt != nil {
+			start = *r.ConfirmedAt
+		}
+		end := now
+		if r.EndedAt != nil {
+			end = *r.EndedAt
+		}
+		d := end.Sub(start).Round(time.Second).Seconds()
+		row.DurationSeconds = &d
+		if r.OnComplete != "" && r.OnCompleteResult == "" {
+			row.OnComplete = "pending"
+		}
+		e.diffRow(ctx, &row, out.BaseCommit)
+		out.Slots = append(out.Slots, row)
+	}
+	for _, w := range wts {
+		if seen[w.Branch] {
+			continue
+		}
+		row := compareSlot{Slot: slotSuffix(group, w.Branch), Branch: w.Branch, Worktree: w.Path, Status: "unknown",
+			Missing: []string{"launch record: expired or never written (adapter, model, session, exit code, tokens unknown)"}}
+		e.diffRow(ctx, &row, out.BaseCommit)
+		out.Slots = append(out.Slots, row)
+	}
+	sort.SliceStable(out.Slots, func(i, j int) bool { return out.Slots[i].Slot < out.Slots[j].Slot })
+	if o.JSON {
+		return writeJSON(s.Out, out)
+	}
+	e.printCompare(out)
+	return nil
+}
+
+// diffRow measures a slot's worktree against the group's base.
+func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
+	switch {
+	case row.Worktree == "":
+		row.Missing = append(row.Missing, "diff: the slot has no worktree")
+	case !dirExists(row.Worktree):
+		row.Missing = append(row.Missing, "diff: the worktree "+row.Worktree+" no longer exists (removed, or the slot never started)")
+	case base == "":
+		row.Missing = append(row.Missing, "diff: the group's base commit is unknown (pass --repo)")
+	default:
+		d, err := launch.Diff(ctx, row.Worktree, base)
+		if err != nil {
+			row.DiffError = err.Error()
+			return
+		}
+		row.Diff = &d
+	}
+}
+
+// mainWorktreeOf is the main worktree of the repository path belongs to, or "".
+func mainWorktreeOf(ctx context.Context, path string) string {
+	wts, err := launch.ListWorktrees(ctx, path)
+	if err != nil || len(wts) == 0 {
+		// The worktree is gone; its repository is beside it: <repo>-try-<group>-<suffix>.
+		base := filepath.Base(path)
+		if i := strings.Index(base, "-try-g-"); i > 0 {
+			return filepath.Join(filepath.Dir(path), base[:i])
+		}
+		return ""
+	}
+	return wts[0].Path
+}
+
+func slotSuffix(group, branch string) string {
+	if s, ok := strings.CutPrefix(branch, launch.GroupBranchPrefix(group)); ok {
+		return s
+	}
+	return branch
+}
+
+func (e *cmdEnv) printCompare(out compareOut) {
+	fmt.Fprintf(e.s.Out, "group %s", out.Group)
+	if out.BaseCommit != "" {
+		fmt.Fprintf(e.s.Out, " (base %.12s", out.BaseCommit)
+		if out.BaseRef != "" && out.BaseRef != "HEAD" {
+			fmt.Fprintf(e.s.Out, " %s", out.BaseRef)
+		}
+		fmt.Fprint(e.s.Out, ")")
+	}
+	if out.Repo != "" {
+		fmt.Fprintf(e.s.Out, " in %s", shortHome(out.Repo, e.home))
+	}
+	fmt.Fprintln(e.s.Out)
+	var t table
+	t.add("SLOT", "ADAPTER", "MODEL", "STATUS", "EXIT", "DURATION", "TOKENS", "COST", "DIFF", "HOOK")
+	var notes []string
+	for _, r := range out.Slots {
+		exit := "-"
+		if r.ExitCode != nil {
+			exit = strconv.Itoa(*r.ExitCode)
+		}
+		dur := "-"
+		if r.DurationSeconds != nil {
+			dur = (time.Duration(*r.DurationSeconds) * time.Second).String()
+		}
+		tok := "-"
+		if r.TokensTotal != nil {
+			tok = strconv.FormatInt(*r.TokensTotal, 10)
+		}
+		cost := "-"
+		if r.CostUSD != nil {
+			cost = fmt.Sprintf("$%.2f", *r.CostUSD)
+		}
+		diff := "-"
+		switch {
+		case r.Diff != nil:
+			diff = fmt.Sprintf("%d %s +%d -%d", r.Diff.FilesChanged, plural(r.Diff.FilesChanged, "file", "files"), r.Diff.Insertions, r.Diff.Deletions)
+			if n := len(r.Diff.Untracked); n > 0 {
+				diff += fmt.Sprintf(" +%d new", n)
+			}
+		case r.DiffError != "":
+			diff = "error"
+			notes = append(notes, r.Slot+": "+r.DiffError)
+		}
+		for _, m := range r.Missing {
+			notes = append(notes, r.Slot+": missing "+m)
+		}
+		t.add(r.Slot, orDash(r.Adapter), orDash(r.Model), r.Status, exit, dur, tok, cost, diff, orDash(r.OnComplete))
+	}
+	t.write(e.s.Out, nil)
+	for _, n := range notes {
+		fmt.Fprintln(e.s.Out, "  "+n)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

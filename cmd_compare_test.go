@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/launch"
+)
+
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// A group launch SIGKILLed at varying moments (while it makes worktrees,
+// between them and the agents, while they start) leaves nothing that
+// `worktree list` cannot show and `worktree clean` cannot remove.
+func TestKilledGroupLaunchIsCleanable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills launches at several moments; slow")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	c := newCLI(t)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(dir, "repo")
+	gitCmd(t, dir, "init", "-q", "-b", "main", repo)
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
+	gitCmd(t, repo, "add", ".")
+	gitCmd(t, repo, "commit", "-q", "-m", "init")
+	before := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch")
+	for _, delay := range []time.Duration{5, 40, 150, 200, 250, 300, 350, 400, 500, 700} {
+		cmd := exec.Command(c.bin, "launch", "--cwd", repo, "--adapter", "claude-code", "--model", "a,b,c", "-p", "x")
+		cmd.Env = c.env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		c.settle()
+		// Whatever is left is listed, under its group, and cleaned by group id.
+		wts, err := launch.ListWorktrees(context.Background(), repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups := map[string]bool{}
+		for _, w := range wts[1:] {
+			if w.Group == "" {
+				t.Fatalf("after a kill at %dms: worktree %s has no group", delay, w.Path)
+			}
+			groups[w.Group] = true
+		}
+		for _, b := range strings.Fields(strings.ReplaceAll(gitCmd(t, repo, "branch", "--format=%(refname:short)"), "\n", " ")) {
+			if g := launch.GroupOfBranch(b); g != "" {
+				groups[g] = true
+			}
+		}
+		for g := range groups {
+			if out, errOut, code := c.run("worktree", "clean", "--force", "--delete-branch", g, "--repo", repo); code != 0 {
+				t.Fatalf("after a kill at %dms: clean %s: exit %d\n%s%s", delay, g, code, out, errOut)
+			}
+		}
+		if after := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch"); after != before {
+			t.Fatalf("after a kill at %dms and clean: git state\n%s\nwant\n%s", delay, after, before)
+		}
+		t.Logf("kill at %dms: %d group(s) left, cleaned", delay, len(groups))
+	}
+}
+
+// Two group launches at once against one repository: two groups, each slot
+// its own worktree and branch, none clobbered.
+func TestTwoGroupLaunchesAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	c := newCLI(t)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(dir, "repo")
+	gitCmd(t, dir, "init", "-q", "-b", "main", repo)
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
+	gitCmd(t, repo, "add", ".")
+	gitCmd(t, repo, "commit", "-q", "-m", "init")
+	outs := make([]string, 2)
+	done := make(chan int)
+	for i := range outs {
+		go func(i int) {
+			defer func() { done <- i }()
+			out, errOut, code := c.run("launch", "--json", "--cwd", repo, "--adapter", "claude-code", "--model", "a,b", "-p", "x")
+			if code != 0 {
+				t.Errorf("launch %d: exit %d %s", i, code, errOut)
+			}
+			outs[i] = out
+		}(i)
+	}
+	<-done
+	<-done
+	groups := map[string]bool{}
+	cwds := map[string]bool{}
+	for _, out := range outs {
+		for _, l := range strings.Split(out, "\n") {
+			if g := strings.TrimSpace(l); strings.HasPrefix(g, `"group": "`) {
+				groups[strings.Trim(strings.TrimPrefix(g, `"group": `), `",`)] = true
+			}
+			if g := strings.TrimSpace(l); strings.HasPrefix(g, `"cwd": "`) {
+				cwds[g] = true
+			}
+		}
+	}
+	if len(groups) != 2 || len(cwds) != 4 {
+		t.Fatalf("groups %v, cwds %v; want 2 groups of 2 distinct worktrees\n%s", groups, cwds, outs)
+	}
+	wts, err := launch.ListWorktrees(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wts) != 5 {
+		t.Errorf("%d worktrees, want 5 (main + 4)", len(wts))
+	}
+	for _, w := range wts[1:] {
+		if !groups[w.Group] || !strings.HasPrefix(w.Branch, "try/"+w.Group+"/cc-") {
+			t.Errorf("worktree %+v", w)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/agentctl/agentctl/agents"
+	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/locks"
+)
+
+// groupSlots are the slots the flags ask for: the positional ADAPTER, then each
+// --adapter with its models (one slot per model); --adapter before the command
+// name counts too. Fewer than two slots is a single launch.
+func (o launchOptions) groupSlots() []launch.Slot {
+	var args []slotArg
+	if len(o.Args) == 1 {
+		args = append(args, slotArg{Adapter: o.Args[0]})
+	}
+	args = append(args, o.Slots...)
+	if len(o.Slots) == 0 && len(o.Adapters) > 1 {
+		for _, a := range o.Adapters {
+			args = append(args, slotArg{Adapter: a})
+		}
+	}
+	var slots []launch.Slot
+	for _, a := range args {
+		if len(a.Models) == 0 {
+			slots = append(slots, launch.Slot{Adapter: a.Adapter})
+		}
+		for _, m := range a.Models {
+			slots = append(slots, launch.Slot{Adapter: a.Adapter, Model: m})
+		}
+	}
+	return slots
+}
+
+// slotOut is one slot's outcome for the launch output.
+type slotOut struct {
+	slot launch.Slot
+	res  *launch.Result
+	err  error
+}
+
+// runGroupLaunch is a comparison launch (README "Comparing agents"): every slot
+// checked, then every worktree made, then the agents started in parallel.
+func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, slots []launch.Slot) error {
+	switch {
+	case o.Worktree != "" || o.Branch != "":
+		return usageErrorf("a group launch makes one worktree per slot itself; drop --worktree/--branch (the repository is --cwd, else the current directory)")
+	case o.Matrix != "" && (len(slots) > 0):
+		return usageErrorf("--matrix and --adapter/ADAPTER exclude each other; put every slot in the matrix file")
+	}
+	prompt, cwd, base := o.Prompt, o.Cwd, o.BaseBranch
+	if o.Matrix != "" {
+		m, ms, err := launch.ReadMatrix(o.Matrix, e.expand)
+		if err != nil {
+			return inputErr(err)
+		}
+		slots = ms
+		if prompt == "" {
+			prompt = m.Prompt
+		}
+		if cwd == "" {
+			cwd = m.Cwd
+		}
+		if base == "" {
+			base = m.BaseBranch
+		}
+	}
+	if prompt == "-" {
+		b, err := io.ReadAll(s.In)
+		if err != nil {
+			return &exitError{exitFailed, fmt.Errorf("read the prompt from stdin: %w", err)}
+		}
+		prompt = string(b)
+	}
+	if o.MaxFileSize <= 0 {
+		return usageErrorf("--max-file-size %d: want a positive number of bytes", o.MaxFileSize)
+	}
+	if cwd == "" {
+		cwd = e.config.Cwd
+	}
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return &exitError{exitFailed, err}
+		}
+	}
+	repo, err := locks.Canonical(e.expand(cwd))
+	if err != nil {
+		return usageErrorf("--cwd %s: %v", cwd, err)
+	}
+	// Everything that can be checked without writing: adapters, binaries,
+	// environment policy. One bad slot and nothing happens.
+	l := e.launcher()
+	specs := make([]*launch.Spec, len(slots))
+	for i := range slots {
+		if slots[i].Adapter == "" {
+			slots[i].Adapter = e.configAdapter()
+		}
+		sl := slots[i]
+		if !agents.Known(sl.Adapter) {
+			return &exitError{exitUsage, fmt.Errorf("slot %d: %v; nothing was launched", i+1, agents.UnknownError(sl.Adapter))}
+		}
+		if sl.Adapter == "openclaw" {
+			return usageErrorf("slot %d: openclaw runs in its gateway's workspace, not in a worktree; it cannot be part of a comparison group", i+1)
+		}
+		ao := o.agentOptions
+		ao.Model = sl.Model
+		sp, err := e.agentSpec(ao, o.globalOptions, sl.Adapter)
+		if err != nil {
+			return err
+		}
+		sp.Cwd = repo
+		if _, _, err := l.Plan(sp); err != nil {
+			return prefixErr(inputErr(err), fmt.Sprintf("slot %d (%s)", i+1, sl.Adapter), "nothing was launched")
+		}
+		specs[i] = sp
+	}
+	full, err := launch.BuildPrompt(ctx, launch.PromptInput{Prompt: prompt, Files: o.Files, Spec: o.Spec,
+		MaxFileSize: o.MaxFileSize, Issue: o.Issue, Repo: o.Repo, Cwd: repo})
+	if err != nil {
+		return inputErr(err)
+	}
+	summary := prompt
+	if summary == "" {
+		summary = full
+	}
+	summary = truncateBytes(summary, 4096)
+	g, err := launch.PrepareGroup(ctx, repo, base, slots)
+	if err != nil {
+		return prefixErr(inputErr(err), "", "nothing was launched")
+	}
+	outs := make([]slotOut, len(g.Slots))
+	var wg sync.WaitGroup
+	for i, sl := range g.Slots {
+		sp := specs[i]
+		sp.Prompt, sp.Summary, sp.SpecPath = full, summary, o.Spec
+		sp.Cwd, sp.Worktree, sp.Branch, sp.Group = sl.Path, sl.Path, sl.Branch, g.ID
+		sp.BaseBranch, sp.BaseCommit = g.BaseRef, g.Base
+		wg.Add(1)
+		go func(i int, sp launch.Spec) {
+			defer wg.Done()
+			res, err := l.Start(ctx, sp)
+			outs[i] = slotOut{slot: g.Slots[i], res: res, err: err}
+		}(i, *sp)
+	}
+	wg.Wait()
+	failed := 0
+	var js []launchOut
+	for _, so := range outs {
+		if so.err != nil {
+			failed++
+			// The agent never confirmed: its worktree holds nothing of value.
+			if errs := launch.RemoveSlots(g.Repo, []launch.Slot{so.slot}); len(errs) > 0 {
+				warn(s, fmt.Sprintf("remove the worktree %s of a failed slot: %v", so.slot.Path, errs[0]))
+			}
+			if o.JSON {
+				js = append(js, launchOut{Adapter: so.slot.Adapter, Model: so.slot.Model, Group: g.ID, Error: so.err.Error()})
+			} else {
+				fmt.Fprintf(s.Out, "✗ %s%s — %v\n", so.slot.Adapter, modelParen(so.slot.Model), so.err)
+			}
+			continue
+		}
+		for _, w := range so.res.Warnings {
+			warn(s, w)
+		}
+		r := so.res.Record
+		model := r.Model
+		if model == "" && r.Init != nil {
+			model = r.Init.Model
+		}
+		if o.JSON {
+			js = append(js, launchOut{ID: r.CurrentSessionID(), Adapter: r.Adapter, Model: model, Cwd: r.Cwd, Group: r.Group,
+				Branch: r.Branch, PID: r.PID, Log: r.Log, LaunchID: r.ID})
+		} else {
+			fmt.Fprintf(s.Out, "%s%s → %s (%s)\n", r.Adapter, modelParen(model), shortHome(r.Cwd, e.home), r.CurrentSessionID())
+		}
+		if so.res.OnCreateErr != nil {
+			failed++
+			warn(s, fmt.Sprintf("%v; the agent keeps running (%s)", so.res.OnCreateErr, r.CurrentSessionID()))
+		}
+	}
+	if o.JSON {
+		if err := writeJSON(s.Out, js); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(s.Out, "group %s (base %.12s); see: agentctl compare %s\n", g.ID, g.Base, g.ID)
+	}
+	if o.Wait {
+		code := 0
+		for _, so := range outs {
+			if so.err != nil {
+				continue
+			}
+			end, err := e.deps().WaitLaunch(ctx, so.res.Record.ID)
+			if err != nil {
+				return &exitError{exitFailed, err}
+			}
+			if end.ExitCode == nil || *end.ExitCode != 0 {
+				code = exitFailed
+			}
+			if !o.JSON {
+				fmt.Fprintf(s.Out, "%s ended (%s)%s\n", so.res.Record.CurrentSessionID(), launch.ExitStatus(end.ExitCode), failureSuffix(end))
+			}
+		}
+		if code != 0 {
+			return &exitError{code, fmt.Errorf("not every slot of %s exited 0; see agentctl compare %s", g.ID, g.ID)}
+		}
+	}
+	if failed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d slots failed", failed, len(outs))}
+	}
+	return nil
+}
+
+func modelParen(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
+}
+
+// prefixErr keeps err's exit code and adds context before and after its message.
+func prefixErr(err error, before, after string) error {
+	ee, ok := err.(*exitError)
+	if !ok || ee.err == nil {
+		return err
+	}
+	msg := ee.err.Error()
+	if before != "" {
+		msg = before + ": " + msg
+	}
+	if after != "" {
+		msg += "; " + after
+	}
+	return &exitError{ee.code, fmt.Errorf("%s", msg)}
+}

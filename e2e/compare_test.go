@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentctl/agentctl/e2e/harness"
+	"github.com/agentctl/agentctl/e2e/stub"
+	"github.com/agentctl/agentctl/launch"
+)
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// The comparison workflow with real agents: one launch of two Claude Code
+// slots (two models) and a Codex slot over a real git repository; the stub makes each run a
+// tool that edits a different number of lines (the command picks by the
+// worktree it runs in). compare --json must report, per slot, exactly what
+// `git diff --shortstat BASE` measures in its worktree, the exit code, and the
+// tokens `status` reports.
+func TestCompareGroupRealAgents(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewClaude(t, "2.1.329", srv)
+	cx := harness.NewCodex(t, srv)
+	pi := harness.NewPi(t, srv)
+	// Pi reads its provider config from $HOME/.pi, and HOME is Claude's here.
+	piDir := filepath.Join(c.Home, ".pi", "agent")
+	if err := os.MkdirAll(piDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	models, err := os.ReadFile(filepath.Join(pi.Home, ".pi", "agent", "models.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(piDir, "models.json"), models, 0o600)
+	// The launch flags apply to every slot, and only Claude asks before a
+	// tool runs: its user settings allow Bash instead of a permission mode.
+	os.MkdirAll(filepath.Join(c.Home, ".claude"), 0o700)
+	settings := filepath.Join(c.Home, ".claude", "settings.json")
+	if b, err := os.ReadFile(settings); err == nil && len(b) > 0 {
+		t.Logf("existing claude settings: %s", b)
+	}
+	os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600)
+	// One agentctl launches both: Claude's HOME, Codex's own CODEX_HOME.
+	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin, "AGENTCTL_CODEX_BIN": cx.Bin,
+		"AGENTCTL_PI_BIN": pi.Bin, "PI_OFFLINE": "1", "CODEX_HOME": cx.Env["CODEX_HOME"], "FAKE_API_KEY": cx.Env["FAKE_API_KEY"]})
+	repo := harness.WorkDir(t, "shop")
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "b.txt"), []byte("x\ny\nz\n"), 0o644)
+	gitIn(t, repo, "add", ".")
+	gitIn(t, repo, "commit", "-q", "-m", "init")
+	before := gitIn(t, repo, "worktree", "list")
+
+	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *-pi) seq 4 >> a.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
+	out, errOut, code := a.Run(t, "launch", "--json", "--cwd", repo, "--adapter", "claude-code",
+		"--model", "claude-opus-4-6,claude-sonnet-4-5",
+		"--adapter", "codex", "--adapter", "pi", "--model", "fakeoai/fake-model", "--wait", "-p", prompt)
+	if code != 0 {
+		t.Fatalf("launch: exit %d\n%s\n%s\n%s", code, out, errOut, readLog(a.State))
+	}
+	var ls []struct{ ID, Group, Branch, Cwd, Model string }
+	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 4 || ls[0].Group == "" || ls[0].Group != ls[1].Group || ls[2].Group != ls[0].Group {
+		t.Fatalf("launch --json: %v\n%s", err, out)
+	}
+	group := ls[0].Group
+
+	var cmp struct {
+		Group      string `json:"group"`
+		BaseCommit string `json:"base_commit"`
+		Slots      []struct {
+			Slot      string            `json:"slot"`
+			SessionID string            `json:"session_id"`
+			ExitCode  *int              `json:"exit_code"`
+			Status    string            `json:"status"`
+			Tokens    *harness.Tokens   `json:"tokens"`
+			Worktree  string            `json:"worktree"`
+			Diff      *launch.DiffStats `json:"diff"`
+		} `json:"slots"`
+	}
+	a.JSON(t, &cmp, "compare", group)
+	if cmp.Group != group || len(cmp.Slots) != 4 || cmp.BaseCommit == "" {
+		t.Fatalf("compare: %+v", cmp)
+	}
+	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7, "codex": 5, "pi": 4}
+	for _, s := range cmp.Slots {
+		got := launch.ParseShortstat(gitIn(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
+		if s.Diff == nil || s.Diff.FilesChanged != got.FilesChanged || s.Diff.Insertions != got.Insertions || s.Diff.Deletions != got.Deletions {
+			t.Errorf("%s: compare diff %+v, git diff --shortstat says %+v", s.Slot, s.Diff, got)
+		}
+		if got.Insertions != wantIns[s.Slot] {
+			t.Errorf("%s: %d insertions, want %d (did the tool run?)", s.Slot, got.Insertions, wantIns[s.Slot])
+		}
+		if s.Slot == "cc-sonnet-4-5" && (got.Deletions != 3 || len(s.Diff.Untracked) != 1 || s.Diff.Untracked[0] != "new.txt") {
+			t.Errorf("%s: deletions %d, untracked %v; want 3 and [new.txt]", s.Slot, got.Deletions, s.Diff.Untracked)
+		}
+		if s.ExitCode == nil || *s.ExitCode != 0 || s.Status != "stopped" {
+			t.Errorf("%s: exit %v status %s", s.Slot, s.ExitCode, s.Status)
+		}
+		st := a.Status(t, s.SessionID)
+		if s.Tokens == nil || st.Tokens == nil || !reflect.DeepEqual(*s.Tokens, *st.Tokens) {
+			t.Errorf("%s: compare tokens %+v, status says %+v", s.Slot, s.Tokens, st.Tokens)
+		}
+	}
+	// Cleaning: refused while the work is uncommitted, then forced.
+	if _, errOut, code := a.Run(t, "worktree", "clean", group, "--repo", repo); code != 1 || !strings.Contains(errOut, "uncommitted") {
+		t.Errorf("clean of dirty slots: exit %d %s", code, errOut)
+	}
+	if out, errOut, code := a.Run(t, "worktree", "clean", "--force", "--delete-branch", group, "--repo", repo); code != 0 {
+		t.Fatalf("clean --force: exit %d %s %s", code, out, errOut)
+	}
+	if after := gitIn(t, repo, "worktree", "list"); after != before || strings.Contains(gitIn(t, repo, "branch"), group) {
+		t.Errorf("after clean: worktrees %q (before %q), branches %q", after, before, gitIn(t, repo, "branch"))
+	}
+}

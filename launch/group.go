@@ -1,0 +1,194 @@
+package launch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// NewGroupID returns a launch group id: "g-" + 6 hex characters (README
+// "Comparing agents").
+func NewGroupID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return "g-" + hex.EncodeToString(b[:])
+}
+
+// groupIDRe is what NewGroupID makes; anything else is not a group id.
+var groupIDRe = regexp.MustCompile(`^g-[0-9a-f]{6}$`)
+
+// IsGroupID says whether s looks like a launch group id.
+func IsGroupID(s string) bool { return groupIDRe.MatchString(s) }
+
+// Slot is one agent of a matrix launch, with its worktree once prepared.
+type Slot struct {
+	Adapter, Model string
+	Suffix         string // unique within the group: cc, codex, cc-opus-4-6, codex-2, …
+	Branch, Path   string // try/<group>/<suffix> and <repo>-try-<group>-<suffix>
+}
+
+// ShortAdapter is an adapter's name in branch and path suffixes.
+func ShortAdapter(name string) string {
+	switch name {
+	case "claude-code":
+		return "cc"
+	case "pi-rust":
+		return "pi-rs"
+	}
+	return name
+}
+
+var unsafeRef = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// ModelShort is a model's name in suffixes: no provider prefix, no "claude-",
+// lower case, anything but letters, digits and '-' as '-'.
+func ModelShort(model string) string {
+	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	m = strings.TrimPrefix(m, "claude-")
+	m = strings.Trim(unsafeRef.ReplaceAllString(m, "-"), "-")
+	if m == "" {
+		m = "default"
+	}
+	return m
+}
+
+// AssignSuffixes names the slots: the short adapter name, plus "-<model short
+// name>" when the adapter appears more than once, de-duplicated with -2, -3.
+func AssignSuffixes(slots []Slot) {
+	count := map[string]int{}
+	for _, s := range slots {
+		count[s.Adapter]++
+	}
+	used := map[string]bool{}
+	for i := range slots {
+		base := ShortAdapter(slots[i].Adapter)
+		if count[slots[i].Adapter] > 1 && slots[i].Model != "" {
+			base += "-" + ModelShort(slots[i].Model)
+		}
+		suf := base
+		for n := 2; used[suf]; n++ {
+			suf = base + "-" + strconv.Itoa(n)
+		}
+		used[suf] = true
+		slots[i].Suffix = suf
+	}
+}
+
+// GroupBranchPrefix is the prefix of every branch a group made.
+func GroupBranchPrefix(group string) string { return "try/" + group + "/" }
+
+// Group is a matrix launch's worktrees, all made from one base commit.
+type Group struct {
+	ID      string
+	Repo    string // the repository's top level (realpath)
+	Base    string // the base commit (full hash)
+	BaseRef string // what the user named (--base-branch / base_branch), or "HEAD"
+	Slots   []Slot
+}
+
+// PrepareGroup creates one branch and worktree per slot from the base, before
+// any agent starts. If any of them cannot be made, every worktree and branch
+// made so far is removed and the error says what to fix: all or nothing.
+func PrepareGroup(ctx context.Context, repo, baseRef string, slots []Slot) (*Group, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, &InputError{"launching several agents needs git on $PATH (each gets its own worktree)"}
+	}
+	top, err := git(ctx, repo, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, &InputError{fmt.Sprintf("%s is not a git repository: several agents each get a worktree of the launch repository; run from inside one or pass --cwd REPO", repo)}
+	}
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real
+	}
+	ref := baseRef
+	if ref == "" {
+		ref = "HEAD"
+	}
+	base, err := git(ctx, top, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		if baseRef == "" {
+			return nil, &InputError{fmt.Sprintf("%s has no commit to branch from; commit something first", top)}
+		}
+		return nil, &InputError{fmt.Sprintf("base branch %s: no such branch or commit in %s", baseRef, top)}
+	}
+	if baseRef == "" {
+		// The slots start from HEAD's commit: uncommitted changes of the main
+		// worktree would silently be missing from every slot.
+		if st, err := git(ctx, top, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
+			return nil, &InputError{fmt.Sprintf("%s has uncommitted changes the agents would not see; commit or stash them, or name the base with --base-branch", top)}
+		}
+	}
+	g := &Group{Repo: top, Base: base, BaseRef: ref, Slots: append([]Slot(nil), slots...)}
+	AssignSuffixes(g.Slots)
+	// A group id not used in this repository yet (branches or paths): two
+	// launches at once get two groups.
+	for try := 0; ; try++ {
+		g.ID = NewGroupID()
+		if out, _ := git(ctx, top, "for-each-ref", "--count=1", "refs/heads/"+GroupBranchPrefix(g.ID)); out == "" {
+			break
+		}
+		if try > 20 {
+			return nil, errors.New("no unused group id found")
+		}
+	}
+	var made []Slot
+	for i := range g.Slots {
+		s := &g.Slots[i]
+		s.Branch = GroupBranchPrefix(g.ID) + s.Suffix
+		s.Path = filepath.Join(filepath.Dir(top), filepath.Base(top)+"-try-"+g.ID+"-"+s.Suffix)
+		if _, err := os.Lstat(s.Path); err == nil {
+			err = fmt.Errorf("worktree path %s already exists", s.Path)
+			return nil, undo(top, made, fmt.Errorf("slot %d (%s): %w", i+1, s.Adapter, err))
+		}
+		if _, err := git(ctx, top, "worktree", "add", "-b", s.Branch, s.Path, base); err != nil {
+			// git may have made the branch before failing on the directory.
+			made = append(made, *s)
+			return nil, undo(top, made, fmt.Errorf("slot %d (%s): %w", i+1, s.Adapter, err))
+		}
+		if real, err := filepath.EvalSymlinks(s.Path); err == nil {
+			s.Path = real
+		}
+		made = append(made, *s)
+	}
+	return g, nil
+}
+
+// undo removes the worktrees and branches in made and returns cause, with
+// anything that could not be removed appended.
+func undo(top string, made []Slot, cause error) error {
+	if errs := RemoveSlots(top, made); len(errs) > 0 {
+		return fmt.Errorf("%w; also could not remove: %v (see agentctl worktree list %s)", cause, errors.Join(errs...), top)
+	}
+	return cause
+}
+
+// RemoveSlots force-removes the worktrees and branches of slots that never ran.
+func RemoveSlots(top string, slots []Slot) []error {
+	ctx := context.Background()
+	var errs []error
+	for _, s := range slots {
+		if _, err := os.Stat(s.Path); err == nil {
+			if _, err := git(ctx, top, "worktree", "remove", "--force", s.Path); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "refs/heads/"+s.Branch); err == nil {
+			if _, err := git(ctx, top, "branch", "-D", s.Branch); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	_, _ = git(ctx, top, "worktree", "prune")
+	return errs
+}

@@ -1,0 +1,258 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestAssignSuffixes(t *testing.T) {
+	slots := []Slot{
+		{Adapter: "claude-code", Model: "claude-opus-4-6"},
+		{Adapter: "claude-code", Model: "anthropic/claude-sonnet-4-5"},
+		{Adapter: "codex"},
+		{Adapter: "pi-rust"},
+		{Adapter: "opencode", Model: "m"},
+		{Adapter: "opencode", Model: "M"},
+		{Adapter: "opencode", Model: "m"},
+	}
+	AssignSuffixes(slots)
+	want := []string{"cc-opus-4-6", "cc-sonnet-4-5", "codex", "pi-rs", "opencode-m", "opencode-m-2", "opencode-m-3"}
+	for i, s := range slots {
+		if s.Suffix != want[i] {
+			t.Errorf("slot %d: suffix %q, want %q", i, s.Suffix, want[i])
+		}
+	}
+}
+
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// newRepo makes a repository with one commit in its own temp dir (worktrees go
+// beside it).
+func newRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(dir, "repo")
+	gitT(t, dir, "init", "-q", "-b", "main", repo)
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, repo, "add", ".")
+	gitT(t, repo, "commit", "-q", "-m", "init")
+	return repo
+}
+
+func TestPrepareGroupAllOrNothing(t *testing.T) {
+	repo := newRepo(t)
+	ctx := context.Background()
+	before := gitT(t, repo, "worktree", "list") + gitT(t, repo, "branch", "-a")
+	entries, _ := os.ReadDir(filepath.Dir(repo))
+	// The third slot's branch name is invalid: git refuses it after two
+	// worktrees were made.
+	_, err := PrepareGroup(ctx, repo, "", []Slot{{Adapter: "claude-code"}, {Adapter: "codex"}, {Adapter: "bad..name"}})
+	if err == nil || !strings.Contains(err.Error(), "slot 3 (bad..name)") {
+		t.Fatalf("err = %v, want slot 3's git error", err)
+	}
+	after := gitT(t, repo, "worktree", "list") + gitT(t, repo, "branch", "-a")
+	if before != after {
+		t.Errorf("git state changed:\nbefore %s\nafter %s", before, after)
+	}
+	if now, _ := os.ReadDir(filepath.Dir(repo)); len(now) != len(entries) {
+		t.Errorf("directories beside the repo: %d, want %d", len(now), len(entries))
+	}
+}
+
+func TestPrepareGroupDirtyBaseAndNotARepo(t *testing.T) {
+	repo := newRepo(t)
+	ctx := context.Background()
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ie *InputError
+	if _, err := PrepareGroup(ctx, repo, "", []Slot{{Adapter: "codex"}, {Adapter: "pi"}}); !errors.As(err, &ie) || !strings.Contains(err.Error(), "uncommitted changes") {
+		t.Errorf("dirty HEAD: err = %v", err)
+	}
+	// Naming the base explicitly is fine: the user chose the commit.
+	g, err := PrepareGroup(ctx, repo, "main", []Slot{{Adapter: "codex"}, {Adapter: "pi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Slots) != 2 || !strings.HasPrefix(g.Slots[0].Branch, "try/"+g.ID+"/codex") {
+		t.Errorf("slots %+v", g.Slots)
+	}
+	if _, err := PrepareGroup(ctx, t.TempDir(), "", []Slot{{Adapter: "codex"}}); !errors.As(err, &ie) || !strings.Contains(err.Error(), "not a git repository") {
+		t.Errorf("not a repo: err = %v", err)
+	}
+}
+
+func TestPrepareGroupConcurrent(t *testing.T) {
+	repo := newRepo(t)
+	var wg sync.WaitGroup
+	groups := make([]*Group, 2)
+	errs := make([]error, 2)
+	for i := range groups {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			groups[i], errs[i] = PrepareGroup(context.Background(), repo, "main", []Slot{{Adapter: "claude-code", Model: "a"}, {Adapter: "claude-code", Model: "b"}})
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			// git serialises worktree adds on its own lock files; a loser
+			// must have cleaned up after itself.
+			t.Logf("group %d: %v", i, err)
+		}
+	}
+	if errs[0] == nil && errs[1] == nil && groups[0].ID == groups[1].ID {
+		t.Fatalf("two launches got one group id %s", groups[0].ID)
+	}
+	wts, err := ListWorktrees(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1
+	for i := range groups {
+		if errs[i] == nil {
+			want += 2
+		}
+	}
+	if len(wts) != want {
+		t.Errorf("%d worktrees, want %d: %+v", len(wts), want, wts)
+	}
+	seen := map[string]bool{}
+	for _, w := range wts {
+		if seen[w.Path] {
+			t.Errorf("worktree %s listed twice", w.Path)
+		}
+		seen[w.Path] = true
+	}
+}
+
+func TestDiffAndClean(t *testing.T) {
+	repo := newRepo(t)
+	ctx := context.Background()
+	g, err := PrepareGroup(ctx, repo, "", []Slot{{Adapter: "codex"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := g.Slots[0].Path
+	// A commit, an uncommitted edit and an untracked file.
+	os.WriteFile(filepath.Join(wt, "a.txt"), []byte("1\n2\n3\n4\n"), 0o644)
+	gitT(t, wt, "commit", "-q", "-am", "agent commit")
+	os.WriteFile(filepath.Join(wt, "a.txt"), []byte("1\n3\n4\n5\n"), 0o644)
+	os.WriteFile(filepath.Join(wt, "new.txt"), []byte("x\n"), 0o644)
+	d, err := Diff(ctx, wt, g.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ParseShortstat(gitT(t, wt, "diff", "--shortstat", g.Base))
+	if d.FilesChanged != 1 || d.Insertions != want.Insertions || d.Deletions != want.Deletions || want.Insertions != 2 || want.Deletions != 1 {
+		t.Errorf("diff %+v, git says %+v", d, want)
+	}
+	if len(d.Untracked) != 1 || d.Untracked[0] != "new.txt" {
+		t.Errorf("untracked %v", d.Untracked)
+	}
+	wts, _ := ListWorktrees(ctx, repo)
+	if len(wts) != 2 || !wts[0].Main || wts[1].Group != g.ID || !wts[1].Dirty {
+		t.Fatalf("worktrees %+v", wts)
+	}
+	var de *DirtyError
+	if err := CleanWorktree(ctx, wts[1], false, true); !errors.As(err, &de) || !strings.Contains(err.Error(), "new.txt") {
+		t.Fatalf("clean of a dirty worktree: %v", err)
+	}
+	if _, err := os.Stat(wt); err != nil {
+		t.Fatal("refused clean removed the worktree")
+	}
+	if err := CleanWorktree(ctx, wts[0], true, false); err == nil {
+		t.Fatal("removed the main worktree")
+	}
+	// Committed but unmerged: -d refuses, the worktree goes, the branch stays.
+	gitT(t, wt, "checkout", "-q", "--", "a.txt")
+	os.Remove(filepath.Join(wt, "new.txt"))
+	err = CleanWorktree(ctx, wts[1], false, true)
+	if err == nil || !strings.Contains(err.Error(), "branch stays") {
+		t.Fatalf("unmerged branch: %v", err)
+	}
+	if out := gitT(t, repo, "branch", "--list", g.Slots[0].Branch); out == "" {
+		t.Error("unmerged branch deleted without --force")
+	}
+}
+
+func TestReadMatrix(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	m, slots, err := ReadMatrix(write("ok.yaml", "prompt: p\ncwd: sub\nbase_branch: main\nmatrix:\n  - adapter: claude-code\n    model: [a, b]\n  - adapter: codex\n    model: gpt\n  - adapter: pi\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Cwd != filepath.Join(dir, "sub") || m.BaseBranch != "main" || m.Prompt != "p" {
+		t.Errorf("matrix %+v", m)
+	}
+	if len(slots) != 4 || slots[1] != (Slot{Adapter: "claude-code", Model: "b"}) || slots[2].Model != "gpt" || slots[3].Model != "" {
+		t.Errorf("slots %+v", slots)
+	}
+	for name, tc := range map[string]struct{ body, want string }{
+		"unknown":  {"prompt: p\nmatrix:\n  - adapter: codex\n    modle: x\n", `line 4: unknown key "modle"`},
+		"top":      {"promt: p\nmatrix:\n  - adapter: codex\n", `line 1: unknown key "promt"`},
+		"empty":    {"", "empty file"},
+		"nolist":   {"prompt: p\n", "matrix list is empty"},
+		"wrong":    {"matrix:\n  - adapter: codex\n    model: {a: 1}\n", "line 3: model: want a model name or a list"},
+		"nested":   {"matrix:\n  - adapter: codex\n    model: [[a]]\n", "line 3: model: want a model name or a list"},
+		"noadapt":  {"matrix:\n  - model: a\n", "matrix entry 1 has no adapter"},
+		"notalist": {"matrix: codex\n", "--matrix"},
+	} {
+		_, _, err := ReadMatrix(write(name+".yaml", tc.body), nil)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err = %v, want one line containing %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestForkClaudeOnly(t *testing.T) {
+	r := planReq(t)
+	r.Kind, r.SessionID, r.Fork = KindResume, "491a4bda-0000-4000-8000-000000000000", true
+	p, err := Claude{}.Plan(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Args, " "); !strings.HasSuffix(got, "--resume "+r.SessionID+" --fork-session") {
+		t.Errorf("fork argv %q", got)
+	}
+	if err := CanFork("claude-code"); err != nil {
+		t.Error(err)
+	}
+	for _, a := range []string{"codex", "opencode", "pi", "pi-rust", "openclaw"} {
+		if err := CanFork(a); err == nil || !strings.Contains(err.Error(), "cannot fork") {
+			t.Errorf("%s: CanFork = %v", a, err)
+		}
+	}
+}
