@@ -141,6 +141,11 @@ func (t *table) write(w io.Writer, colorize func(row, col int, s string) string)
 	if len(t.rows) == 0 {
 		return
 	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			r[i] = termSafe(c)
+		}
+	}
 	widths := make([]int, len(t.rows[0]))
 	for _, r := range t.rows {
 		for i, c := range r {
