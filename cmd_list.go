@@ -128,7 +128,7 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 	f.Now = e.s.now()
 	ls.Keep(f.Keep)
 	if asJSON {
-		return len(res.Warnings) > 0, writeSessionsJSON(e.s.Out, ls.Len(), ls.At)
+		return len(res.Warnings) > 0, writeSessionsJSON(e.s.Out, ls.Len(), ls.At, func(m string) { warn(e.s, m) })
 	}
 	e.printTable(ls, f.Now)
 	return len(res.Warnings) > 0, nil
