@@ -57,6 +57,22 @@ func (t *Tokens) Add(u Tokens) {
 	t.CacheWrite = SatAdd(t.CacheWrite, u.CacheWrite)
 }
 
+// MaxTokensPerRequest bounds one request's count of any token class: no model
+// reads or writes 10⁹ tokens in one call.
+const MaxTokensPerRequest = 1_000_000_000
+
+// UsageOK reports whether one record's usage counts can be true: none negative,
+// none absurd (over MaxTokensPerRequest). A record failing it is left out of the
+// totals entirely — never clamped (issue 19: a damaged count must not skew them).
+func UsageOK(counts ...int64) bool {
+	for _, n := range counts {
+		if n < 0 || n > MaxTokensPerRequest {
+			return false
+		}
+	}
+	return true
+}
+
 // SatAdd is a+b clamped to [math.MinInt64, math.MaxInt64]: a total of absurd
 // counts stays absurd instead of wrapping round to a negative number.
 func SatAdd(a, b int64) int64 {
