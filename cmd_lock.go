@@ -68,9 +68,9 @@ Examples:
 				warn(s, w)
 			}
 			if l.ExpiresAt != nil {
-				fmt.Fprintf(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
+				printHuman(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
 			} else {
-				fmt.Fprintf(s.Out, "locked %s\n", dir)
+				printHuman(s.Out, "locked %s\n", dir)
 			}
 			return nil
 		},
@@ -118,7 +118,7 @@ Examples:
 				}
 				return &exitError{exitFailed, err}
 			}
-			fmt.Fprintf(s.Out, "unlocked %s\n", dir)
+			printHuman(s.Out, "unlocked %s\n", dir)
 			return nil
 		},
 	}

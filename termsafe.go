@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -98,4 +100,21 @@ func unsafeRune(r rune, n int) bool {
 		return true
 	}
 	return false
+}
+
+// printHuman is fmt.Fprintf for human output with every string, error and
+// Stringer argument passed through termSafe: the one way a command prints a
+// line that carries ids, paths or messages read from elsewhere.
+func printHuman(w io.Writer, format string, args ...any) (int, error) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = termSafe(v)
+		case error:
+			args[i] = termSafe(v.Error())
+		case fmt.Stringer:
+			args[i] = termSafe(v.String())
+		}
+	}
+	return fmt.Fprintf(w, format, args...)
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestTermSafe(t *testing.T) {
 	for _, c := range []struct{ in, out, text string }{
@@ -48,4 +52,12 @@ func FuzzTermSafe(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestPrintHuman(t *testing.T) {
+	var b strings.Builder
+	printHuman(&b, "stopped %s (%v) %d %q\n", "id\x1b[2J", errors.New("bad\x07"), 3, "q\u202e")
+	if got, want := b.String(), "stopped id\\x1b[2J (bad\\x07) 3 \"q\\\\u202e\"\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }
