@@ -89,6 +89,9 @@ func TestHostileHome(t *testing.T) {
 	env := map[string]string{"AGENTCTL_HOME": t.TempDir(), "NO_COLOR": "1", "TZ": "UTC"}
 	home := hostileHome(t)
 	clean, _, _ := listJSON(t, env, home)
+	if _, errOut, code := runCLI(t, env, "--home", home, "--adapter", "pi", "list", "-a", "--since", "3650d", "--json", "--strict"); code != 0 {
+		t.Fatalf("premise: the clean home fails --strict --adapter pi (exit %d): %s", code, errOut)
+	}
 	if len(clean) < 20 {
 		t.Fatalf("premise: %d sessions in the fixture home", len(clean))
 	}
@@ -132,6 +135,9 @@ func TestHostileHome(t *testing.T) {
 		t.Errorf("JSON must keep the exact string (escaped by JSON): %s", got["7e3394de-0000-4000-8000-00000000bad1"])
 	}
 	assertNoRawControls(t, "list --json stderr", errOut)
+	if _, _, code := runCLI(t, env, "--home", home, "--adapter", "pi", "list", "-a", "--since", "3650d", "--json", "--strict"); code != 1 {
+		t.Errorf("list --json --strict with values left out: exit %d, want 1", code)
+	}
 
 	out, errOut, code := runCLI(t, env, "--home", home, "list", "-a", "--since", "3650d")
 	if code != 0 {
