@@ -245,16 +245,16 @@ func slotSuffix(group, branch string) string {
 }
 
 func (e *cmdEnv) printCompare(out compareOut) {
-	fmt.Fprintf(e.s.Out, "group %s", out.Group)
+	printHuman(e.s.Out, "group %s", out.Group)
 	if out.BaseCommit != "" {
-		fmt.Fprintf(e.s.Out, " (base %.12s", out.BaseCommit)
+		printHuman(e.s.Out, " (base %.12s", out.BaseCommit)
 		if out.BaseRef != "" && out.BaseRef != "HEAD" {
-			fmt.Fprintf(e.s.Out, " %s", out.BaseRef)
+			printHuman(e.s.Out, " %s", out.BaseRef)
 		}
 		fmt.Fprint(e.s.Out, ")")
 	}
 	if out.Repo != "" {
-		fmt.Fprintf(e.s.Out, " in %s", shortHome(out.Repo, e.home))
+		printHuman(e.s.Out, " in %s", shortHome(out.Repo, e.home))
 	}
 	fmt.Fprintln(e.s.Out)
 	var t table

@@ -329,9 +329,9 @@ func (e *cmdEnv) printDoctor(w io.Writer, rep *doctorReport) {
 	fmt.Fprintln(w)
 	switch {
 	case !st.Exists:
-		fmt.Fprintf(w, "State dir %s: not created yet\n", st.Dir)
+		printHuman(w, "State dir %s: not created yet\n", st.Dir)
 	default:
-		fmt.Fprintf(w, "State dir %s (mode %s)\n", st.Dir, st.Mode)
+		printHuman(w, "State dir %s (mode %s)\n", st.Dir, st.Mode)
 		var ft table
 		for _, sf := range st.Files {
 			verdict := "ok"
@@ -348,23 +348,23 @@ func (e *cmdEnv) printDoctor(w io.Writer, rep *doctorReport) {
 		ft.write(w, nil)
 	}
 	l := rep.Launches
-	fmt.Fprintf(w, "Launch records: %d (%d waiting to be finalised, %d supervisors outliving their agent)\n", l.Records, len(l.Unfinalised), len(l.StuckSupervisors))
-	fmt.Fprintf(w, "Webhook outbox: %d pending\n", rep.Outbox.Pending)
+	printHuman(w, "Launch records: %d (%d waiting to be finalised, %d supervisors outliving their agent)\n", l.Records, len(l.Unfinalised), len(l.StuckSupervisors))
+	printHuman(w, "Webhook outbox: %d pending\n", rep.Outbox.Pending)
 	if rep.Cron.SweepInstalled {
-		fmt.Fprintf(w, "Cron: sweep runs from %s: %s\n", rep.Cron.Where, rep.Cron.Line)
+		printHuman(w, "Cron: sweep runs from %s: %s\n", rep.Cron.Where, rep.Cron.Line)
 	} else {
-		fmt.Fprintf(w, "Cron: no sweep line; add `%s` with crontab -e\n", sweepCronLine)
+		printHuman(w, "Cron: no sweep line; add `%s` with crontab -e\n", sweepCronLine)
 	}
 
 	printFindings := func(title string, fs []finding) {
 		if len(fs) == 0 {
 			return
 		}
-		fmt.Fprintf(w, "\n%s:\n", title)
+		printHuman(w, "\n%s:\n", title)
 		for _, x := range fs {
-			fmt.Fprintf(w, "  - %s\n", x.Message)
+			printHuman(w, "  - %s\n", x.Message)
 			if x.Fix != "" {
-				fmt.Fprintf(w, "    fix: %s\n", x.Fix)
+				printHuman(w, "    fix: %s\n", x.Fix)
 			}
 		}
 	}

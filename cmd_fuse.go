@@ -133,7 +133,7 @@ func runFuseSet(ctx context.Context, e *cmdEnv, o fuseSetOptions) error {
 	if replaced != nil {
 		warn(e.s, fmt.Sprintf("replaced the fuse on %s that was to expire at %s", dir, replaced.ExpiresAt.UTC().Format(time.RFC3339)))
 	}
-	fmt.Fprintf(e.s.Out, "fuse set on %s: fires at %s (in %s)\n", dir, set.ExpiresAt.Format(time.RFC3339), o.TTL)
+	printHuman(e.s.Out, "fuse set on %s: fires at %s (in %s)\n", dir, set.ExpiresAt.Format(time.RFC3339), o.TTL)
 	return nil
 }
 
@@ -188,7 +188,7 @@ func runFuseExtend(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
 	if err != nil {
 		return fuseErr(err)
 	}
-	fmt.Fprintf(e.s.Out, "fuse on %s now fires at %s (in %s)\n", dir, f.ExpiresAt.Format(time.RFC3339), f.TTL)
+	printHuman(e.s.Out, "fuse on %s now fires at %s (in %s)\n", dir, f.ExpiresAt.Format(time.RFC3339), f.TTL)
 	return nil
 }
 
@@ -225,7 +225,7 @@ func runFuseCancel(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
 	if _, err := locks.CancelFuse(e.store, dir); err != nil {
 		return fuseErr(err)
 	}
-	fmt.Fprintf(e.s.Out, "fuse on %s cancelled\n", dir)
+	printHuman(e.s.Out, "fuse on %s cancelled\n", dir)
 	return nil
 }
 

@@ -497,11 +497,11 @@ func (e *cmdEnv) reportStart(ctx context.Context, o agentOptions, res *launch.Re
 	} else {
 		switch {
 		case r.Kind == launch.KindResume && r.ResumedAs != "":
-			fmt.Fprintf(e.s.Out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
+			printHuman(e.s.Out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
 		case r.Kind == launch.KindResume:
-			fmt.Fprintf(e.s.Out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
+			printHuman(e.s.Out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
 		default:
-			fmt.Fprintf(e.s.Out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
+			printHuman(e.s.Out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
 		}
 	}
 	if res.OnCreateErr != nil {
@@ -518,7 +518,7 @@ func (e *cmdEnv) reportStart(ctx context.Context, o agentOptions, res *launch.Re
 		b, _ := json.Marshal(map[string]any{"id": id, "exit_code": end.ExitCode, "failure": end.Failure})
 		fmt.Fprintln(e.s.Out, string(b))
 	} else {
-		fmt.Fprintf(e.s.Out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
+		printHuman(e.s.Out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
 	}
 	if end.ExitCode == nil {
 		return &exitError{exitFailed, fmt.Errorf("%s ended but its exit code is unknown (the supervisor did not see it)", id)}

@@ -162,7 +162,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 			if o.JSON {
 				js = append(js, launchOut{Adapter: so.slot.Adapter, Model: so.slot.Model, Group: g.ID, Error: so.err.Error()})
 			} else {
-				fmt.Fprintf(s.Out, "✗ %s%s — %v\n", so.slot.Adapter, modelParen(so.slot.Model), so.err)
+				printHuman(s.Out, "✗ %s%s — %v\n", so.slot.Adapter, modelParen(so.slot.Model), so.err)
 			}
 			continue
 		}
@@ -178,7 +178,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 			js = append(js, launchOut{ID: r.CurrentSessionID(), Adapter: r.Adapter, Model: model, Cwd: r.Cwd, Group: r.Group,
 				Branch: r.Branch, PID: r.PID, Log: r.Log, LaunchID: r.ID})
 		} else {
-			fmt.Fprintf(s.Out, "%s%s → %s (%s)\n", r.Adapter, modelParen(model), shortHome(r.Cwd, e.home), r.CurrentSessionID())
+			printHuman(s.Out, "%s%s → %s (%s)\n", r.Adapter, modelParen(model), shortHome(r.Cwd, e.home), r.CurrentSessionID())
 		}
 		if so.res.OnCreateErr != nil {
 			failed++
@@ -190,7 +190,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 			return err
 		}
 	} else {
-		fmt.Fprintf(s.Out, "group %s (base %.12s); see: agentctl compare %s\n", g.ID, g.Base, g.ID)
+		printHuman(s.Out, "group %s (base %.12s); see: agentctl compare %s\n", g.ID, g.Base, g.ID)
 	}
 	if o.Wait {
 		code := 0
@@ -206,7 +206,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 				code = exitFailed
 			}
 			if !o.JSON {
-				fmt.Fprintf(s.Out, "%s ended (%s)%s\n", so.res.Record.CurrentSessionID(), launch.ExitStatus(end.ExitCode), failureSuffix(end))
+				printHuman(s.Out, "%s ended (%s)%s\n", so.res.Record.CurrentSessionID(), launch.ExitStatus(end.ExitCode), failureSuffix(end))
 			}
 		}
 		if code != 0 {

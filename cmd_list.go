@@ -128,7 +128,10 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 	f.Now = e.s.now()
 	ls.Keep(f.Keep)
 	if asJSON {
-		return len(res.Warnings) > 0, writeSessionsJSON(e.s.Out, ls.Len(), ls.At)
+		// A value left out (out of range) fails --strict like a failed adapter.
+		dropped := false
+		err := writeSessionsJSON(e.s.Out, ls.Len(), ls.At, func(m string) { warn(e.s, m); dropped = true })
+		return len(res.Warnings) > 0 || dropped, err
 	}
 	e.printTable(ls, f.Now)
 	return len(res.Warnings) > 0, nil

@@ -129,9 +129,9 @@ func runLock(s *host, o lockOptions) error {
 		warn(s, w)
 	}
 	if l.ExpiresAt != nil {
-		fmt.Fprintf(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
+		printHuman(s.Out, "locked %s until %s\n", dir, l.ExpiresAt.Format(time.RFC3339))
 	} else {
-		fmt.Fprintf(s.Out, "locked %s\n", dir)
+		printHuman(s.Out, "locked %s\n", dir)
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func runUnlock(s *host, o unlockOptions) error {
 		}
 		return &exitError{exitFailed, err}
 	}
-	fmt.Fprintf(s.Out, "unlocked %s\n", dir)
+	printHuman(s.Out, "unlocked %s\n", dir)
 	return nil
 }
 

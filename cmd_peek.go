@@ -252,7 +252,7 @@ func (p *peeker) render(m discover.Message) string {
 	default:
 		fmt.Fprintf(&b, "%s ── %s ──\n", clock, discover.OneLine(m.Text, 200))
 	}
-	return b.String()
+	return termSafeText(b.String())
 }
 
 func agentLabel(adapter string) string {

@@ -60,6 +60,9 @@ func runStatus(ctx context.Context, s *host, o statusOptions) error {
 			sess = full
 		}
 	}
+	for _, m := range scrubWarnings(&sess, scrubSession(&sess)) {
+		warn(s, m)
+	}
 	if o.JSON {
 		return writeJSON(s.Out, sess)
 	}

@@ -95,12 +95,12 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 	switch {
 	case res.AlreadyGone:
 		if !o.JSON {
-			fmt.Fprintf(s.Out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
+			printHuman(s.Out, "%s had already exited (pid %d is gone)\n", sess.ID, target.PID)
 		}
 		return nil
 	case res.ExitObserved:
 		if !o.JSON {
-			fmt.Fprintf(s.Out, "stopped %s (exit observed)\n", sess.ID)
+			printHuman(s.Out, "stopped %s (exit observed)\n", sess.ID)
 		}
 		return nil
 	}
@@ -141,12 +141,12 @@ func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driv
 	switch {
 	case res.Stopped && res.NoActiveRun:
 		if !o.JSON {
-			fmt.Fprintf(e.s.Out, "%s: no active run\n", sess.ID)
+			printHuman(e.s.Out, "%s: no active run\n", sess.ID)
 		}
 		return nil
 	case res.Stopped:
 		if !o.JSON {
-			fmt.Fprintf(e.s.Out, "stopped %s (run %s aborted)\n", sess.ID, run)
+			printHuman(e.s.Out, "stopped %s (run %s aborted)\n", sess.ID, run)
 		}
 		return nil
 	}

@@ -90,12 +90,12 @@ func runSweep(ctx context.Context, s *host, o sweepOptions) error {
 		return writeJSON(s.Out, rep)
 	}
 	for _, dir := range rep.FusesFired {
-		fmt.Fprintf(s.Out, "fired the fuse on %s\n", dir)
+		printHuman(s.Out, "fired the fuse on %s\n", dir)
 	}
 	for _, id := range rep.Finalised {
-		fmt.Fprintf(s.Out, "finalised launch %s (agent gone, supervisor gone)\n", id)
+		printHuman(s.Out, "finalised launch %s (agent gone, supervisor gone)\n", id)
 	}
-	fmt.Fprintf(s.Out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
+	printHuman(s.Out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
 		len(rep.Finalised), rep.LocksDropped, rep.WebhooksSent, rep.WebhooksPending, rep.LaunchRecordsNow)
 	return nil
 }

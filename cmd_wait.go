@@ -195,6 +195,6 @@ func (e *cmdEnv) printEnded(s discover.Session, asJSON bool) error {
 	if s.Status == discover.StatusFailed && s.EvidenceDetail != "" {
 		detail = ": " + s.EvidenceDetail
 	}
-	_, err := fmt.Fprintf(e.s.Out, "%s %s (%s)%s\n", s.ID, s.Status, code, detail)
+	_, err := printHuman(e.s.Out, "%s %s (%s)%s\n", s.ID, s.Status, code, detail)
 	return err
 }

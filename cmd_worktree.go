@@ -207,7 +207,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 	}
 	for _, b := range orphans {
 		if !o.DeleteBranch {
-			fmt.Fprintf(s.Out, "kept branch %s (it has no worktree; --delete-branch deletes it)\n", b.branch)
+			printHuman(s.Out, "kept branch %s (it has no worktree; --delete-branch deletes it)\n", b.branch)
 			continue
 		}
 		if err := launch.DeleteBranch(ctx, b.top, b.branch, o.Force); err != nil {
@@ -215,7 +215,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 			fmt.Fprintf(s.ErrOut, "agentctl: branch %s stays: %v (merge it first, or --force to delete it with -D)\n", b.branch, err)
 			continue
 		}
-		fmt.Fprintf(s.Out, "deleted branch %s\n", b.branch)
+		printHuman(s.Out, "deleted branch %s\n", b.branch)
 	}
 	if failed > 0 {
 		return &exitError{exitFailed, fmt.Errorf("%d of %d worktrees not removed (see above)", failed, len(targets))}

@@ -10,7 +10,7 @@ import (
 // so a listing of 10,000 sessions never holds the whole document in memory.
 func writeJSONArray[T any](w io.Writer, items []T) error {
 	if ss, ok := any(items).([]discover.Session); ok {
-		return writeSessionsJSON(w, len(ss), func(i int) *discover.Session { return &ss[i] })
+		return writeSessionsJSON(w, len(ss), func(i int) *discover.Session { return &ss[i] }, nil)
 	}
 	var e elemEncoder
 	return writeJSONElems(w, len(items), func(i int) ([]byte, error) { return e.encode(items[i]) })

@@ -27,6 +27,10 @@ lint:
     go mod tidy -diff
     GOOS=darwin CGO_ENABLED=0 go build ./...
 
+# Every Go fuzz target for a while (default 2m each; CI runs 10s each).
+fuzz time="2m":
+    FUZZTIME={{time}} .ci/fuzz
+
 # Go benchmarks plus the whole-process benchmark over a generated home.
 bench: build
     go test -run '^$' -bench . -benchmem ./discover/...

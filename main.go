@@ -116,18 +116,18 @@ func run(ctx context.Context, args []string, s *host) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(s.ErrOut, "agentctl: %v\n", ee.err)
+			fmt.Fprintf(s.ErrOut, "agentctl: %s\n", termSafeText(ee.err.Error()))
 		}
 		return ee.code
 	}
 	var ce cli.ExitCoder
 	if errors.As(err, &ce) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(s.ErrOut, "agentctl: %s\n", msg)
+			fmt.Fprintf(s.ErrOut, "agentctl: %s\n", termSafeText(msg))
 		}
 		return ce.ExitCode()
 	}
-	fmt.Fprintf(s.ErrOut, "agentctl: %v\n", err)
+	fmt.Fprintf(s.ErrOut, "agentctl: %s\n", termSafeText(err.Error()))
 	return exitFailed
 }
 
@@ -506,7 +506,7 @@ func warn(s *host, msg string) {
 		s.warned = map[string]bool{}
 	}
 	s.warned[msg] = true
-	fmt.Fprintf(s.ErrOut, "agentctl: warning: %s\n", msg)
+	fmt.Fprintf(s.ErrOut, "agentctl: warning: %s\n", termSafe(msg))
 }
 
 // needArgs checks the positional argument count of command cmd.

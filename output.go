@@ -30,16 +30,44 @@ func writeJSON(w io.Writer, v any) error {
 // one element at a time, so a listing of 10,000 sessions never holds the whole
 // document in memory. They take appendSessionJSON's path, which prints the same
 // bytes as encoding/json without reflection.
-func writeSessionsJSON(w io.Writer, n int, at func(int) *discover.Session) error {
+func writeSessionsJSON(w io.Writer, n int, at func(int) *discover.Session, warnf func(string)) error {
 	var e elemEncoder
 	var buf []byte
 	return writeJSONElems(w, n, func(i int) ([]byte, error) {
 		s := at(i)
+		if needsScrub(s) {
+			c := *s
+			dropped := scrubSession(&c)
+			if len(dropped) > 0 {
+				for _, m := range scrubWarnings(s, dropped) {
+					if warnf != nil {
+						warnf(m)
+					}
+				}
+				s = &c
+			}
+		}
 		var ok bool
 		if buf, ok = appendSessionJSON(buf[:0], s); ok {
 			return buf, nil
 		}
-		return e.encode(s)
+		b, err := e.encode(s)
+		if err != nil { // never abort the stream: the session without the values JSON refuses
+			c := *s
+			for _, m := range scrubWarnings(s, scrubSession(&c)) {
+				if warnf != nil {
+					warnf(m)
+				}
+			}
+			if b, err = e.encode(&c); err != nil {
+				c.Extra = nil
+				if warnf != nil {
+					warnf(fmt.Sprintf("%s session %s: extra: %v; left out", s.Adapter, s.ID, err))
+				}
+				return e.encode(&c)
+			}
+		}
+		return b, nil
 	})
 }
 
@@ -140,6 +168,11 @@ func (t *table) add(cols ...string) { t.rows = append(t.rows, cols) }
 func (t *table) write(w io.Writer, colorize func(row, col int, s string) string) {
 	if len(t.rows) == 0 {
 		return
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			r[i] = termSafe(c)
+		}
 	}
 	widths := make([]int, len(t.rows[0]))
 	for _, r := range t.rows {

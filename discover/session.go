@@ -6,6 +6,7 @@ package discover
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -48,12 +49,41 @@ type Tokens struct {
 	CacheWrite int64 `json:"cache_write"`
 }
 
-// Add adds u to t.
+// Add adds u to t, saturating at the int64 range instead of overflowing.
 func (t *Tokens) Add(u Tokens) {
-	t.Input += u.Input
-	t.Output += u.Output
-	t.CacheRead += u.CacheRead
-	t.CacheWrite += u.CacheWrite
+	t.Input = SatAdd(t.Input, u.Input)
+	t.Output = SatAdd(t.Output, u.Output)
+	t.CacheRead = SatAdd(t.CacheRead, u.CacheRead)
+	t.CacheWrite = SatAdd(t.CacheWrite, u.CacheWrite)
+}
+
+// MaxTokensPerRequest bounds one request's count of any token class: no model
+// reads or writes 10⁹ tokens in one call.
+const MaxTokensPerRequest = 1_000_000_000
+
+// UsageOK reports whether one record's usage counts can be true: none negative,
+// none absurd (over MaxTokensPerRequest). A record failing it is left out of the
+// totals entirely — never clamped (issue 19: a damaged count must not skew them).
+func UsageOK(counts ...int64) bool {
+	for _, n := range counts {
+		if n < 0 || n > MaxTokensPerRequest {
+			return false
+		}
+	}
+	return true
+}
+
+// SatAdd is a+b clamped to [math.MinInt64, math.MaxInt64]: a total of absurd
+// counts stays absurd instead of wrapping round to a negative number.
+func SatAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
 }
 
 // Zero reports whether every class is zero.

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"math"
 	"math/rand"
 	"sort"
 	"strconv"
@@ -71,5 +72,14 @@ func BenchmarkSortSessions10k(b *testing.B) {
 	for b.Loop() {
 		copy(ss, src)
 		SortSessions(ss)
+	}
+}
+
+func TestTokensAddSaturates(t *testing.T) {
+	var tk Tokens
+	tk.Add(Tokens{Input: math.MaxInt64 - 1, Output: math.MinInt64 + 1, CacheRead: 5})
+	tk.Add(Tokens{Input: 10, Output: -10, CacheRead: -7})
+	if tk.Input != math.MaxInt64 || tk.Output != math.MinInt64 || tk.CacheRead != -2 {
+		t.Fatalf("%+v", tk)
 	}
 }

@@ -1,6 +1,7 @@
 package meta_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -52,6 +53,7 @@ func childChurn() int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		os.Stdout.WriteString("ack\n") // acknowledged: this update must survive
 		if err := s.AppendEvent(meta.Event{Type: meta.EventLaunched, SessionID: strings.Repeat("x", 200) + strconv.Itoa(i)}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -178,18 +180,27 @@ func TestConcurrentUpdatesProcesses(t *testing.T) {
 func TestSigkillDuringWrites(t *testing.T) {
 	s := newStore(t)
 	last := 0
-	for round := 0; round < 25; round++ {
+	rounds := 200 // issue 19: ≥ 200 kills
+	if testing.Short() {
+		rounds = 25
+	}
+	for round := 0; round < rounds; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "META_TEST_CHILD=churn", "META_DIR="+s.Dir)
+		var acks bytes.Buffer
+		cmd.Stdout = &acks
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(5+round*3) * time.Millisecond)
+		time.Sleep(time.Duration(5+(round%25)*3) * time.Millisecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 		c := counts(t, s) // fails the test if launches.json does not parse
 		if c["churn"] < last {
 			t.Fatalf("round %d: counter went back from %d to %d", round, last, c["churn"])
+		}
+		if n := strings.Count(acks.String(), "ack\n"); c["churn"] < last+n {
+			t.Fatalf("round %d: %d updates acknowledged, counter %d → %d (an acknowledged update was lost)", round, n, last, c["churn"])
 		}
 		last = c["churn"]
 		n := 0
@@ -210,6 +221,13 @@ func TestSigkillDuringWrites(t *testing.T) {
 	var l meta.Launches
 	if err := s.Read(meta.LaunchesFile, &l); err != nil {
 		t.Fatal(err)
+	}
+	// The next write removes the temp files the killed writers left.
+	if err := meta.Update(s, meta.LaunchesFile, func(l *meta.Launches) (bool, error) { return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(s.Dir, "."+meta.LaunchesFile+".tmp-*")); len(m) > 0 {
+		t.Errorf("temp files left after the next write: %v", m)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/agentctl/agentctl/proc"
@@ -147,6 +148,7 @@ func Update[T any](s *Store, name string, fn func(*T) (changed bool, err error))
 	}
 	defer unlock()
 	path := s.Path(name)
+	RemoveStaleTemps(path)
 	var v T
 	b, err := os.ReadFile(path)
 	switch {
@@ -192,7 +194,9 @@ func WriteFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	// The writer's pid is in the name, so RemoveStaleTemps can tell a temp file
+	// a killed writer left behind from one being written now.
+	f, err := os.CreateTemp(dir, tempPrefix(path)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentctl/agentctl/discover"
 )
 
 // promptMax is how much of the first prompt is kept (JSON shows up to 2000
@@ -245,6 +247,9 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 // addUsage applies the last-line-per-group rule (docs/agents/claude-code.md §3.1).
 func (a *aggregate) addUsage(model string, m message, requestID []byte) {
 	u := parseUsage(m.tokenCounts)
+	if !discover.UsageOK(u.In, u.Out, u.CR, u.CW5m, u.CW1h) {
+		u = tokenCounts{} // a damaged record counts for nothing
+	}
 	mi := a.modelIndex(model)
 	if len(m.ID) <= 2 || len(requestID) <= 2 {
 		a.Messages++

@@ -149,9 +149,11 @@ func TestBinaryDamage(t *testing.T) {
 	}
 	b, _ := os.ReadFile(ix.Path())
 
-	// A payload its own decoder rejects is a miss, and is dropped on save.
-	bad := strings.Replace(string(b), "2|b", "2#b", 1)
-	os.WriteFile(ix.Path(), []byte(bad), 0o600)
+	// A payload its own decoder rejects (under a valid checksum) is a miss, and
+	// is dropped on save.
+	body, _ := verifySum(b)
+	bad := appendSum([]byte(strings.Replace(string(body), "2|b", "2#b", 1)))
+	os.WriteFile(ix.Path(), bad, 0o600)
 	ix = Load[*binPayload](dir, "bin", 1)
 	if _, ok := ix.Get("/bad"); ok {
 		t.Error("a damaged payload was returned")

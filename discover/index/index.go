@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -116,7 +117,11 @@ func Load[T any](dir, name string, version int) *Index[T] {
 		if err != nil {
 			return ix
 		}
-		entries, ok := decodeBinary[T](b, ix.header)
+		body, ok := verifySum(b)
+		var entries map[string]*slot[T]
+		if ok {
+			entries, ok = decodeBinary[T](body, ix.header)
+		}
 		if !ok {
 			ix.dirty = true // rewrite it, so a corrupt file does not cost every run
 			return ix
@@ -129,9 +134,18 @@ func Load[T any](dir, name string, version int) *Index[T] {
 		return ix
 	}
 	defer fd.Close()
+	// Checked first, streamed (the file can be megabytes; memory stays bounded),
+	// then decoded from the verified bytes only.
+	n, ok := verifySumReader(fd)
+	if !ok {
+		ix.dirty = true
+		return ix
+	}
+	if _, err := fd.Seek(0, io.SeekStart); err != nil {
+		return ix
+	}
 	var f file[T]
-	// Streamed, not read whole: the file can be megabytes, and memory is bounded.
-	if err := gob.NewDecoder(bufio.NewReaderSize(fd, 64<<10)).Decode(&f); err != nil || f.Header != ix.header {
+	if err := gob.NewDecoder(bufio.NewReaderSize(io.LimitReader(fd, n), 64<<10)).Decode(&f); err != nil || f.Header != ix.header {
 		ix.dirty = true // rewrite it, so a corrupt file does not cost every run
 		return ix
 	}
@@ -241,7 +255,7 @@ func (ix *Index[T]) Save() error {
 		}
 		out = buf.Bytes()
 	}
-	if err := meta.WriteFileAtomic(ix.path, out); err != nil {
+	if err := meta.WriteFileAtomic(ix.path, appendSum(out)); err != nil {
 		return fmt.Errorf("write parse index (a cache; delete %s if this persists): %w", ix.path, err)
 	}
 	ix.dirty = false

@@ -154,7 +154,7 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 		if s.Prompt == "" && m.Role == "user" {
 			s.Prompt = strings.TrimSpace(discover.Clean(contentText(m.Content)))
 		}
-		if m.Role != "assistant" || m.Usage == nil {
+		if m.Role != "assistant" || m.Usage == nil || !discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite) {
 			continue
 		}
 		haveTok = true

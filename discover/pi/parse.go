@@ -240,7 +240,7 @@ func (s *summary) feedMessage(e sumEntry, line []byte) {
 		}
 	case "assistant":
 		s.Assistants++
-		if m.Usage != nil {
+		if m.Usage != nil && discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite) {
 			s.Tokens.Add(discover.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
 				CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite})
 			s.Cost += float64(m.Usage.Cost)
