@@ -74,7 +74,6 @@ type tailInfo struct {
 	TurnEnded   time.Time // line time of the closing task_complete / turn_aborted
 	Reason      string    // turn_aborted reason
 	Pending     string    // open turn whose last record is this approval / user-input request
-	escalated   bool      // Pending is a function call asking to leave the sandbox
 	ErrMsg      string    // an error event inside the latest turn
 
 	Tokens *usage // last total_token_usage
@@ -235,6 +234,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 	userSeen := false   // a user message closer to the end than any turn marker
 	agentAfter := false // an agent message after that user message (legacy, marker-less turns)
 	meaningful := false // a record that is not bookkeeping was seen (for Pending)
+	escalated := false  // Pending is a function call asking to leave the sandbox
 	tokensDone := false
 	decideMarkerless := func() {
 		t.TurnKnown = true
@@ -280,7 +280,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 			} else if sub == "function_call" {
 				if p := payload(); p != nil {
 					t.Pending = escalation(p)
-					t.escalated = t.Pending != ""
+					escalated = t.Pending != ""
 				}
 			}
 		}
@@ -370,8 +370,8 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 	if atStart && !t.TurnKnown && userSeen {
 		decideMarkerless()
 	}
-	if t.Turn != turnOpen || (t.escalated && t.Approval == "never") {
-		t.Pending, t.escalated = "", false // approval policy never: Codex does not ask
+	if t.Turn != turnOpen || (escalated && t.Approval == "never") {
+		t.Pending = "" // approval policy never: Codex does not ask
 	}
 	return t, err
 }

@@ -280,3 +280,43 @@ func TestParseLsof(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// A real Codex 0.169 TUI rollout copied while it asked "Would you like to run
+// the following command?" (approval policy on-request): no approval request is
+// persisted, the file ends with the escalated exec_command function_call (and a
+// token_usage_record). Live, that is waiting, naming the call; answered (an
+// output after it) it is running; under approval policy never, Codex does not
+// ask, so running.
+func TestWaitingOnEscalatedCall(t *testing.T) {
+	const id = "01a21145-ca45-7ab2-8911-6c8a678509c2"
+	home := t.TempDir()
+	copyTree(t, "testdata/approval", home)
+	writeLock(t, home, id)
+	a := testAdapter(map[string]int{id + ".lock": 77})
+	s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]
+	if s.Status != discover.StatusWaiting || !s.Inferred ||
+		!strings.Contains(s.EvidenceDetail, `approval of exec_command "touch codex-made-this" (function_call call_165ded7a000001 asks sandbox_permissions require_escalated`) {
+		t.Errorf("at the approval prompt: %s inferred=%v (%s), want waiting naming the escalated call", s.Status, s.Inferred, s.EvidenceDetail)
+	}
+
+	path := rolloutPath(t, home, id)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := strings.ReplaceAll(string(orig), `"approval_policy":"on-request"`, `"approval_policy":"never"`)
+	if err := os.WriteFile(path, []byte(never), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
+		t.Errorf("approval policy never: %s (%s), want running", s.Status, s.EvidenceDetail)
+	}
+
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, `{"timestamp":"2026-11-25T05:55:20.000Z","ordinal":11,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_165ded7a000001","output":"ok"}}`+"\n")
+	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
+		t.Errorf("approved, the command ran: %s (%s), want running", s.Status, s.EvidenceDetail)
+	}
+}
