@@ -26,7 +26,8 @@ every 500 ms, backing off to 2 s while waiting for sessions to end.
 --until STATUS[,STATUS…] waits for any of these instead (any agent, launched or
 not): done (the session ended: stopped or failed), idle (its turn is over, the
 process lives on), waiting (it asks the user: a permission or approval prompt, a
-question), running, stopped, failed, or any-change (its status differs from the
+question), running, stopped, failed, blocked (blocked_reason set: the latest
+turn failed on quota or auth), or any-change (its status differs from the
 one seen first). A live status is polled every 500 ms without backing off.
 
 Exit codes: 0 every session reached a wanted status (with done: and ended
@@ -43,7 +44,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "any", Usage: "return when the first session ends (or reaches --until)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one session object per line as each ends or reaches --until"},
-			&cli.StringFlag{Name: "until", Usage: "wait for `STATUS[,…]`: done, idle, waiting, running, stopped, failed, any-change (default done)"},
+			&cli.StringFlag{Name: "until", Usage: "wait for `STATUS[,…]`: done, idle, waiting, running, stopped, failed, blocked, any-change (default done)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -75,7 +76,7 @@ Examples:
 
 // untilStates are the values --until takes.
 var untilStates = []string{"done", discover.StatusIdle, discover.StatusWaiting, discover.StatusRunning,
-	discover.StatusStopped, discover.StatusFailed, "any-change"}
+	discover.StatusStopped, discover.StatusFailed, "blocked", "any-change"}
 
 // parseUntil reads --until; empty means done (wait for the sessions to end).
 func parseUntil(v string) (map[string]bool, error) {
@@ -104,6 +105,9 @@ func parseUntil(v string) (map[string]bool, error) {
 func reached(want map[string]bool, s discover.Session, first string, ended bool) string {
 	if discover.Alive(s.Status) && want[s.Status] {
 		return s.Status
+	}
+	if want["blocked"] && s.BlockedReason != "" {
+		return "blocked"
 	}
 	if want["any-change"] && first != "" && s.Status != first {
 		return "any-change"

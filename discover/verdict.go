@@ -1,5 +1,7 @@
 package discover
 
+import "strings"
+
 // Verdict is a session's status and what it rests on, as an adapter's liveness
 // rules decide it.
 type Verdict struct {
@@ -48,4 +50,35 @@ func TranscriptVerdict(o Outcome, detail string) Verdict {
 		return Verdict{Status: StatusFailed, Evidence: EvidenceTranscript, Detail: detail}
 	}
 	return Verdict{Status: StatusUnknown, Evidence: EvidenceNone, Detail: detail}
+}
+
+// Blocked reasons: the session needs the user to act on the agent's account
+// before any turn can succeed (README "How status is decided").
+const (
+	BlockedQuota = "quota" // quota, usage or rate limit exhausted (HTTP 429)
+	BlockedAuth  = "auth"  // login or API key refused (HTTP 401/403)
+)
+
+// BlockedBy classifies the error an agent recorded for its latest turn: quota,
+// auth or "" (any other error, which is not the user's to fix). The agents write
+// the provider's HTTP status into their messages ("429 Too Many Requests",
+// "401 Unauthorized"), so a message is enough; docs/agents/*.md show each shape.
+func BlockedBy(msg string) string {
+	m := strings.ToLower(msg)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(m, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("429", "too many requests", "rate limit", "rate_limit", "ratelimit", "quota", "usage limit", "credit balance"):
+		return BlockedQuota
+	case has("401", "403 forbidden", "unauthorized", "unauthenticated", "authentication", "invalid api key",
+		"invalid_api_key", "invalid x-api-key", "not logged in", "please run /login", "providerautherror"):
+		return BlockedAuth
+	}
+	return ""
 }

@@ -324,6 +324,11 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 					t.TurnKnown = true
 					t.TurnEnded = parseTS(ts)
 					t.Turn = turnDone
+					if sub == "task_complete" && t.ErrMsg == "" && bytes.Contains(line, []byte(`"error":{`)) {
+						if p := payload(); p != nil && p.TurnError != nil {
+							t.ErrMsg = p.TurnError.Message
+						}
+					}
 					if sub == "turn_aborted" {
 						t.Turn, t.Reason = turnInterrupted, "aborted"
 						if p := payload(); p != nil && p.Reason != "" {

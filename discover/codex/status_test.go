@@ -320,3 +320,24 @@ func TestWaitingOnEscalatedCall(t *testing.T) {
 		t.Errorf("approved, the command ran: %s (%s), want running", s.Status, s.EvidenceDetail)
 	}
 }
+
+// Real Codex 0.169 `exec` rollouts against a stub answering 401 and 429: the
+// turn closes with task_complete carrying error.message. Not live: failed with
+// blocked_reason auth / quota; live (a TUI after the error): idle, still blocked.
+func TestBlockedOnQuotaAndAuth(t *testing.T) {
+	const auth, quota = "01a2114c-91ac-7330-b000-e59a6f8d439c", "01a2114c-d742-7d42-b3b9-b3e8e70dc5b1"
+	home := t.TempDir()
+	copyTree(t, "testdata/blocked", home)
+	ss := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	for id, want := range map[string]string{auth: discover.BlockedAuth, quota: discover.BlockedQuota} {
+		s := ss[id]
+		if s.Status != discover.StatusFailed || s.BlockedReason != want || !strings.Contains(s.EvidenceDetail, "error: ") {
+			t.Errorf("%s: %s blocked_reason %q (%s); want failed, %s", id, s.Status, s.BlockedReason, s.EvidenceDetail, want)
+		}
+	}
+	writeLock(t, home, quota)
+	s := discoverAll(t, testAdapter(map[string]int{quota + ".lock": 77}), testEnv(home, procs(77), nil))[quota]
+	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || !strings.Contains(s.EvidenceDetail, "429 Too Many Requests") {
+		t.Errorf("live after the error: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
+}
