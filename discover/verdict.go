@@ -6,6 +6,7 @@ import "strings"
 // rules decide it.
 type Verdict struct {
 	Status, Evidence, Detail string
+	Blocked                  string // BlockedQuota, BlockedAuth or ""
 	PID                      int
 	Inferred                 bool
 }
@@ -16,6 +17,7 @@ type Verdict struct {
 // no copy per session).
 func (v Verdict) Apply(s *Session) {
 	s.Status, s.Evidence, s.EvidenceDetail, s.Inferred = v.Status, v.Evidence, v.Detail, v.Inferred
+	s.BlockedReason = v.Blocked
 	if v.Status == StatusUnknown {
 		return
 	}
@@ -46,7 +48,10 @@ func TranscriptVerdict(o Outcome, detail string) Verdict {
 	switch o {
 	case OutcomeNone, OutcomeDone, OutcomeAborted:
 		return Verdict{Status: StatusStopped, Evidence: EvidenceTranscript, Detail: detail}
-	case OutcomeError, OutcomeOpen:
+	case OutcomeError:
+		// The error the agent recorded may be the user's to fix (quota, login).
+		return Verdict{Status: StatusFailed, Evidence: EvidenceTranscript, Detail: detail, Blocked: BlockedBy(detail)}
+	case OutcomeOpen:
 		return Verdict{Status: StatusFailed, Evidence: EvidenceTranscript, Detail: detail}
 	}
 	return Verdict{Status: StatusUnknown, Evidence: EvidenceNone, Detail: detail}

@@ -55,3 +55,16 @@ func TestBlockedBy(t *testing.T) {
 		}
 	}
 }
+
+// An error outcome carries the blocked reason its message shows, and Apply puts
+// it on the session; an open turn (crashed) never does.
+func TestTranscriptVerdictBlocked(t *testing.T) {
+	var s Session
+	TranscriptVerdict(OutcomeError, "error: APIError: 429 Too Many Requests").Apply(&s)
+	if s.Status != StatusFailed || s.BlockedReason != BlockedQuota {
+		t.Errorf("429 error: %s blocked %q, want failed, quota", s.Status, s.BlockedReason)
+	}
+	if v := TranscriptVerdict(OutcomeOpen, "429 in a crashed turn"); v.Blocked != "" {
+		t.Errorf("open turn: blocked %q, want none", v.Blocked)
+	}
+}
