@@ -132,3 +132,37 @@ func TestCodexTUIApprovalWaiting(t *testing.T) {
 		t.Errorf("the approved command did not run")
 	}
 }
+
+// A real `codex exec` turn the stub answers with 429 until Codex gives up:
+// agentctl reports the thread failed and blocked on quota, `wait --until
+// blocked` returns it, `wait --until done` exits 1 (the run failed).
+func TestCodexQuotaBlocked(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewCodex(t, srv)
+	dir := harness.WorkDir(t, "billing")
+	a := harness.NewAgentctl(t, c.Home)
+	p := c.Exec(t, dir, "quota test STATUS=429")
+	id := p.WaitStdout(t, 30*time.Second, "thread.started", harness.CodexThreadID)
+	waitRollout(t, c, "quota test STATUS=429")
+	out, errOut, code := a.Run(t, "wait", "--until", "blocked", "--timeout", "120s", "--json", id)
+	var line struct {
+		Status        string `json:"status"`
+		Reached       string `json:"reached"`
+		BlockedReason string `json:"blocked_reason"`
+	}
+	if err := json.Unmarshal([]byte(out), &line); err != nil || code != 0 || line.Reached != "blocked" || line.BlockedReason != "quota" {
+		t.Fatalf("wait --until blocked: exit %d, %q %s (%v); want exit 0, reached blocked, blocked_reason quota", code, out, errOut, err)
+	}
+	if code := p.Wait(t, 60*time.Second); code != 1 {
+		t.Errorf("codex exec exited %d after the 429s; want 1", code)
+	}
+	s := a.Status(t, id)
+	if s.Status != "failed" || !strings.Contains(s.EvidenceDetail, "429") {
+		t.Errorf("status %s (%s); want failed naming the 429", s.Status, s.EvidenceDetail)
+	}
+	if _, _, code := a.Run(t, "wait", "--until", "done", id); code != 1 {
+		t.Errorf("wait --until done on the failed run: exit %d, want 1", code)
+	}
+}
