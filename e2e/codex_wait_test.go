@@ -67,28 +67,13 @@ func TestCodexTUIApprovalWaiting(t *testing.T) {
 	}
 
 	// wait --until waiting, started before the approval request exists.
-	type result struct {
-		out   string
-		code  int
-		after time.Time
-	}
-	res := make(chan result, 1)
-	cmd := exec.Command(a.Bin, "wait", "--until", "waiting", "--timeout", "60s", "--json", id, "--home", a.Home)
-	cmd.Env = a.Env.List()
-	go func() {
-		out, err := cmd.Output()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		res <- result{string(out), code, time.Now()}
-	}()
+	res := startWait(t, a, id, "waiting")
 	time.Sleep(time.Second) // let wait see the running thread first
 	from := p.Len()
 	srv.Release("cx")
 	p.WaitOutput(t, 30*time.Second, from, "Would you like to run")
 	shown := time.Now()
-	var r result
+	var r waitResult
 	select {
 	case r = <-res:
 	case <-time.After(10 * time.Second):
@@ -165,4 +150,28 @@ func TestCodexQuotaBlocked(t *testing.T) {
 	if _, _, code := a.Run(t, "wait", "--until", "done", id); code != 1 {
 		t.Errorf("wait --until done on the failed run: exit %d, want 1", code)
 	}
+}
+
+type waitResult struct {
+	out   string
+	code  int
+	after time.Time // when the wait returned
+}
+
+// startWait runs `agentctl wait --until until --timeout 60s --json id` in the
+// background.
+func startWait(t *testing.T, a *harness.Agentctl, id, until string) <-chan waitResult {
+	t.Helper()
+	res := make(chan waitResult, 1)
+	cmd := exec.Command(a.Bin, "wait", "--until", until, "--timeout", "60s", "--json", id, "--home", a.Home)
+	cmd.Env = a.Env.List()
+	go func() {
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		res <- waitResult{string(out), code, time.Now()}
+	}()
+	return res
 }
