@@ -15,7 +15,7 @@ import (
 // eventTypes are the journal's event types (product.md §7) that --type accepts;
 // a family name ("session", "lock", "fuse") selects all of its types.
 var eventTypes = []string{
-	meta.EventLaunched, meta.EventStarted, meta.EventIdle, meta.EventWaiting, meta.EventStopped, meta.EventFailed,
+	meta.EventLaunched, meta.EventStarted, meta.EventIdle, meta.EventWaiting, meta.EventBlocked, meta.EventStopped, meta.EventFailed,
 	meta.EventLockAcquired, meta.EventLockReleased,
 	meta.EventFuseSet, meta.EventFuseExtended, meta.EventFuseCancelled, meta.EventFuseExpired, meta.EventFuseEvent,
 }
@@ -36,12 +36,12 @@ func eventsCommand(s *host) *cli.Command {
 		Description: `Prints events.ndjson, one JSON object per line, oldest first:
   {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}
 Types: session.launched, session.started, session.idle, session.waiting,
-session.stopped, session.failed, lock.acquired, lock.released, fuse.set,
+session.blocked, session.stopped, session.failed, lock.acquired, lock.released, fuse.set,
 fuse.extended, fuse.cancelled, fuse.expired, fuse.event.
 
 --follow keeps printing new journal lines, and polls every adapter (every 2 s,
---interval) to print session.started, session.idle, session.waiting and
-session.stopped for sessions agentctl did not launch. An adapter that fails a
+--interval) to print session.started, session.idle, session.waiting,
+session.blocked (blocked_reason quota or auth appeared) and session.stopped for sessions agentctl did not launch. An adapter that fails a
 poll is a warning, never a stopped session. On a terminal the lines are shown
 in a short human form unless --json is given.
 

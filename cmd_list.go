@@ -175,6 +175,9 @@ func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
 		if s.Inferred {
 			status += "?"
 		}
+		if s.BlockedReason != "" {
+			status += "!" + s.BlockedReason // e.g. failed!quota: the user must act
+		}
 		model := s.Model
 		if model == "" {
 			model = "-"

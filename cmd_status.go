@@ -90,6 +90,9 @@ func (e *cmdEnv) printStatus(s discover.Session) {
 		status += " (inferred)"
 	}
 	add("status", status)
+	if s.BlockedReason != "" {
+		add("blocked", s.BlockedReason+" (the latest turn failed on the agent's account; fix it, then resume)")
+	}
 	ev := s.Evidence
 	if s.EvidenceDetail != "" {
 		ev += " — " + s.EvidenceDetail

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,20 +17,34 @@ import (
 func waitCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:      "wait",
-		Usage:     "block until sessions have stopped",
+		Usage:     "block until sessions have stopped, or reach a status",
 		ArgsUsage: "ID...",
 		Description: `Waits until every named session has stopped (--any: the first one), printing one
-line per session as it ends (--json: one object per line). Polls every 500 ms,
-backing off to 2 s. Exit 0 if all ended successfully, 1 if any failed or was
-killed, 124 when --timeout passes first. Here --timeout is the wait's limit;
-adapters keep their own timeout (AGENTCTL_ADAPTER_TIMEOUT or config).
+line per session as it ends (--json: one object per line, with "reached"). Polls
+every 500 ms, backing off to 2 s while waiting for sessions to end.
+
+--until STATUS[,STATUS…] waits for any of these instead (any agent, launched or
+not): done (the session ended: stopped or failed), idle (its turn is over, the
+process lives on), waiting (it asks the user: a permission or approval prompt, a
+question), running, stopped, failed, blocked (blocked_reason set: the latest
+turn failed on quota or auth), or any-change (its status differs from the
+one seen first). A live status is polled every 500 ms without backing off.
+
+Exit codes: 0 every session reached a wanted status (with done: and ended
+successfully); 1 a session failed or was killed while done was wanted, or ended
+before reaching a wanted status; 124 when --timeout passes first (the sessions
+still short of it are named). Here --timeout is the wait's limit; adapters keep
+their own timeout (AGENTCTL_ADAPTER_TIMEOUT or config).
 
 Examples:
   agentctl wait 75098152
-  agentctl wait --any --timeout 30m 75098152 0199a1b2`,
+  agentctl wait --any --timeout 30m 75098152 0199a1b2
+  agentctl wait --until waiting,done --timeout 10m 01a1faeb
+  agentctl wait --until any-change --json 75098152`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "any", Usage: "return when the first session ends"},
-			&cli.BoolFlag{Name: "json", Usage: "print one session object per line as each ends"},
+			&cli.BoolFlag{Name: "any", Usage: "return when the first session ends (or reaches --until)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one session object per line as each ends or reaches --until"},
+			&cli.StringFlag{Name: "until", Usage: "wait for `STATUS[,…]`: done, idle, waiting, running, stopped, failed, blocked, any-change (default done)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -43,6 +58,10 @@ Examples:
 				}
 				limit = d
 			}
+			until, err := parseUntil(c.String("until"))
+			if err != nil {
+				return err
+			}
 			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
@@ -50,9 +69,58 @@ Examples:
 			if c.IsSet("timeout") {
 				e.timeout = adapterTimeout(s, e.config)
 			}
-			return e.wait(c, c.Args().Slice(), limit)
+			return e.wait(c, c.Args().Slice(), limit, until)
 		},
 	}
+}
+
+// untilStates are the values --until takes.
+var untilStates = []string{"done", discover.StatusIdle, discover.StatusWaiting, discover.StatusRunning,
+	discover.StatusStopped, discover.StatusFailed, "blocked", "any-change"}
+
+// parseUntil reads --until; empty means done (wait for the sessions to end).
+func parseUntil(v string) (map[string]bool, error) {
+	want := map[string]bool{}
+	if strings.TrimSpace(v) == "" {
+		want["done"] = true
+		return want, nil
+	}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		ok := false
+		for _, u := range untilStates {
+			ok = ok || f == u
+		}
+		if !ok {
+			return nil, usageErrorf("--until %q: want one or more of %s, comma-separated", f, strings.Join(untilStates, ", "))
+		}
+		want[f] = true
+	}
+	return want, nil
+}
+
+// reached is the --until state s is in, "" if none: a live status named in want,
+// any-change once the status (or what it waits on) differs from first, done or
+// the exact end status once the session has ended.
+func reached(want map[string]bool, s discover.Session, first string, ended bool) string {
+	if discover.Alive(s.Status) && want[s.Status] {
+		return s.Status
+	}
+	if want["blocked"] && s.BlockedReason != "" {
+		return "blocked"
+	}
+	if want["any-change"] && first != "" && s.Status != first {
+		return "any-change"
+	}
+	if ended {
+		switch {
+		case want[s.Status]:
+			return s.Status
+		case want["done"]:
+			return "done"
+		}
+	}
+	return ""
 }
 
 // adapterTimeout is the discovery timeout without --timeout, which wait uses for
@@ -68,10 +136,11 @@ func adapterTimeout(s *host, cfg *meta.Config) time.Duration {
 
 type waited struct {
 	arg, id, adapter string
+	first            string // status when the wait began (for any-change)
 	done             bool
 }
 
-func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration) error {
+func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration, until map[string]bool) error {
 	ctx := c.Context
 	start := time.Now()
 	for _, a := range args {
@@ -92,9 +161,10 @@ func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration) error 
 			continue
 		}
 		seen[key] = true
-		ws = append(ws, &waited{arg: a, id: sess.ID, adapter: sess.Adapter})
+		ws = append(ws, &waited{arg: a, id: sess.ID, adapter: sess.Adapter, first: sess.Status})
 	}
 	allAdapters := e.adapters
+	live := len(until) > 1 || !until["done"]
 	failed, ended := false, 0
 	interval := 500 * time.Millisecond
 	for {
@@ -107,15 +177,23 @@ func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration) error 
 				continue
 			}
 			s, ok := byKey[w.adapter+"\x00"+w.id]
-			if !ok || !waitEnded(s, env.Launches) {
+			if !ok {
+				continue
+			}
+			end := waitEnded(s, env.Launches)
+			got := reached(until, s, w.first, end)
+			if got == "" && !end {
 				continue
 			}
 			w.done = true
 			ended++
-			if !waitSucceeded(s) {
+			switch {
+			case got == "": // ended short of every wanted status
+				failed = true
+			case got == "done" && !waitSucceeded(s):
 				failed = true
 			}
-			if err := e.printEnded(s, c.Bool("json")); err != nil {
+			if err := e.printEnded(s, got, c.Bool("json")); err != nil {
 				return err
 			}
 		}
@@ -129,7 +207,11 @@ func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration) error 
 					left = append(left, w.id)
 				}
 			}
-			return &exitError{exitTimeout, fmt.Errorf("timed out after %s; still running: %s", limit, strings.Join(left, " "))}
+			what := "still running"
+			if live {
+				what = "not yet " + strings.Join(sortedKeys(until), "|")
+			}
+			return &exitError{exitTimeout, fmt.Errorf("timed out after %s; %s: %s", limit, what, strings.Join(left, " "))}
 		}
 		sleep := interval
 		if limit > 0 {
@@ -140,7 +222,11 @@ func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration) error 
 			return &exitError{exitFailed, ctx.Err()}
 		case <-time.After(sleep):
 		}
-		interval = min(interval*3/2, 2*time.Second)
+		if live {
+			interval = 500 * time.Millisecond // a live status is seen within a poll
+		} else {
+			interval = min(interval*3/2, 2*time.Second)
+		}
 		// Only the adapters of the sessions still awaited are asked again.
 		e.adapters = nil
 		for _, a := range allAdapters {
@@ -178,9 +264,25 @@ func waitSucceeded(s discover.Session) bool {
 	return s.Status == discover.StatusStopped && (s.ExitCode == nil || *s.ExitCode == 0)
 }
 
-func (e *cmdEnv) printEnded(s discover.Session, asJSON bool) error {
+// waitLine is one --json line: the session and the --until state it reached
+// ("" when it ended short of every wanted status).
+type waitLine struct {
+	discover.Session
+	Reached string `json:"reached"`
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (e *cmdEnv) printEnded(s discover.Session, got string, asJSON bool) error {
 	if asJSON {
-		b, err := json.Marshal(s)
+		b, err := json.Marshal(waitLine{s, got})
 		if err != nil {
 			return err
 		}
@@ -192,8 +294,12 @@ func (e *cmdEnv) printEnded(s discover.Session, asJSON bool) error {
 		code = fmt.Sprintf("exit %d", *s.ExitCode)
 	}
 	detail := ""
-	if s.Status == discover.StatusFailed && s.EvidenceDetail != "" {
+	if (s.Status == discover.StatusFailed || s.Status == discover.StatusWaiting) && s.EvidenceDetail != "" {
 		detail = ": " + s.EvidenceDetail
+	}
+	if discover.Alive(s.Status) {
+		_, err := printHuman(e.s.Out, "%s %s%s\n", s.ID, s.Status, detail)
+		return err
 	}
 	_, err := printHuman(e.s.Out, "%s %s (%s)%s\n", s.ID, s.Status, code, detail)
 	return err

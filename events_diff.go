@@ -50,7 +50,8 @@ func unsure(res discover.Result, adapters []string) map[string]bool {
 //   - a session seen alive for the first time is session.started, followed by
 //     session.idle or session.waiting when it is in that state;
 //   - a change into idle or waiting is that event; into stopped or failed,
-//     session.stopped;
+//     session.stopped; a blocked_reason that appears (or changes) on a session
+//     already seen, or on one first seen alive, is session.blocked after them;
 //   - a session an adapter did not report this poll is carried over unchanged
 //     when the adapter failed or warned (a failed poll is a warning, never a
 //     stop); otherwise it is forgotten, with session.stopped only when it was
@@ -87,6 +88,9 @@ func diffSnapshots(prev snapshot, res discover.Result, unsureAdapters map[string
 		case !alive && !seen && s.StartedAt != nil && s.StartedAt.After(prev.at):
 			// Started and ended between two polls.
 			evs = append(evs, sessionEvent(meta.EventStarted, &s, now), sessionEvent(meta.EventStopped, &s, now))
+		}
+		if s.BlockedReason != "" && ((seen && old.BlockedReason != s.BlockedReason) || (!seen && alive)) {
+			evs = append(evs, sessionEvent(meta.EventBlocked, &s, now))
 		}
 	}
 	for k, old := range prev.sessions {

@@ -22,6 +22,7 @@ func TestDiffSnapshots(t *testing.T) {
 		s.StartedAt = &st
 		return s
 	}
+	blocked := func(s discover.Session, why string) discover.Session { s.BlockedReason = why; return s }
 	launched := sess("claude-code", "L", discover.StatusRunning)
 	launched.LaunchID = "l-1"
 	all := []string{"claude-code", "codex", "pi"}
@@ -68,6 +69,12 @@ func TestDiffSnapshots(t *testing.T) {
 		{"leaving the window is silent, vanishing alive is a stop", []poll{
 			{with(up(), sess("codex", "old", "stopped"), sess("codex", "u", "unknown"), sess("claude-code", "a", "idle")), nil},
 			{with(up()), []string{"session.stopped claude-code/a"}},
+		}},
+		{"a blocked reason appearing is session.blocked, once", []poll{
+			{with(up(), sess("codex", "q", "running"), sess("codex", "old", "failed")), nil},
+			{with(up(), blocked(sess("codex", "q", "idle"), "quota"), blocked(sess("codex", "old", "failed"), "auth")),
+				[]string{"session.blocked codex/old", "session.idle codex/q", "session.blocked codex/q"}},
+			{with(up(), blocked(sess("codex", "q", "idle"), "quota"), blocked(sess("codex", "old", "failed"), "auth")), nil},
 		}},
 		{"resumed after it stopped is started again", []poll{
 			{with(up(), sess("claude-code", "a", "stopped")), nil},

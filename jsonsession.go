@@ -60,6 +60,7 @@ func appendSessionJSON(b []byte, s *discover.Session) (_ []byte, ok bool) {
 	key("evidence")
 	b = appendJSONString(b, s.Evidence)
 	str("evidence_detail", s.EvidenceDetail)
+	str("blocked_reason", s.BlockedReason)
 	if s.Inferred {
 		key("inferred")
 		b = append(b, "true"...)

@@ -91,11 +91,14 @@ func (t Tokens) Zero() bool { return t == Tokens{} }
 
 // Session is one conversation of one agent. Unknown fields are omitted, never faked.
 type Session struct {
-	ID             string            `json:"id"`
-	Adapter        string            `json:"adapter"`
-	Status         string            `json:"status"`
-	Evidence       string            `json:"evidence"`
-	EvidenceDetail string            `json:"evidence_detail,omitempty"`
+	ID             string `json:"id"`
+	Adapter        string `json:"adapter"`
+	Status         string `json:"status"`
+	Evidence       string `json:"evidence"`
+	EvidenceDetail string `json:"evidence_detail,omitempty"`
+	// BlockedReason (quota | auth) says the latest turn failed on the agent's
+	// account: the user must act before any turn can succeed.
+	BlockedReason  string            `json:"blocked_reason,omitempty"`
 	Inferred       bool              `json:"inferred,omitempty"`
 	PID            int               `json:"pid,omitempty"`
 	Cwd            string            `json:"cwd,omitempty"`

@@ -1,9 +1,12 @@
 package discover
 
+import "strings"
+
 // Verdict is a session's status and what it rests on, as an adapter's liveness
 // rules decide it.
 type Verdict struct {
 	Status, Evidence, Detail string
+	Blocked                  string // BlockedQuota, BlockedAuth or ""
 	PID                      int
 	Inferred                 bool
 }
@@ -14,6 +17,7 @@ type Verdict struct {
 // no copy per session).
 func (v Verdict) Apply(s *Session) {
 	s.Status, s.Evidence, s.EvidenceDetail, s.Inferred = v.Status, v.Evidence, v.Detail, v.Inferred
+	s.BlockedReason = v.Blocked
 	if v.Status == StatusUnknown {
 		return
 	}
@@ -44,8 +48,42 @@ func TranscriptVerdict(o Outcome, detail string) Verdict {
 	switch o {
 	case OutcomeNone, OutcomeDone, OutcomeAborted:
 		return Verdict{Status: StatusStopped, Evidence: EvidenceTranscript, Detail: detail}
-	case OutcomeError, OutcomeOpen:
+	case OutcomeError:
+		// The error the agent recorded may be the user's to fix (quota, login).
+		return Verdict{Status: StatusFailed, Evidence: EvidenceTranscript, Detail: detail, Blocked: BlockedBy(detail)}
+	case OutcomeOpen:
 		return Verdict{Status: StatusFailed, Evidence: EvidenceTranscript, Detail: detail}
 	}
 	return Verdict{Status: StatusUnknown, Evidence: EvidenceNone, Detail: detail}
+}
+
+// Blocked reasons: the session needs the user to act on the agent's account
+// before any turn can succeed (README "How status is decided").
+const (
+	BlockedQuota = "quota" // quota, usage or rate limit exhausted (HTTP 429)
+	BlockedAuth  = "auth"  // login or API key refused (HTTP 401/403)
+)
+
+// BlockedBy classifies the error an agent recorded for its latest turn: quota,
+// auth or "" (any other error, which is not the user's to fix). The agents write
+// the provider's HTTP status into their messages ("429 Too Many Requests",
+// "401 Unauthorized"), so a message is enough; docs/agents/*.md show each shape.
+func BlockedBy(msg string) string {
+	m := strings.ToLower(msg)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(m, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("429", "too many requests", "rate limit", "rate_limit", "ratelimit", "quota", "usage limit", "credit balance"):
+		return BlockedQuota
+	case has("401", "403 forbidden", "unauthorized", "unauthenticated", "authentication", "invalid api key",
+		"invalid_api_key", "invalid x-api-key", "not logged in", "please run /login", "providerautherror"):
+		return BlockedAuth
+	}
+	return ""
 }

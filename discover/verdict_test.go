@@ -38,3 +38,33 @@ func TestTranscriptVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Messages as the agents recorded them (Codex 0.169 task_complete errors against
+// the stub's 429 and 401; OpenCode's error name).
+func TestBlockedBy(t *testing.T) {
+	for msg, want := range map[string]string{
+		"exceeded retry limit, last status: 429 Too Many Requests":                                                BlockedQuota,
+		"unexpected status 401 Unauthorized: stub error 401 (scripted), url: http://127.0.0.1:40643/v1/responses": BlockedAuth,
+		"ProviderAuthError: missing key":                                                                          BlockedAuth,
+		"You've hit your usage limit":                                                                             BlockedQuota,
+		"unexpected status 500 Internal Server Error":                                                             "",
+		"stream disconnected before completion":                                                                   "",
+	} {
+		if got := BlockedBy(msg); got != want {
+			t.Errorf("BlockedBy(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}
+
+// An error outcome carries the blocked reason its message shows, and Apply puts
+// it on the session; an open turn (crashed) never does.
+func TestTranscriptVerdictBlocked(t *testing.T) {
+	var s Session
+	TranscriptVerdict(OutcomeError, "error: APIError: 429 Too Many Requests").Apply(&s)
+	if s.Status != StatusFailed || s.BlockedReason != BlockedQuota {
+		t.Errorf("429 error: %s blocked %q, want failed, quota", s.Status, s.BlockedReason)
+	}
+	if v := TranscriptVerdict(OutcomeOpen, "429 in a crashed turn"); v.Blocked != "" {
+		t.Errorf("open turn: blocked %q, want none", v.Blocked)
+	}
+}

@@ -80,9 +80,23 @@ func TestClaudeTUIStatus(t *testing.T) {
 		})
 
 		// 4. A non-read-only Bash call in default mode: the permission prompt.
+		res := startWait(t, a, id, "waiting")
 		from := p.Len()
 		typeLine(t, p, "TOOLCMD: touch tui-made-this")
 		p.WaitOutput(t, 20*time.Second, from, "Do you want to proceed?")
+		shown := time.Now()
+		select {
+		case r := <-res:
+			if r.code != 0 || !strings.Contains(r.out, `"reached":"waiting"`) {
+				t.Errorf("wait --until waiting: exit %d, %q; want exit 0, reached waiting", r.code, r.out)
+			}
+			t.Logf("wait --until waiting returned %s after the prompt was seen on screen", r.after.Sub(shown).Round(time.Millisecond))
+			if lag := r.after.Sub(shown); lag > time.Second {
+				t.Errorf("wait --until waiting returned %s after the permission prompt was on screen; want within 1 s", lag)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("wait --until waiting did not return within 10 s of the permission prompt")
+		}
 		s := expect("at the permission prompt", "waiting")
 		if !strings.Contains(s.EvidenceDetail, "permission") {
 			t.Errorf("at the permission prompt: evidence_detail %q does not name the permission prompt", s.EvidenceDetail)

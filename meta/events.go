@@ -27,6 +27,7 @@ const (
 	EventStarted       = "session.started"
 	EventIdle          = "session.idle"
 	EventWaiting       = "session.waiting"
+	EventBlocked       = "session.blocked"
 	EventStopped       = "session.stopped"
 	EventFailed        = "session.failed"
 	EventLockAcquired  = "lock.acquired"

@@ -48,6 +48,12 @@ type payload struct {
 	// user_message, agent_message (legacy history mode), error
 	Message string `json:"message"`
 
+	// task_complete of a turn that failed (0.169: the provider's HTTP error after
+	// retries, e.g. "exceeded retry limit, last status: 429 Too Many Requests")
+	TurnError *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+
 	// thread_settings_applied
 	ThreadSettings *struct {
 		Model string `json:"model"`

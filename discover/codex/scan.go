@@ -3,7 +3,10 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -231,6 +234,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 	userSeen := false   // a user message closer to the end than any turn marker
 	agentAfter := false // an agent message after that user message (legacy, marker-less turns)
 	meaningful := false // a record that is not bookkeeping was seen (for Pending)
+	escalated := false  // Pending is a function call asking to leave the sandbox
 	tokensDone := false
 	decideMarkerless := func() {
 		t.TurnKnown = true
@@ -273,6 +277,11 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 			meaningful = true
 			if pendingTypes[sub] {
 				t.Pending = sub
+			} else if sub == "function_call" {
+				if p := payload(); p != nil {
+					t.Pending = escalation(p)
+					escalated = t.Pending != ""
+				}
 			}
 		}
 		switch typ {
@@ -315,6 +324,11 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 					t.TurnKnown = true
 					t.TurnEnded = parseTS(ts)
 					t.Turn = turnDone
+					if sub == "task_complete" && t.ErrMsg == "" && bytes.Contains(line, []byte(`"error":{`)) {
+						if p := payload(); p != nil && p.TurnError != nil {
+							t.ErrMsg = p.TurnError.Message
+						}
+					}
 					if sub == "turn_aborted" {
 						t.Turn, t.Reason = turnInterrupted, "aborted"
 						if p := payload(); p != nil && p.Reason != "" {
@@ -361,10 +375,38 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 	if atStart && !t.TurnKnown && userSeen {
 		decideMarkerless()
 	}
-	if t.Turn != turnOpen {
-		t.Pending = ""
+	if t.Turn != turnOpen || (escalated && t.Approval == "never") {
+		t.Pending = "" // approval policy never: Codex does not ask
 	}
 	return t, err
+}
+
+// escalation names the approval a function call waits for: Codex 0.169 does not
+// persist exec_approval_request in the rollout, so a shell call asking for
+// sandbox_permissions "require_escalated" with no output after it is what the
+// file shows while the TUI asks "Would you like to run the following command?"
+// (docs/agents/codex.md §4.2).
+func escalation(p *payload) string {
+	var args struct {
+		Cmd         json.RawMessage `json:"cmd"`
+		Command     json.RawMessage `json:"command"`
+		Permissions string          `json:"sandbox_permissions"`
+	}
+	if json.Unmarshal([]byte(p.Arguments), &args) != nil || args.Permissions != "require_escalated" {
+		return ""
+	}
+	cmd := args.Cmd
+	if len(cmd) == 0 {
+		cmd = args.Command
+	}
+	var str string
+	if json.Unmarshal(cmd, &str) != nil {
+		var argv []string
+		_ = json.Unmarshal(cmd, &argv)
+		str = strings.Join(argv, " ")
+	}
+	return fmt.Sprintf("approval of %s %s (function_call %s asks sandbox_permissions require_escalated; no output yet)",
+		p.Name, strconv.Quote(discover.OneLine(str, 80)), p.CallID)
 }
 
 // scanForward calls fn for every complete line in the first limit bytes of r, in

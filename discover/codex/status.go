@@ -204,6 +204,9 @@ func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rollout
 		default:
 			s.Status = discover.StatusIdle
 			s.EvidenceDetail = detail + "; no turn in progress"
+			if s.BlockedReason = discover.BlockedBy(tv.failed); s.BlockedReason != "" {
+				s.EvidenceDetail += "; last turn " + tv.failed
+			}
 		}
 		return
 	}
@@ -237,6 +240,7 @@ func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rollout
 		s.Status = discover.StatusFailed
 		s.Extra["reason"] = "error"
 		s.EvidenceDetail = tv.failed + "; " + not
+		s.BlockedReason = discover.BlockedBy(tv.failed)
 		ended()
 	case !tv.known || tv.state == turnNone:
 		s.Status = discover.StatusStopped

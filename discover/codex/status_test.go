@@ -280,3 +280,64 @@ func TestParseLsof(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// A real Codex 0.169 TUI rollout copied while it asked "Would you like to run
+// the following command?" (approval policy on-request): no approval request is
+// persisted, the file ends with the escalated exec_command function_call (and a
+// token_usage_record). Live, that is waiting, naming the call; answered (an
+// output after it) it is running; under approval policy never, Codex does not
+// ask, so running.
+func TestWaitingOnEscalatedCall(t *testing.T) {
+	const id = "01a21145-ca45-7ab2-8911-6c8a678509c2"
+	home := t.TempDir()
+	copyTree(t, "testdata/approval", home)
+	writeLock(t, home, id)
+	a := testAdapter(map[string]int{id + ".lock": 77})
+	s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]
+	if s.Status != discover.StatusWaiting || !s.Inferred ||
+		!strings.Contains(s.EvidenceDetail, `approval of exec_command "touch codex-made-this" (function_call call_165ded7a000001 asks sandbox_permissions require_escalated`) {
+		t.Errorf("at the approval prompt: %s inferred=%v (%s), want waiting naming the escalated call", s.Status, s.Inferred, s.EvidenceDetail)
+	}
+
+	path := rolloutPath(t, home, id)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := strings.ReplaceAll(string(orig), `"approval_policy":"on-request"`, `"approval_policy":"never"`)
+	if err := os.WriteFile(path, []byte(never), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
+		t.Errorf("approval policy never: %s (%s), want running", s.Status, s.EvidenceDetail)
+	}
+
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, `{"timestamp":"2026-11-25T05:55:20.000Z","ordinal":11,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_165ded7a000001","output":"ok"}}`+"\n")
+	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
+		t.Errorf("approved, the command ran: %s (%s), want running", s.Status, s.EvidenceDetail)
+	}
+}
+
+// Real Codex 0.169 `exec` rollouts against a stub answering 401 and 429: the
+// turn closes with task_complete carrying error.message. Not live: failed with
+// blocked_reason auth / quota; live (a TUI after the error): idle, still blocked.
+func TestBlockedOnQuotaAndAuth(t *testing.T) {
+	const auth, quota = "01a2114c-91ac-7330-b000-e59a6f8d439c", "01a2114c-d742-7d42-b3b9-b3e8e70dc5b1"
+	home := t.TempDir()
+	copyTree(t, "testdata/blocked", home)
+	ss := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	for id, want := range map[string]string{auth: discover.BlockedAuth, quota: discover.BlockedQuota} {
+		s := ss[id]
+		if s.Status != discover.StatusFailed || s.BlockedReason != want || !strings.Contains(s.EvidenceDetail, "error: ") {
+			t.Errorf("%s: %s blocked_reason %q (%s); want failed, %s", id, s.Status, s.BlockedReason, s.EvidenceDetail, want)
+		}
+	}
+	writeLock(t, home, quota)
+	s := discoverAll(t, testAdapter(map[string]int{quota + ".lock": 77}), testEnv(home, procs(77), nil))[quota]
+	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || !strings.Contains(s.EvidenceDetail, "429 Too Many Requests") {
+		t.Errorf("live after the error: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
+}

@@ -246,3 +246,21 @@ func TestStatusIgnoresTheClock(t *testing.T) {
 		}
 	}
 }
+
+// A turn that ended on the provider refusing the key (the APIError object
+// OpenCode 1.18.33 recorded against the stub's 401, put on the aborted session's
+// last message): failed, blocked_reason auth; a ProviderAuthError too.
+func TestBlockedOnAuth(t *testing.T) {
+	const rec401 = `{"name":"APIError","data":{"message":"stub error 401 (scripted)","statusCode":401,"isRetryable":false,"responseBody":"{\"error\":{\"code\":401,\"message\":\"stub error 401 (scripted)\",\"type\":\"server_error\"}}\n","metadata":{"url":"http://127.0.0.1:42083/v1/chat/completions"}}}`
+	for _, e := range []string{rec401, `{"name":"ProviderAuthError","data":{"providerID":"fake","message":"missing key"}}`} {
+		home, path := dataCopy(t, testdata(t, "home/.local/share/opencode"))
+		w := writer(t, path)
+		mustExec(t, w, `UPDATE message SET data = json_set(data, '$.error', json(?)) WHERE id = 'msg_1faee16490013awwmT9wj3uj1r'`, e)
+		w.Close()
+		got, _ := list(t, newEnv(home, nil, noProcs()))
+		s := got[sesAborted]
+		if s.Status != discover.StatusFailed || s.BlockedReason != discover.BlockedAuth {
+			t.Errorf("%s: %s blocked_reason %q (%s); want failed, auth", e[:30], s.Status, s.BlockedReason, s.EvidenceDetail)
+		}
+	}
+}

@@ -280,3 +280,22 @@ func TestTitleAndParent(t *testing.T) {
 		t.Errorf("last activity %v status %s", s.LastActivity, s.Status)
 	}
 }
+
+// Real Pi 0.73.1 `-p` runs against a stub answering 401 and 429: the assistant
+// message has stopReason "error" and errorMessage "401 stub error 401
+// (scripted)" / "429 …". With no process: failed, blocked on auth / quota.
+func TestBlockedOnQuotaAndAuth(t *testing.T) {
+	home := t.TempDir()
+	copyTree(t, "testdata/blocked", home)
+	env, _ := testEnv(t, home, nil)
+	ss := discoverAll(t, &Adapter{}, env)
+	for id, want := range map[string]string{
+		"01a21156-1876-70a6-9371-bedc015f4052": discover.BlockedAuth,
+		"01a21156-4ef6-72bb-b464-0cef2844e2e6": discover.BlockedQuota,
+	} {
+		s := ss[id]
+		if s.Status != discover.StatusFailed || s.BlockedReason != want {
+			t.Errorf("%s: %s blocked_reason %q (%s); want failed, %s", id, s.Status, s.BlockedReason, s.EvidenceDetail, want)
+		}
+	}
+}

@@ -75,14 +75,22 @@ func outputText(raw json.RawMessage) string {
 }
 
 // shellCall builds a function call for whichever shell tool the agent offered.
-func shellCall(tools []string, cmd string) (name string, args []byte) {
+func shellCall(tools []string, tc ToolCall) (name string, args []byte) {
+	cmd := tc.Command
+	esc := func(m map[string]any) map[string]any {
+		if tc.Escalate {
+			m["sandbox_permissions"] = "require_escalated"
+			m["justification"] = "the stub asks to run this outside the sandbox"
+		}
+		return m
+	}
 	for _, t := range tools {
 		switch t {
 		case "exec_command":
-			args, _ = json.Marshal(map[string]any{"cmd": cmd})
+			args, _ = json.Marshal(esc(map[string]any{"cmd": cmd}))
 			return t, args
 		case "shell_command":
-			args, _ = json.Marshal(map[string]any{"command": cmd})
+			args, _ = json.Marshal(esc(map[string]any{"command": cmd}))
 			return t, args
 		case "shell":
 			args, _ = json.Marshal(map[string]any{"command": []string{"bash", "-lc", cmd}})
@@ -148,7 +156,7 @@ func (s *Server) writeResponses(ctx context.Context, w http.ResponseWriter, e *E
 	}
 	if rep.Tool != nil {
 		i := idx
-		name, args := shellCall(e.Request.Tools, rep.Tool.Command)
+		name, args := shellCall(e.Request.Tools, *rep.Tool)
 		fcID, callID := s.id("fc", seq), s.id("call", seq)
 		item := map[string]any{"type": "function_call", "id": fcID, "call_id": callID, "name": name, "arguments": "", "status": "in_progress"}
 		done := map[string]any{"type": "function_call", "id": fcID, "call_id": callID, "name": name, "arguments": string(args), "status": "completed"}

@@ -33,6 +33,10 @@ type Reply struct {
 // ToolCall is a request to run one shell command.
 type ToolCall struct {
 	Command string
+	// Escalate asks to run outside the sandbox (Codex's sandbox_permissions
+	// "require_escalated"), which an approval policy other than never must ask
+	// the user about.
+	Escalate bool
 }
 
 // Usage is what the stub reports for one response. Input excludes the cache
@@ -65,6 +69,7 @@ type Script func(r *Request) Reply
 //	STATUS=500              answer with that HTTP error
 //	TOOLCMD: echo x         tool call running the rest of that line
 //	TOOLTEST | TOOL         tool call running `echo hello-from-tool`
+//	ESCALATE                the tool call asks to leave the sandbox (Codex)
 //	THINK                   add a thinking block (Anthropic)
 //	WORDS=n                 reply with n words
 //
@@ -92,6 +97,9 @@ func Keywords(r *Request) Reply {
 		rep.Tool = &ToolCall{Command: strings.TrimSpace(m[1])}
 	} else if kwTool.MatchString(p) {
 		rep.Tool = &ToolCall{Command: "echo hello-from-tool"}
+	}
+	if rep.Tool != nil && strings.Contains(p, "ESCALATE") {
+		rep.Tool.Escalate = true
 	}
 	if strings.Contains(p, "THINK") {
 		rep.Thinking = "Thinking about: " + firstLine(p)

@@ -409,3 +409,19 @@ func TestOtherEndpoints(t *testing.T) {
 		t.Errorf("recorded %+v", ex)
 	}
 }
+
+// ESCALATE makes the shell call ask to leave the sandbox, which Codex must ask
+// the user about (the approval e2e test relies on it).
+func TestEscalateKeyword(t *testing.T) {
+	rep := Keywords(&Request{LastUser: "ESCALATE TOOLCMD: touch x"})
+	if rep.Tool == nil || !rep.Tool.Escalate || rep.Tool.Command != "touch x" {
+		t.Fatalf("reply %+v; want an escalated tool call running touch x", rep.Tool)
+	}
+	name, args := shellCall([]string{"exec_command"}, *rep.Tool)
+	if name != "exec_command" || !strings.Contains(string(args), `"sandbox_permissions":"require_escalated"`) {
+		t.Errorf("call %s %s; want exec_command asking for require_escalated", name, args)
+	}
+	if _, args := shellCall([]string{"exec_command"}, ToolCall{Command: "ls"}); strings.Contains(string(args), "sandbox_permissions") {
+		t.Errorf("a plain call asks for sandbox permissions: %s", args)
+	}
+}
