@@ -83,3 +83,21 @@ func (t *Prices) match(model string) (meta.Price, bool) {
 	}
 	return t.prices[best], found
 }
+
+// Cost is the one rule every adapter uses for `cost_usd` (README "JSON"): a
+// positive cost the agent reported wins (cost_source agent); else an estimate
+// from the tokens, when there are tokens and every model with tokens has a
+// price (cost_source estimate; a configured price of 0 gives 0); else the cost
+// is unknown and absent. An agent-reported 0 is not taken as "free": agents
+// write 0 when they have no price for the model (OpenCode, Pi), so it counts as
+// not reported. Zero tokens have no cost at all (nothing was billed, or nothing
+// was recorded): absent, never 0.
+func Cost(agent float64, tokens Tokens, estimate float64, priced bool) (*float64, string) {
+	switch {
+	case agent > 0:
+		return &agent, "agent"
+	case !tokens.Zero() && priced:
+		return &estimate, "estimate"
+	}
+	return nil, ""
+}

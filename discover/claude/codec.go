@@ -1,6 +1,10 @@
 package claude
 
-import "github.com/agentctl/agentctl/discover/index"
+import (
+	"math"
+
+	"github.com/agentctl/agentctl/discover/index"
+)
 
 // The aggregate is the parse index payload of every transcript, and the index of
 // a big history holds tens of thousands of them: decoding them by reflection
@@ -9,7 +13,7 @@ import "github.com/agentctl/agentctl/discover/index"
 // TestAggCodecRoundTrip fills every field, so a field added to aggregate but not
 // here fails the tests.
 
-const aggCodecVersion = 1
+const aggCodecVersion = 2
 
 // MarshalBinary encodes a for the parse index.
 func (a *aggregate) MarshalBinary() ([]byte, error) {
@@ -39,6 +43,9 @@ func (a *aggregate) MarshalBinary() ([]byte, error) {
 	e.Int(a.Last.Off)
 	e.Str(a.Last.StopReason)
 	e.Str(a.Last.Text)
+	e.Uint(math.Float64bits(a.AgentCost))
+	e.Int(a.AgentCostOff)
+	e.Int(a.UsageOff)
 	return e.Buf, nil
 }
 
@@ -76,6 +83,8 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 		a.recentRaw = append([]byte(nil), raw...) // gob reuses its buffer
 	}
 	a.Last = turnTail{Kind: uint8(d.Uint()), TS: d.Int(), Off: d.Int(), StopReason: d.Shared(), Text: d.Str()}
+	a.AgentCost = math.Float64frombits(d.Uint())
+	a.AgentCostOff, a.UsageOff = d.Int(), d.Int()
 	if !d.Done() {
 		return index.ErrEncoding
 	}

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"hash/fnv"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -88,6 +89,13 @@ type aggregate struct {
 	recentRaw   []byte
 	Last        turnTail
 	LastTurnEnd int64 // ms of the last system turn_duration / stop_hook_summary
+	// AgentCost is totalCostUSD of the last cost-state record (2.1.329+: Claude
+	// Code's own running cost of the session, subagents included, carried across
+	// resumes). AgentCostOff is 1 + that record's offset (0: none), UsageOff 1 +
+	// the offset of the last assistant line with usage: the agent's figure is the
+	// session's cost only when no usage follows it.
+	AgentCost              float64
+	AgentCostOff, UsageOff int64
 }
 
 // Models lists every model seen, in order of first appearance.
@@ -165,6 +173,10 @@ func (a *aggregate) consume(line []byte, off int64) {
 			a.Enqueue = cut(strPrefix(r.Content, 4*promptMax), promptMax)
 			a.setPromptTitle()
 		}
+	case "cost-state":
+		if f, err := strconv.ParseFloat(string(r.TotalCostUSD), 64); err == nil && f >= 0 {
+			a.AgentCost, a.AgentCostOff = f, off+1
+		}
 	case "permission-mode":
 		if s := str(r.PermissionMode); s != "" {
 			a.PermMode = s
@@ -227,7 +239,9 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 	if model != "" {
 		a.Model = model
 	}
-	a.addUsage(model, m, r.RequestID)
+	if a.addUsage(model, m, r.RequestID) {
+		a.UsageOff = off + 1
+	}
 	if r.Sidechain {
 		return
 	}
@@ -243,13 +257,14 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 }
 
 // addUsage applies the last-line-per-group rule (docs/agents/claude-code.md §3.1).
-func (a *aggregate) addUsage(model string, m message, requestID []byte) {
+// It reports whether the line had any usage.
+func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
 	u := parseUsage(m.tokenCounts)
 	mi := a.modelIndex(model)
 	if len(m.ID) <= 2 || len(requestID) <= 2 {
 		a.Messages++
 		a.ByModel[mi].U.add(u)
-		return
+		return !u.zero()
 	}
 	h := fnv.New64a()
 	h.Write(m.ID)
@@ -262,7 +277,7 @@ func (a *aggregate) addUsage(model string, m message, requestID []byte) {
 			a.ByModel[g.Model].U.sub(g.U)
 			a.ByModel[mi].U.add(u)
 			g.Model, g.U = mi, u
-			return
+			return !u.zero()
 		}
 	}
 	a.Messages++
@@ -272,6 +287,7 @@ func (a *aggregate) addUsage(model string, m message, requestID []byte) {
 		a.Recent = a.Recent[:recentGroups-1]
 	}
 	a.Recent = append(a.Recent, msgGroup{Key: key, Model: mi, U: u})
+	return !u.zero()
 }
 
 func (a *aggregate) modelIndex(model string) int {

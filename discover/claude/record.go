@@ -27,6 +27,7 @@ type record struct {
 	AgentName       []byte
 	AITitle         []byte
 	Summary         []byte
+	TotalCostUSD    []byte // cost-state
 	Sidechain       bool
 	Meta            bool // isMeta, isCompactSummary or isVisibleInTranscriptOnly
 	APIError        bool // isApiErrorMessage
@@ -74,6 +75,8 @@ func parseRecord(line []byte, r *record) error {
 			r.AITitle = v
 		case "summary":
 			r.Summary = v
+		case "totalCostUSD":
+			r.TotalCostUSD = v
 		case "isSidechain":
 			r.Sidechain = isTrue(v)
 		case "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly":
