@@ -227,9 +227,9 @@ func toSession(r record, v discover.Verdict) discover.Session {
 			extra["tokens_reasoning"] = r.Tokens.Reasoning
 		}
 	}
-	if r.Cost != nil {
-		c := *r.Cost
-		s.CostUSD, s.CostSource = &c, "agent"
+	if r.Cost != nil && s.Tokens != nil {
+		// OpenCode writes 0 when its provider config has no price: not reported.
+		s.CostUSD, s.CostSource = discover.Cost(*r.Cost, *s.Tokens, 0, false)
 	}
 	if r.Worktree != "" {
 		extra["project"] = r.Worktree
