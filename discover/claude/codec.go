@@ -13,7 +13,7 @@ import (
 // TestAggCodecRoundTrip fills every field, so a field added to aggregate but not
 // here fails the tests.
 
-const aggCodecVersion = 2
+const aggCodecVersion = 3
 
 // MarshalBinary encodes a for the parse index.
 func (a *aggregate) MarshalBinary() ([]byte, error) {
@@ -31,6 +31,7 @@ func (a *aggregate) MarshalBinary() ([]byte, error) {
 	e.Uint(uint64(len(a.ByModel)))
 	for _, m := range a.ByModel {
 		e.Str(m.Model)
+		e.Uint(uint64(m.Tier))
 		encUsage(&e, m.U)
 	}
 	if a.Recent == nil && a.recentRaw != nil {
@@ -76,6 +77,7 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 		a.ByModel = make([]modelUsage, n)
 		for i := range a.ByModel {
 			a.ByModel[i].Model = d.Shared()
+			a.ByModel[i].Tier = uint8(d.Uint())
 			a.ByModel[i].U = decUsage(&d)
 		}
 	}

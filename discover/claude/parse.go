@@ -2,6 +2,7 @@ package claude
 
 import (
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -39,10 +40,12 @@ type turnTail struct {
 	Text       string // the error text of a synthetic API error
 }
 
-// modelUsage is the deduplicated usage of one model.
+// modelUsage is the deduplicated usage of one model at one price tier (a model
+// has one entry per tier it was used at; see tierLong, tierFast).
 type modelUsage struct {
 	Model string
 	U     tokenCounts
+	Tier  uint8
 }
 
 // msgGroup is an open (message.id, requestId) group: its latest usage replaces
@@ -102,7 +105,7 @@ type aggregate struct {
 func (a *aggregate) Models() []string {
 	var out []string
 	for _, m := range a.ByModel {
-		if m.Model != "" {
+		if m.Model != "" && !slices.Contains(out, m.Model) {
 			out = append(out, m.Model)
 		}
 	}
@@ -259,8 +262,8 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 // addUsage applies the last-line-per-group rule (docs/agents/claude-code.md §3.1).
 // It reports whether the line had any usage.
 func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
-	u := parseUsage(m.tokenCounts)
-	mi := a.modelIndex(model)
+	u, tier := parseUsageTier(m.tokenCounts)
+	mi := a.modelIndex(model, tier)
 	if len(m.ID) <= 2 || len(requestID) <= 2 {
 		a.Messages++
 		a.ByModel[mi].U.add(u)
@@ -290,13 +293,13 @@ func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
 	return !u.zero()
 }
 
-func (a *aggregate) modelIndex(model string) int {
+func (a *aggregate) modelIndex(model string, tier uint8) int {
 	for i, m := range a.ByModel {
-		if m.Model == model {
+		if m.Model == model && m.Tier == tier {
 			return i
 		}
 	}
-	a.ByModel = append(a.ByModel, modelUsage{Model: model})
+	a.ByModel = append(a.ByModel, modelUsage{Model: model, Tier: tier})
 	return len(a.ByModel) - 1
 }
 

@@ -50,12 +50,12 @@ func TestCost(t *testing.T) {
 		unknown []string
 	}{
 		// 2.1.197's own total_cost_usd for 14/84/200/2000 (docs/agents/claude-code.md §3.2).
-		{"opus-4-8 verified", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 14, Out: 84, CW5m: 200, CR: 2000}}}, 0.00442, nil},
+		{"opus-4-8 verified", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 14, Out: 84, CW5m: 200, CR: 2000}, 0}}, 0.00442, nil},
 		// result.total_cost_usd of the 75098152 capture: 20 in / 10 out.
-		{"fixture 75098152", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 20, Out: 10}}}, 0.00035, nil},
-		{"1h cache write is 2x input", []modelUsage{{"claude-haiku-4-5", tokenCounts{CW1h: 1_000_000}}}, 2, nil},
-		{"unknown model", []modelUsage{{"claude-opus-5-5", tokenCounts{In: 10, Out: 5}}}, 0, []string{"claude-opus-5-5"}},
-		{"unknown model without tokens costs nothing", []modelUsage{{"claude-opus-5-5", tokenCounts{}}}, 0, nil},
+		{"fixture 75098152", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 20, Out: 10}, 0}}, 0.00035, nil},
+		{"1h cache write is 2x input", []modelUsage{{"claude-haiku-4-5", tokenCounts{CW1h: 1_000_000}, 0}}, 2, nil},
+		{"unknown model", []modelUsage{{"claude-opus-5-5", tokenCounts{In: 10, Out: 5}, 0}}, 0, []string{"claude-opus-5-5"}},
+		{"unknown model without tokens costs nothing", []modelUsage{{"claude-opus-5-5", tokenCounts{}, 0}}, 0, nil},
 	}
 	for _, tt := range tests {
 		got, unknown := tbl.cost(tt.usage)

@@ -20,7 +20,7 @@ import (
 
 // indexVersion changes whenever aggregate's meaning changes (not only its shape, which
 // the index checks by itself).
-const indexVersion = 2
+const indexVersion = 3
 
 // Windows for reads that must not depend on a transcript's size.
 const (
@@ -356,7 +356,7 @@ func (a *aggregate) mergeTail(t *aggregate) {
 		a.Model = t.Model
 	}
 	for _, m := range t.ByModel {
-		a.modelIndex(m.Model)
+		a.modelIndex(m.Model, m.Tier)
 	}
 	if t.StartMs != 0 && (a.StartMs == 0 || t.StartMs < a.StartMs) {
 		a.StartMs = t.StartMs
