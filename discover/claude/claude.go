@@ -180,6 +180,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	if len(errs) > 0 {
 		env.Warnf("%d transcripts could not be read and are missing (first: %v); check their permissions", len(errs), errs[0])
 	}
+	// Fork families are per bucket, before dedupe (a hand-made copy elsewhere
+	// does not change what a fork copied from its parent).
+	if sel.query != nil {
+		markInherited(ctx, append(sc.bucketSiblings(ctx, files), files...))
+	} else {
+		markInherited(ctx, files)
+	}
 	files = dedupe(env, files)
 	partial := 0
 	for _, f := range files {

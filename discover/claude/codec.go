@@ -13,7 +13,7 @@ import (
 // TestAggCodecRoundTrip fills every field, so a field added to aggregate but not
 // here fails the tests.
 
-const aggCodecVersion = 3
+const aggCodecVersion = 4
 
 // MarshalBinary encodes a for the parse index.
 func (a *aggregate) MarshalBinary() ([]byte, error) {
@@ -47,6 +47,7 @@ func (a *aggregate) MarshalBinary() ([]byte, error) {
 	e.Uint(math.Float64bits(a.AgentCost))
 	e.Int(a.AgentCostOff)
 	e.Int(a.UsageOff)
+	e.Uint(a.FirstKey)
 	return e.Buf, nil
 }
 
@@ -87,6 +88,7 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 	a.Last = turnTail{Kind: uint8(d.Uint()), TS: d.Int(), Off: d.Int(), StopReason: d.Shared(), Text: d.Str()}
 	a.AgentCost = math.Float64frombits(d.Uint())
 	a.AgentCostOff, a.UsageOff = d.Int(), d.Int()
+	a.FirstKey = d.Uint()
 	if !d.Done() {
 		return index.ErrEncoding
 	}

@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,6 +98,9 @@ type aggregate struct {
 	// session's cost only when no usage follows it.
 	AgentCost              float64
 	AgentCostOff, UsageOff int64
+	// FirstKey is the (message.id, requestId) key of the first request with both
+	// ids: a fork shares it with the session it was forked from (fork.go).
+	FirstKey uint64
 }
 
 // Models lists every model seen, in order of first appearance.
@@ -269,11 +271,10 @@ func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
 		a.ByModel[mi].U.add(u)
 		return !u.zero()
 	}
-	h := fnv.New64a()
-	h.Write(m.ID)
-	h.Write([]byte{0})
-	h.Write(requestID)
-	key := h.Sum64()
+	key := groupKey(m.ID, requestID)
+	if a.FirstKey == 0 {
+		a.FirstKey = key
+	}
 	for i := range a.Recent {
 		g := &a.Recent[i]
 		if g.Key == key {

@@ -20,7 +20,7 @@ import (
 
 // indexVersion changes whenever aggregate's meaning changes (not only its shape, which
 // the index checks by itself).
-const indexVersion = 3
+const indexVersion = 4
 
 // Windows for reads that must not depend on a transcript's size.
 const (
@@ -46,6 +46,8 @@ type fileState struct {
 	Complete bool
 	// Subs are the session's subagent transcripts (<id>/subagents/agent-*.jsonl).
 	Subs []*fileState
+	// Inherited is the usage a fork copied from an earlier session (fork.go).
+	Inherited []modelUsage
 }
 
 // subagentFiles stats the subagent transcripts of the sessions that have a

@@ -162,4 +162,5 @@ func sessionCost(s *discover.Session, f *fileState, prices *priceTable, unknownM
 		}
 	}
 	s.CostUSD, s.CostSource = discover.Cost(agent, tok, usd, len(unknown) == 0)
+	inheritedExtra(s, f.Inherited, prices)
 }
