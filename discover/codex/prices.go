@@ -7,7 +7,7 @@ import (
 
 // defaultPrices are OpenAI's standard-tier API prices in USD per million tokens
 // (input, cached input, output) by model-id prefix; the longest matching key
-// wins (discover.Prices). Checked 2026-11-25 against OpenAI's published
+// wins (discover.Prices). Table dated 2026-11-25, from OpenAI's published
 // standard-tier prices for these ids (README "JSON" says so too); newer models
 // have no entry until added here or in config.json `prices`. OpenAI bills no
 // cache-write premium: cache writes cost plain input. Reasoning tokens are
