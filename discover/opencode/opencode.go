@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -112,7 +113,14 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		add(got)
 	}
 	if legacy {
-		got, err := listLegacy(ctx, storage)
+		ix := index.Load[*msgUsage](env.CacheDir(), Name+"-legacy", legacyIndexVersion)
+		got, err := listLegacy(ctx, storage, ix)
+		if err == nil && q == nil {
+			ix.PruneUnseen(storage + string(filepath.Separator))
+		}
+		if err := ix.Save(); err != nil {
+			env.Warnf("%v", err)
+		}
 		if q != nil {
 			kept := got[:0]
 			for _, r := range got {
