@@ -7,8 +7,8 @@ package opencode
 import (
 	"context"
 	"crypto/sha1"
-	"math"
 	"encoding/hex"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
