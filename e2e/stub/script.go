@@ -3,6 +3,7 @@ package stub
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,10 @@ type Reply struct {
 // ToolCall is a request to run one shell command.
 type ToolCall struct {
 	Command string
+	// Name and Input, when Name is set, make another tool call than Bash
+	// (Anthropic only): e.g. Claude Code's Agent tool.
+	Name  string
+	Input map[string]any
 }
 
 // Usage is what the stub reports for one response. Input excludes the cache
@@ -65,6 +70,8 @@ type Script func(r *Request) Reply
 //	STATUS=500              answer with that HTTP error
 //	TOOLCMD: echo x         tool call running the rest of that line
 //	TOOLTEST | TOOL         tool call running `echo hello-from-tool`
+//	AGENT: do x             Claude Code Agent (older: Task) tool call whose subagent
+//	                        prompt is the rest of that line
 //	THINK                   add a thinking block (Anthropic)
 //	WORDS=n                 reply with n words
 //
@@ -88,7 +95,14 @@ func Keywords(r *Request) Reply {
 	if m := kwStatus.FindStringSubmatch(p); m != nil {
 		rep.Status, _ = strconv.Atoi(m[1])
 	}
-	if m := kwToolCmd.FindStringSubmatch(p); m != nil {
+	if m := kwAgent.FindStringSubmatch(p); m != nil {
+		name := "Task"
+		if slices.Contains(r.Tools, "Agent") {
+			name = "Agent"
+		}
+		rep.Tool = &ToolCall{Name: name, Input: map[string]any{"description": "e2e subagent",
+			"prompt": strings.TrimSpace(m[1]), "subagent_type": "general-purpose"}}
+	} else if m := kwToolCmd.FindStringSubmatch(p); m != nil {
 		rep.Tool = &ToolCall{Command: strings.TrimSpace(m[1])}
 	} else if kwTool.MatchString(p) {
 		rep.Tool = &ToolCall{Command: "echo hello-from-tool"}
@@ -113,6 +127,7 @@ var (
 	kwHold    = regexp.MustCompile(`\bHOLD=([A-Za-z0-9_.-]+)`)
 	kwStatus  = regexp.MustCompile(`\bSTATUS=(\d{3})\b`)
 	kwToolCmd = regexp.MustCompile(`TOOLCMD:([^\n]*)`)
+	kwAgent   = regexp.MustCompile(`AGENT:([^\n]*)`)
 	kwTool    = regexp.MustCompile(`\bTOOL(TEST)?\b`)
 	kwWords   = regexp.MustCompile(`\bWORDS=(\d+)\b`)
 )
