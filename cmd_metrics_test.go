@@ -114,19 +114,32 @@ func TestMetricsMatchList(t *testing.T) {
 		if err := json.Unmarshal([]byte(listOut), &ss); err != nil {
 			t.Fatal(err)
 		}
+		if window == "3650d" {
+			forks := 0
+			for _, s := range ss {
+				if s.Extra["tokens_inherited"] != nil {
+					forks++
+				}
+			}
+			if forks != 1 {
+				t.Errorf("%d sessions with inherited tokens, want 1 (the fork 9ee4fdd2)", forks)
+			}
+		}
 		if window == "3650d" && len(ss) < 20 {
 			t.Fatalf("fixture listing has only %d sessions", len(ss))
 		}
 		wantSessions, wantTokens, wantCost := map[string]float64{}, map[string]float64{}, map[string]float64{}
 		for _, s := range ss {
 			wantSessions["adapter="+s.Adapter+",status="+s.Status]++
+			// Own: a fork's inherited turns count once (extra tokens_inherited).
+			own, usd := s.Own()
 			if s.Tokens != nil {
-				for class, n := range map[string]int64{"input": s.Tokens.Input, "output": s.Tokens.Output, "cache_read": s.Tokens.CacheRead, "cache_write": s.Tokens.CacheWrite} {
+				for class, n := range map[string]int64{"input": own.Input, "output": own.Output, "cache_read": own.CacheRead, "cache_write": own.CacheWrite} {
 					wantTokens["adapter="+s.Adapter+",class="+class] += float64(n)
 				}
 			}
 			if s.CostUSD != nil {
-				wantCost["adapter="+s.Adapter] += *s.CostUSD
+				wantCost["adapter="+s.Adapter] += usd
 			}
 		}
 

@@ -118,8 +118,7 @@ func (e *cmdEnv) printStatus(s discover.Session) {
 		add("exit code", fmt.Sprint(*s.ExitCode))
 	}
 	if s.Tokens != nil {
-		add("tokens", fmt.Sprintf("input %d, output %d, cache read %d, cache write %d",
-			s.Tokens.Input, s.Tokens.Output, s.Tokens.CacheRead, s.Tokens.CacheWrite))
+		add("tokens", s.Tokens.String())
 	}
 	if s.CostUSD != nil {
 		src := s.CostSource

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agentctl/agentctl/meta"
 )
@@ -9,7 +10,7 @@ import (
 // Prices resolves model ids to prices for cost estimates: an adapter's built-in
 // table with the user's config.json `prices` on top. It remembers each model's
 // answer (a listing asks about the same few models thousands of times); it is
-// not safe for concurrent use.
+// safe for concurrent use (Codex prices sessions from parallel workers).
 //
 // One rule matches a model to a key, for every adapter: a trailing "[…]" tag is
 // dropped from both (Claude's stream-json says claude-opus-4-8[1m] where its
@@ -19,6 +20,7 @@ import (
 // with (a key names a model family: claude-sonnet-4 prices every dated release).
 type Prices struct {
 	prices map[string]meta.Price
+	mu     sync.Mutex
 	memo   map[string]priced
 }
 
@@ -56,6 +58,8 @@ func normModel(m string) string {
 
 // Lookup finds the price of model.
 func (t *Prices) Lookup(model string) (meta.Price, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if r, ok := t.memo[model]; ok {
 		return r.p, r.ok
 	}
@@ -82,4 +86,22 @@ func (t *Prices) match(model string) (meta.Price, bool) {
 		}
 	}
 	return t.prices[best], found
+}
+
+// Cost is the one rule every adapter uses for `cost_usd` (README "JSON"): a
+// positive cost the agent reported wins (cost_source agent); else an estimate
+// from the tokens, when there are tokens and every model with tokens has a
+// price (cost_source estimate; a configured price of 0 gives 0); else the cost
+// is unknown and absent. An agent-reported 0 is not taken as "free": agents
+// write 0 when they have no price for the model (OpenCode, Pi), so it counts as
+// not reported. Zero tokens have no cost at all (nothing was billed, or nothing
+// was recorded): absent, never 0.
+func Cost(agent float64, tokens Tokens, estimate float64, priced bool) (*float64, string) {
+	switch {
+	case agent > 0:
+		return &agent, "agent"
+	case !tokens.Zero() && priced:
+		return &estimate, "estimate"
+	}
+	return nil, ""
 }

@@ -42,3 +42,39 @@ func TestPricesMatchingRule(t *testing.T) {
 		t.Error("Empty is wrong")
 	}
 }
+
+// TestCostRule pins the one cost_usd rule every adapter applies.
+func TestCostRule(t *testing.T) {
+	some := Tokens{Input: 10, Output: 5}
+	tests := []struct {
+		name     string
+		agent    float64
+		tokens   Tokens
+		est      float64
+		priced   bool
+		want     *float64
+		wantFrom string
+	}{
+		{"agent figure wins over an estimate", 0.5, some, 0.7, true, ptr(0.5), "agent"},
+		{"agent 0 with tokens is no price: estimate", 0, some, 0.7, true, ptr(0.7), "estimate"},
+		{"agent 0, no price: unknown", 0, some, 0, false, nil, ""},
+		{"configured price 0 is a real 0", 0, some, 0, true, ptr(0.0), "estimate"},
+		{"zero tokens: absent, never 0", 0, Tokens{}, 0, true, nil, ""},
+		{"agent figure without token counts", 0.25, Tokens{}, 0, false, ptr(0.25), "agent"},
+	}
+	for _, tt := range tests {
+		got, from := Cost(tt.agent, tt.tokens, tt.est, tt.priced)
+		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) || from != tt.wantFrom {
+			t.Errorf("%s: got %v %q, want %v %q", tt.name, deref(got), from, deref(tt.want), tt.wantFrom)
+		}
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
+
+func deref(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}

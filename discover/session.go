@@ -6,6 +6,7 @@ package discover
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 )
@@ -86,6 +87,11 @@ func SatAdd(a, b int64) int64 {
 	return s
 }
 
+// String is how `status` shows tokens.
+func (t Tokens) String() string {
+	return fmt.Sprintf("input %d, output %d, cache read %d, cache write %d", t.Input, t.Output, t.CacheRead, t.CacheWrite)
+}
+
 // Zero reports whether every class is zero.
 func (t Tokens) Zero() bool { return t == Tokens{} }
 
@@ -156,4 +162,35 @@ type ToolCall struct {
 	Result      string `json:"result,omitempty"`
 	IsError     bool   `json:"is_error,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"`
+}
+
+// Own is the part of the session's tokens and cost that is its own: without
+// what a fork copied from the session it was forked from (extra
+// tokens_inherited, cost_inherited_usd). Summing Own over sessions counts every
+// request once (README "JSON").
+func (s *Session) Own() (Tokens, float64) {
+	var t Tokens
+	var usd float64
+	if s.Tokens != nil {
+		t = *s.Tokens
+	}
+	if s.CostUSD != nil {
+		usd = *s.CostUSD
+	}
+	var inh Tokens
+	switch v := s.Extra["tokens_inherited"].(type) {
+	case Tokens:
+		inh = v
+	case map[string]any: // a session decoded from JSON
+		n := func(k string) int64 { f, _ := v[k].(float64); return int64(f) }
+		inh = Tokens{Input: n("input"), Output: n("output"), CacheRead: n("cache_read"), CacheWrite: n("cache_write")}
+	}
+	t.Input -= inh.Input
+	t.Output -= inh.Output
+	t.CacheRead -= inh.CacheRead
+	t.CacheWrite -= inh.CacheWrite
+	if c, ok := s.Extra["cost_inherited_usd"].(float64); ok {
+		usd -= c
+	}
+	return t, usd
 }

@@ -98,14 +98,16 @@ func Registry(in Input) (*prometheus.Registry, error) {
 		for i := 0; i < in.Sessions.Len(); i++ {
 			s := in.Sessions.At(i)
 			sessions.WithLabelValues(s.Adapter, s.Status).Inc()
-			if t := s.Tokens; t != nil {
+			// Own: a fork's copied turns count once, in the session they came from.
+			t, usd := s.Own()
+			if s.Tokens != nil {
 				tokens.WithLabelValues(s.Adapter, "input").Add(float64(t.Input))
 				tokens.WithLabelValues(s.Adapter, "output").Add(float64(t.Output))
 				tokens.WithLabelValues(s.Adapter, "cache_read").Add(float64(t.CacheRead))
 				tokens.WithLabelValues(s.Adapter, "cache_write").Add(float64(t.CacheWrite))
 			}
-			if s.CostUSD != nil && *s.CostUSD > 0 {
-				cost.WithLabelValues(s.Adapter).Add(*s.CostUSD)
+			if s.CostUSD != nil && usd > 0 {
+				cost.WithLabelValues(s.Adapter).Add(usd)
 			}
 		}
 	}

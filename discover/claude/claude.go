@@ -139,6 +139,18 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		}
 	}
 	files, errs := sc.load(ctx, load)
+	if _, serrs := sc.load(ctx, sc.subagentFiles(ctx, files)); len(serrs) > 0 {
+		errs = append(errs, serrs...)
+	}
+	for _, f := range files {
+		subs := f.Subs[:0]
+		for _, sub := range f.Subs {
+			if sub.Agg != nil {
+				subs = append(subs, sub)
+			}
+		}
+		f.Subs = subs
+	}
 	if sc.cut {
 		_ = ix.Save() // keep what was parsed; the next run continues from it
 		return nil, ctx.Err()
@@ -167,6 +179,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	}
 	if len(errs) > 0 {
 		env.Warnf("%d transcripts could not be read and are missing (first: %v); check their permissions", len(errs), errs[0])
+	}
+	// Fork families are per bucket, before dedupe (a hand-made copy elsewhere
+	// does not change what a fork copied from its parent).
+	if sel.query != nil {
+		markInherited(ctx, append(sc.bucketSiblings(ctx, files), files...))
+	} else {
+		markInherited(ctx, files)
 	}
 	files = dedupe(env, files)
 	partial := 0

@@ -1,6 +1,10 @@
 package claude
 
-import "github.com/agentctl/agentctl/discover/index"
+import (
+	"math"
+
+	"github.com/agentctl/agentctl/discover/index"
+)
 
 // The aggregate is the parse index payload of every transcript, and the index of
 // a big history holds tens of thousands of them: decoding them by reflection
@@ -9,7 +13,7 @@ import "github.com/agentctl/agentctl/discover/index"
 // TestAggCodecRoundTrip fills every field, so a field added to aggregate but not
 // here fails the tests.
 
-const aggCodecVersion = 1
+const aggCodecVersion = 4
 
 // MarshalBinary encodes a for the parse index.
 func (a *aggregate) MarshalBinary() ([]byte, error) {
@@ -27,6 +31,7 @@ func (a *aggregate) MarshalBinary() ([]byte, error) {
 	e.Uint(uint64(len(a.ByModel)))
 	for _, m := range a.ByModel {
 		e.Str(m.Model)
+		e.Uint(uint64(m.Tier))
 		encUsage(&e, m.U)
 	}
 	if a.Recent == nil && a.recentRaw != nil {
@@ -39,6 +44,10 @@ func (a *aggregate) MarshalBinary() ([]byte, error) {
 	e.Int(a.Last.Off)
 	e.Str(a.Last.StopReason)
 	e.Str(a.Last.Text)
+	e.Uint(math.Float64bits(a.AgentCost))
+	e.Int(a.AgentCostOff)
+	e.Int(a.UsageOff)
+	e.Uint(a.FirstKey)
 	return e.Buf, nil
 }
 
@@ -69,6 +78,7 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 		a.ByModel = make([]modelUsage, n)
 		for i := range a.ByModel {
 			a.ByModel[i].Model = d.Shared()
+			a.ByModel[i].Tier = uint8(d.Uint())
 			a.ByModel[i].U = decUsage(&d)
 		}
 	}
@@ -76,6 +86,9 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 		a.recentRaw = append([]byte(nil), raw...) // gob reuses its buffer
 	}
 	a.Last = turnTail{Kind: uint8(d.Uint()), TS: d.Int(), Off: d.Int(), StopReason: d.Shared(), Text: d.Str()}
+	a.AgentCost = math.Float64frombits(d.Uint())
+	a.AgentCostOff, a.UsageOff = d.Int(), d.Int()
+	a.FirstKey = d.Uint()
 	if !d.Done() {
 		return index.ErrEncoding
 	}

@@ -19,6 +19,8 @@ func fill(v reflect.Value, n *int) {
 		v.SetInt(int64(*n))
 	case reflect.Uint8, reflect.Uint64:
 		v.SetUint(uint64(*n))
+	case reflect.Float64:
+		v.SetFloat(float64(*n) + 0.25)
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Struct:

@@ -156,6 +156,7 @@ func TestUnknownLines(t *testing.T) {
 	got.BadLines, got.MetaUsers = 0, got.MetaUsers-1 // the audio-only user line has no text
 	want := *orig
 	want.Last.Off += int64(len(strings.Join(extra, "")))
+	want.UsageOff += int64(len(strings.Join(extra, "")))
 	if diff := cmp.Diff(want, *got, cmp.AllowUnexported(aggregate{})); diff != "" {
 		t.Errorf("(-plain +with unknown lines):\n%s", diff)
 	}

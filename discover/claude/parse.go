@@ -1,7 +1,8 @@
 package claude
 
 import (
-	"hash/fnv"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -40,10 +41,12 @@ type turnTail struct {
 	Text       string // the error text of a synthetic API error
 }
 
-// modelUsage is the deduplicated usage of one model.
+// modelUsage is the deduplicated usage of one model at one price tier (a model
+// has one entry per tier it was used at; see tierLong, tierFast).
 type modelUsage struct {
 	Model string
 	U     tokenCounts
+	Tier  uint8
 }
 
 // msgGroup is an open (message.id, requestId) group: its latest usage replaces
@@ -90,13 +93,23 @@ type aggregate struct {
 	recentRaw   []byte
 	Last        turnTail
 	LastTurnEnd int64 // ms of the last system turn_duration / stop_hook_summary
+	// AgentCost is totalCostUSD of the last cost-state record (2.1.329+: Claude
+	// Code's own running cost of the session, subagents included, carried across
+	// resumes). AgentCostOff is 1 + that record's offset (0: none), UsageOff 1 +
+	// the offset of the last assistant line with usage: the agent's figure is the
+	// session's cost only when no usage follows it.
+	AgentCost              float64
+	AgentCostOff, UsageOff int64
+	// FirstKey is the (message.id, requestId) key of the first request with both
+	// ids: a fork shares it with the session it was forked from (fork.go).
+	FirstKey uint64
 }
 
 // Models lists every model seen, in order of first appearance.
 func (a *aggregate) Models() []string {
 	var out []string
 	for _, m := range a.ByModel {
-		if m.Model != "" {
+		if m.Model != "" && !slices.Contains(out, m.Model) {
 			out = append(out, m.Model)
 		}
 	}
@@ -167,6 +180,10 @@ func (a *aggregate) consume(line []byte, off int64) {
 			a.Enqueue = cut(strPrefix(r.Content, 4*promptMax), promptMax)
 			a.setPromptTitle()
 		}
+	case "cost-state":
+		if f, err := strconv.ParseFloat(string(r.TotalCostUSD), 64); err == nil && f >= 0 {
+			a.AgentCost, a.AgentCostOff = f, off+1
+		}
 	case "permission-mode":
 		if s := str(r.PermissionMode); s != "" {
 			a.PermMode = s
@@ -229,7 +246,9 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 	if model != "" {
 		a.Model = model
 	}
-	a.addUsage(model, m, r.RequestID)
+	if a.addUsage(model, m, r.RequestID) {
+		a.UsageOff = off + 1
+	}
 	if r.Sidechain {
 		return
 	}
@@ -245,29 +264,29 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 }
 
 // addUsage applies the last-line-per-group rule (docs/agents/claude-code.md §3.1).
-func (a *aggregate) addUsage(model string, m message, requestID []byte) {
-	u := parseUsage(m.tokenCounts)
+// It reports whether the line had any usage.
+func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
+	u, tier := parseUsageTier(m.tokenCounts)
 	if !discover.UsageOK(u.In, u.Out, u.CR, u.CW5m, u.CW1h) {
 		u = tokenCounts{} // a damaged record counts for nothing
 	}
-	mi := a.modelIndex(model)
+	mi := a.modelIndex(model, tier)
 	if len(m.ID) <= 2 || len(requestID) <= 2 {
 		a.Messages++
 		a.ByModel[mi].U.add(u)
-		return
+		return !u.zero()
 	}
-	h := fnv.New64a()
-	h.Write(m.ID)
-	h.Write([]byte{0})
-	h.Write(requestID)
-	key := h.Sum64()
+	key := groupKey(m.ID, requestID)
+	if a.FirstKey == 0 {
+		a.FirstKey = key
+	}
 	for i := range a.Recent {
 		g := &a.Recent[i]
 		if g.Key == key {
 			a.ByModel[g.Model].U.sub(g.U)
 			a.ByModel[mi].U.add(u)
 			g.Model, g.U = mi, u
-			return
+			return !u.zero()
 		}
 	}
 	a.Messages++
@@ -277,15 +296,16 @@ func (a *aggregate) addUsage(model string, m message, requestID []byte) {
 		a.Recent = a.Recent[:recentGroups-1]
 	}
 	a.Recent = append(a.Recent, msgGroup{Key: key, Model: mi, U: u})
+	return !u.zero()
 }
 
-func (a *aggregate) modelIndex(model string) int {
+func (a *aggregate) modelIndex(model string, tier uint8) int {
 	for i, m := range a.ByModel {
-		if m.Model == model {
+		if m.Model == model && m.Tier == tier {
 			return i
 		}
 	}
-	a.ByModel = append(a.ByModel, modelUsage{Model: model})
+	a.ByModel = append(a.ByModel, modelUsage{Model: model, Tier: tier})
 	return len(a.ByModel) - 1
 }
 

@@ -58,6 +58,9 @@ func sessionIDOf(name string) string {
 type transcript struct {
 	ID   string
 	Path string
+	// HasDir: a <uuid>/ folder sits next to the transcript (it may hold the
+	// session's subagents/agent-*.jsonl; docs/agents/claude-code.md §3.1).
+	HasDir bool
 }
 
 // bucketNames lists the project directories (and symlinks, which may point to
@@ -100,7 +103,7 @@ func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
 		path := bdir + string(filepath.Separator) + name
 		stamp, regular, err := index.StatPath(path)
 		if err == nil && regular {
-			out = append(out, &fileState{transcript: transcript{ID: id, Path: path}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
+			out = append(out, &fileState{transcript: transcript{ID: id, Path: path, HasDir: true}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
 		}
 	}
 	for _, b := range buckets {

@@ -28,6 +28,28 @@ var defaultPrices = map[string]meta.Price{
 	"claude-3-opus":      {Input: 15, Output: 75},
 }
 
+// Price tier multipliers (input side: input, cache writes and reads; output).
+// Long context: a request whose prompt (input + cache writes + cache reads)
+// exceeds 200k tokens is billed entirely at 2× input and 1.5× output (Anthropic's
+// long-context rates, e.g. Sonnet 4.5 $6/$22.50 instead of $3/$15). Fast mode
+// (usage.speed "fast", Opus 4.6+): 6× every class ($30/$150 instead of $5/$25).
+// A fast request over 200k gets both.
+const (
+	longInput, longOutput = 2.0, 1.5
+	fastRate              = 6.0
+)
+
+func tierRates(tier uint8) (in, out float64) {
+	in, out = 1, 1
+	if tier&tierLong != 0 {
+		in, out = in*longInput, out*longOutput
+	}
+	if tier&tierFast != 0 {
+		in, out = in*fastRate, out*fastRate
+	}
+	return in, out
+}
+
 // priceTable is discover's price lookup over the built-in table, with the cost
 // of Claude's usage classes.
 type priceTable struct{ *discover.Prices }
@@ -56,8 +78,9 @@ func (t *priceTable) cost(usage []modelUsage) (usd float64, unknown []string) {
 		if p.CacheRead != 0 {
 			cr = p.CacheRead
 		}
+		in, out := tierRates(m.Tier)
 		u := m.U
-		usd += (float64(u.In)*p.Input + float64(u.Out)*p.Output + float64(u.CW5m)*cw5 + float64(u.CW1h)*cw1 + float64(u.CR)*cr) / 1e6
+		usd += (in*(float64(u.In)*p.Input+float64(u.CW5m)*cw5+float64(u.CW1h)*cw1+float64(u.CR)*cr) + out*float64(u.Out)*p.Output) / 1e6
 	}
 	return usd, unknown
 }

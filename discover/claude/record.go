@@ -27,6 +27,7 @@ type record struct {
 	AgentName       []byte
 	AITitle         []byte
 	Summary         []byte
+	TotalCostUSD    []byte // cost-state
 	Sidechain       bool
 	Meta            bool // isMeta, isCompactSummary or isVisibleInTranscriptOnly
 	APIError        bool // isApiErrorMessage
@@ -74,6 +75,8 @@ func parseRecord(line []byte, r *record) error {
 			r.AITitle = v
 		case "summary":
 			r.Summary = v
+		case "totalCostUSD":
+			r.TotalCostUSD = v
 		case "isSidechain":
 			r.Sidechain = isTrue(v)
 		case "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly":
@@ -154,9 +157,25 @@ func (u tokenCounts) zero() bool { return u == tokenCounts{} }
 
 // parseUsage reads message.usage. cache_creation_input_tokens is split into 5m and
 // 1h from cache_creation when present, else it is all 5m.
-func parseUsage(b []byte) (u tokenCounts) {
+func parseUsage(b []byte) tokenCounts {
+	u, _ := parseUsageTier(b)
+	return u
+}
+
+// longContext is the prompt size (input + cache writes + cache reads) above which
+// Anthropic bills a whole request at its long-context rates.
+const longContext = 200_000
+
+// Price tiers of a request (bits): over longContext, and usage.speed "fast".
+const (
+	tierLong uint8 = 1 << iota
+	tierFast
+)
+
+// parseUsageTier is parseUsage plus the request's price tier.
+func parseUsageTier(b []byte) (u tokenCounts, tier uint8) {
 	if !isObject(b) {
-		return u
+		return u, 0
 	}
 	var cw int64
 	var split []byte
@@ -172,6 +191,10 @@ func parseUsage(b []byte) (u tokenCounts) {
 			u.CR = num(v)
 		case "cache_creation":
 			split = v
+		case "speed":
+			if strEq(v, "fast") {
+				tier |= tierFast
+			}
 		}
 		return true
 	})
@@ -193,7 +216,10 @@ func parseUsage(b []byte) (u tokenCounts) {
 		}
 		u.CW5m = cw - u.CW1h
 	}
-	return u
+	if u.In+u.CW5m+u.CW1h+u.CR > longContext {
+		tier |= tierLong
+	}
+	return u, tier
 }
 
 // injectedPrefixes start user texts that Claude Code or the harness wrote, not the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 // indexVersion changes whenever aggregate's meaning changes (not only its shape, which
 // the index checks by itself).
-const indexVersion = 1
+const indexVersion = 4
 
 // Windows for reads that must not depend on a transcript's size.
 const (
@@ -43,6 +44,49 @@ type fileState struct {
 	// Complete is false when the transcript was summarised from its head and tail
 	// only (time budget exhausted before a full parse): token totals are unknown.
 	Complete bool
+	// Subs are the session's subagent transcripts (<id>/subagents/agent-*.jsonl).
+	Subs []*fileState
+	// Inherited is the usage a fork copied from an earlier session (fork.go).
+	Inherited []modelUsage
+}
+
+// subagentFiles stats the subagent transcripts of the sessions that have a
+// <id>/ folder. Their usage belongs to the parent session (Claude Code's own
+// cost-state counts it there); they are never sessions of their own.
+func (s *scanner) subagentFiles(ctx context.Context, files []*fileState) []*fileState {
+	var mu sync.Mutex
+	var all []*fileState
+	if !discover.Parallel(ctx, len(files), func(i int) {
+		f := files[i]
+		if !f.HasDir {
+			return
+		}
+		dir := filepath.Join(filepath.Dir(f.Path), f.ID, "subagents")
+		names, err := readNames(dir)
+		if err != nil {
+			return // no subagents
+		}
+		sort.Strings(names)
+		var subs []*fileState
+		for _, name := range names {
+			if !strings.HasPrefix(name, "agent-") || !strings.HasSuffix(name, ".jsonl") {
+				continue
+			}
+			path := filepath.Join(dir, name)
+			stamp, regular, err := index.StatPath(path)
+			if err != nil || !regular {
+				continue
+			}
+			subs = append(subs, &fileState{transcript: transcript{ID: f.ID, Path: path}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
+		}
+		f.Subs = subs
+		mu.Lock()
+		all = append(all, subs...)
+		mu.Unlock()
+	}) {
+		s.cut = true
+	}
+	return all
 }
 
 // scanner brings the parse index up to date for a set of transcripts.
@@ -78,9 +122,16 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 			return
 		}
 		var out []*fileState
+		var dirs map[string]bool
 		for _, name := range names {
 			id := sessionIDOf(name)
 			if id == "" {
+				if isUUID(name) {
+					if dirs == nil {
+						dirs = map[string]bool{}
+					}
+					dirs[name] = true
+				}
 				continue
 			}
 			stamp, regular, err := d.Stat(name)
@@ -91,6 +142,9 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 			id = path[len(path)-len(name):][:len(id)] // the listing keeps path, not name
 			out = append(out, &fileState{transcript: transcript{ID: id, Path: path},
 				Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
+		}
+		for _, f := range out {
+			f.HasDir = dirs[f.ID]
 		}
 		per[i] = out
 	}) {
@@ -276,7 +330,7 @@ func (a *aggregate) mergeTail(t *aggregate) {
 		a.Model = t.Model
 	}
 	for _, m := range t.ByModel {
-		a.modelIndex(m.Model)
+		a.modelIndex(m.Model, m.Tier)
 	}
 	if t.StartMs != 0 && (a.StartMs == 0 || t.StartMs < a.StartMs) {
 		a.StartMs = t.StartMs

@@ -41,17 +41,8 @@ func toSession(f *fileState, v discover.Verdict, prices *priceTable, unknownMode
 		last = time.UnixMilli(a.LastMs).UTC()
 	}
 	s.LastActivity = &last
-	if f.Complete {
-		u := a.Tokens()
-		s.Tokens = &discover.Tokens{Input: u.In, Output: u.Out, CacheRead: u.CR, CacheWrite: u.CW5m + u.CW1h}
-		usd, unknown := prices.cost(a.ByModel)
-		for _, m := range unknown {
-			unknownModel(m)
-		}
-		if len(unknown) == 0 {
-			s.CostUSD = &usd
-			s.CostSource = "estimate"
-		}
+	if f.Complete && subsComplete(f.Subs) {
+		sessionCost(&s, f, prices, unknownModel)
 	}
 	v.Apply(&s)
 	return s
@@ -128,4 +119,48 @@ func plainLine(s string, max int) bool {
 		}
 	}
 	return true
+}
+
+func subsComplete(subs []*fileState) bool {
+	for _, sub := range subs {
+		if !sub.Complete {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionCost fills tokens and cost (README "JSON"): the session's own
+// transcript plus its subagents' transcripts (tokens_subagents in extra says how
+// much of the total they are). The cost is Claude Code's own, from the last
+// cost-state record, when no usage was written after it; else an estimate over
+// every model of the parent and its subagents (discover.Cost).
+func sessionCost(s *discover.Session, f *fileState, prices *priceTable, unknownModel func(string)) {
+	a := f.Agg
+	u := a.Tokens()
+	byModel := a.ByModel
+	var sub tokenCounts
+	for _, sf := range f.Subs {
+		sub.add(sf.Agg.Tokens())
+		byModel = append(byModel[:len(byModel):len(byModel)], sf.Agg.ByModel...)
+	}
+	u.add(sub)
+	tok := discover.Tokens{Input: u.In, Output: u.Out, CacheRead: u.CR, CacheWrite: u.CW5m + u.CW1h}
+	s.Tokens = &tok
+	if len(f.Subs) > 0 {
+		s.Extra = map[string]any{"tokens_subagents": discover.Tokens{Input: sub.In, Output: sub.Out, CacheRead: sub.CR, CacheWrite: sub.CW5m + sub.CW1h}}
+	}
+	agent := 0.0
+	if a.AgentCostOff > a.UsageOff {
+		agent = a.AgentCost
+	}
+	usd, unknown := 0.0, []string(nil)
+	if agent <= 0 {
+		usd, unknown = prices.cost(byModel)
+		for _, m := range unknown {
+			unknownModel(m)
+		}
+	}
+	s.CostUSD, s.CostSource = discover.Cost(agent, tok, usd, len(unknown) == 0)
+	inheritedExtra(s, f.Inherited, prices)
 }

@@ -169,6 +169,7 @@ type state struct {
 	hist    *history              // nil: no usable thread_history DB
 	live    *liveness
 	launchs map[string][]launchRef
+	prices  *discover.Prices
 }
 
 // Discover lists every thread: the state DB's rows plus rollouts it does not
@@ -229,7 +230,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if st, err := os.Stat(home); err != nil || !st.IsDir() {
 		return nil, nil // Codex not used on this machine
 	}
-	st := &state{home: home, ix: index.Load[*summary](env.CacheDir(), Name, indexVersion)}
+	st := &state{home: home, ix: index.Load[*summary](env.CacheDir(), Name, indexVersion), prices: discover.NewPrices(defaultPrices, env.Config)}
 	files := findRollouts(home)
 	if q != nil {
 		kept := files[:0]
@@ -483,7 +484,8 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 			s.LastActivity = &t
 		}
 		if u := tail.Tokens; u != nil {
-			s.Tokens = &discover.Tokens{Input: u.Input - u.Cached, Output: u.Output, CacheRead: u.Cached, CacheWrite: u.CacheWrite}
+			tok := tokensOf(u)
+			s.Tokens = &tok
 			s.Extra["tokens_total"] = u.Total
 			if u.Reasoning > 0 {
 				s.Extra["tokens_reasoning"] = u.Reasoning
@@ -531,6 +533,11 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		s.LastActivity = &t
 	}
 
+	if s.Tokens != nil {
+		// Codex records no cost: an estimate at the session's (last) model.
+		est, priced := estimate(st.prices, s.Model, *s.Tokens)
+		s.CostUSD, s.CostSource = discover.Cost(0, *s.Tokens, est, priced)
+	}
 	st.applyStatus(env, &s, rf, row, haveTail, tail, size)
 	if len(s.Extra) == 0 {
 		s.Extra = nil

@@ -171,7 +171,7 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 		s.Tokens = &tok
 	}
 	if haveCost {
-		s.CostUSD, s.CostSource = &cost, "agent"
+		s.CostUSD, s.CostSource = discover.Cost(cost, tok, 0, false)
 	}
 	ok = true
 	return s, nil

@@ -6,13 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentctl/agentctl/discover/index"
 )
 
 // The legacy store (OpenCode ≤ 1.1.x, docs/agents/opencode.md §2.2): one JSON file per object
 // under <data>/storage. 1.2+ imports it once, sometimes partially, so sessions may
 // live only here. File names sort like ids (ascending by creation), so a session's
-// first and last messages are the ends of a sorted listing: list reads those and
-// never every message file.
+// first and last messages are the ends of a sorted listing: list reads those for
+// the turn state and prompt. Tokens and cost need every message file: each is
+// read once into the parse index (legacytokens.go) and afterwards only stat'ed.
 
 // legacySession is storage/session/<projectID>/<ses>.json.
 type legacySession struct {
@@ -36,7 +39,7 @@ const scanLimit = 20
 
 // listLegacy reads every session of the legacy tree. Files that do not fit the
 // shapes (0.x formats, partial writes) are skipped.
-func listLegacy(ctx context.Context, storage string) ([]record, error) {
+func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage]) ([]record, error) {
 	projects, err := os.ReadDir(filepath.Join(storage, "session"))
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -85,7 +88,7 @@ func listLegacy(ctx context.Context, storage string) ([]record, error) {
 				}
 				r.Worktree = wt
 			}
-			legacyMessages(storage, &r)
+			legacyMessages(storage, &r, ix)
 			out = append(out, r)
 		}
 	}
@@ -94,9 +97,10 @@ func listLegacy(ctx context.Context, storage string) ([]record, error) {
 
 // legacyMessages fills the latest message, the latest prompt's time, the model and
 // the first prompt from the two ends of the session's message listing.
-func legacyMessages(storage string, r *record) {
+func legacyMessages(storage string, r *record, ix *index.Index[*msgUsage]) {
 	dir := filepath.Join(storage, "message", r.ID)
 	names := jsonNames(dir)
+	legacyUsage(ix, dir, names, r)
 	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
 		var m msgData
 		if !readJSON(filepath.Join(dir, names[n]), &m) || (m.Role != "user" && m.Role != "assistant") {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -112,7 +113,14 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		add(got)
 	}
 	if legacy {
-		got, err := listLegacy(ctx, storage)
+		ix := index.Load[*msgUsage](env.CacheDir(), Name+"-legacy", legacyIndexVersion)
+		got, err := listLegacy(ctx, storage, ix)
+		if err == nil && q == nil {
+			ix.PruneUnseen(storage + string(filepath.Separator))
+		}
+		if err := ix.Save(); err != nil {
+			env.Warnf("%v", err)
+		}
 		if q != nil {
 			kept := got[:0]
 			for _, r := range got {
@@ -227,9 +235,9 @@ func toSession(r record, v discover.Verdict) discover.Session {
 			extra["tokens_reasoning"] = r.Tokens.Reasoning
 		}
 	}
-	if r.Cost != nil {
-		c := *r.Cost
-		s.CostUSD, s.CostSource = &c, "agent"
+	if r.Cost != nil && s.Tokens != nil {
+		// OpenCode writes 0 when its provider config has no price: not reported.
+		s.CostUSD, s.CostSource = discover.Cost(*r.Cost, *s.Tokens, 0, false)
 	}
 	if r.Worktree != "" {
 		extra["project"] = r.Worktree

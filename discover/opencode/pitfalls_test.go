@@ -8,12 +8,15 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/e2e/synth"
@@ -291,8 +294,14 @@ func TestPitfall17_LegacyTreeDeduped(t *testing.T) {
 		!s.StartedAt.Equal(time.UnixMilli(1790000000000)) || !s.EndedAt.Equal(time.UnixMilli(1790000009000)) {
 		t.Errorf("legacy-only session: %+v", s)
 	}
-	if s.Tokens != nil || s.CostUSD != nil {
-		t.Errorf("legacy totals %+v %v: not stored, must be omitted in a listing", s.Tokens, s.CostUSD)
+	// Totals are the sum over its message files: assistant B (1000 in, 200 out,
+	// 300 cache read, $0.0123) + assistant D (1500 in, 100 out, $0.02); user
+	// messages and the torn file Z add nothing.
+	if diff := cmp.Diff(&discover.Tokens{Input: 2500, Output: 300, CacheRead: 300}, s.Tokens); diff != "" {
+		t.Errorf("legacy tokens (-want +got):\n%s", diff)
+	}
+	if s.CostUSD == nil || math.Abs(*s.CostUSD-0.0323) > 1e-12 || s.CostSource != "agent" {
+		t.Errorf("legacy cost %v %q, want 0.0323 agent", s.CostUSD, s.CostSource)
 	}
 	ms := peek(t, env, s, 0)
 	var kinds []string

@@ -181,13 +181,11 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) di
 	if sum.Assistants > 0 && f.Complete {
 		tok := sum.Tokens
 		s.Tokens = &tok
-		cost, src := sum.Cost, "agent"
-		if cost == 0 && !tok.Zero() {
-			cost, src = estimate(prices, sum.Model, tok)
+		est, priced := 0.0, false
+		if sum.Cost <= 0 {
+			est, priced = estimate(prices, sum.Model, tok)
 		}
-		if src != "" {
-			s.CostUSD, s.CostSource = &cost, src
-		}
+		s.CostUSD, s.CostSource = discover.Cost(sum.Cost, tok, est, priced)
 	}
 	if p := h.ParentSession; p != "" {
 		s.Extra = map[string]any{"parent_session": p}
@@ -257,15 +255,15 @@ func outcomeOf(l leaf) string {
 
 // estimate prices tokens from config.prices when pi recorded no cost (docs/agents/pi.md §3),
 // with discover's model-matching rule.
-func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, string) {
+func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, bool) {
 	if prices.Empty() || model == "" {
-		return 0, ""
+		return 0, false
 	}
 	p, ok := prices.Lookup(model)
 	if !ok {
-		return 0, ""
+		return 0, false
 	}
 	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
 		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
-	return usd, "estimate"
+	return usd, true
 }

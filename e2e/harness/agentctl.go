@@ -143,6 +143,9 @@ type Session struct {
 	Tokens         *Tokens `json:"tokens"`
 	StartedAt      string  `json:"started_at"`
 	LastActivity   string  `json:"last_activity"`
+	Extra          struct {
+		TokensSubagents *Tokens `json:"tokens_subagents"`
+	} `json:"extra"`
 }
 
 // Tokens is the JSON `tokens` object.

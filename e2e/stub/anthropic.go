@@ -91,9 +91,15 @@ func (s *Server) writeAnthropic(ctx context.Context, w http.ResponseWriter, e *E
 	}
 	stop := "end_turn"
 	var toolInput []byte
+	toolName := "Bash"
 	if rep.Tool != nil {
 		stop = "tool_use"
-		toolInput, _ = json.Marshal(map[string]string{"command": rep.Tool.Command, "description": "Run the command the test asked for"})
+		if rep.Tool.Name != "" {
+			toolName = rep.Tool.Name
+			toolInput, _ = json.Marshal(rep.Tool.Input)
+		} else {
+			toolInput, _ = json.Marshal(map[string]string{"command": rep.Tool.Command, "description": "Run the command the test asked for"})
+		}
 	}
 	s.update(e, func(e *Exchange) {
 		e.MessageID, e.RequestID, e.Text, e.Usage, e.Status = msgID, reqID, text, u, http.StatusOK
@@ -108,7 +114,7 @@ func (s *Server) writeAnthropic(ctx context.Context, w http.ResponseWriter, e *E
 			content = append(content, map[string]any{"type": "text", "text": text})
 		}
 		if rep.Tool != nil {
-			content = append(content, map[string]any{"type": "tool_use", "id": s.id("toolu", seq), "name": "Bash", "input": json.RawMessage(toolInput)})
+			content = append(content, map[string]any{"type": "tool_use", "id": s.id("toolu", seq), "name": toolName, "input": json.RawMessage(toolInput)})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("request-id", reqID)
@@ -163,7 +169,7 @@ func (s *Server) writeAnthropic(ctx context.Context, w http.ResponseWriter, e *E
 	}
 	if rep.Tool != nil {
 		half := len(toolInput) / 2
-		block(map[string]any{"type": "tool_use", "id": s.id("toolu", seq), "name": "Bash", "input": map[string]any{}},
+		block(map[string]any{"type": "tool_use", "id": s.id("toolu", seq), "name": toolName, "input": map[string]any{}},
 			[]map[string]any{
 				{"type": "input_json_delta", "partial_json": string(toolInput[:half])},
 				{"type": "input_json_delta", "partial_json": string(toolInput[half:])},

@@ -3,6 +3,7 @@ package stub
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,10 @@ type ToolCall struct {
 	// "require_escalated"), which an approval policy other than never must ask
 	// the user about.
 	Escalate bool
+	// Name and Input, when Name is set, make another tool call than Bash
+	// (Anthropic only): e.g. Claude Code's Agent tool.
+	Name  string
+	Input map[string]any
 }
 
 // Usage is what the stub reports for one response. Input excludes the cache
@@ -70,6 +75,8 @@ type Script func(r *Request) Reply
 //	TOOLCMD: echo x         tool call running the rest of that line
 //	TOOLTEST | TOOL         tool call running `echo hello-from-tool`
 //	ESCALATE                the tool call asks to leave the sandbox (Codex)
+//	AGENT: do x             Claude Code Agent (older: Task) tool call whose subagent
+//	                        prompt is the rest of that line
 //	THINK                   add a thinking block (Anthropic)
 //	WORDS=n                 reply with n words
 //
@@ -93,7 +100,14 @@ func Keywords(r *Request) Reply {
 	if m := kwStatus.FindStringSubmatch(p); m != nil {
 		rep.Status, _ = strconv.Atoi(m[1])
 	}
-	if m := kwToolCmd.FindStringSubmatch(p); m != nil {
+	if m := kwAgent.FindStringSubmatch(p); m != nil {
+		name := "Task"
+		if slices.Contains(r.Tools, "Agent") {
+			name = "Agent"
+		}
+		rep.Tool = &ToolCall{Name: name, Input: map[string]any{"description": "e2e subagent",
+			"prompt": strings.TrimSpace(m[1]), "subagent_type": "general-purpose"}}
+	} else if m := kwToolCmd.FindStringSubmatch(p); m != nil {
 		rep.Tool = &ToolCall{Command: strings.TrimSpace(m[1])}
 	} else if kwTool.MatchString(p) {
 		rep.Tool = &ToolCall{Command: "echo hello-from-tool"}
@@ -121,6 +135,7 @@ var (
 	kwHold    = regexp.MustCompile(`\bHOLD=([A-Za-z0-9_.-]+)`)
 	kwStatus  = regexp.MustCompile(`\bSTATUS=(\d{3})\b`)
 	kwToolCmd = regexp.MustCompile(`TOOLCMD:([^\n]*)`)
+	kwAgent   = regexp.MustCompile(`AGENT:([^\n]*)`)
 	kwTool    = regexp.MustCompile(`\bTOOL(TEST)?\b`)
 	kwWords   = regexp.MustCompile(`\bWORDS=(\d+)\b`)
 )

@@ -1,0 +1,76 @@
+package opencode
+
+import (
+	"path/filepath"
+
+	"github.com/agentctl/agentctl/discover/index"
+)
+
+// legacyIndexVersion changes whenever msgUsage's meaning changes.
+const legacyIndexVersion = 1
+
+// msgUsage is the parse index payload of one legacy storage/message file: its
+// tokens and cost. A session's totals are the sum over its message files; each
+// file is read once and afterwards only stat'ed (docs/agents/opencode.md §2.2).
+type msgUsage struct {
+	Tokens    tokenClasses
+	Cost      float64
+	HasTokens bool
+	HasCost   bool
+}
+
+// legacyUsage sums the tokens and cost of the message files names in dir, from
+// the index where a file is unchanged. Files that vanished or do not parse add
+// nothing.
+func legacyUsage(ix *index.Index[*msgUsage], dir string, names []string, r *record) {
+	var tok tokenClasses
+	var cost float64
+	haveTok, haveCost := false, false
+	for _, n := range names {
+		path := filepath.Join(dir, n)
+		stamp, regular, err := index.StatPath(path)
+		if err != nil || !regular {
+			continue
+		}
+		var u *msgUsage
+		if ix.Fresh(path, stamp) {
+			if e, ok := ix.Get(path); ok && e.Payload != nil {
+				u = e.Payload
+			}
+		}
+		if u == nil {
+			var m msgData
+			if !readJSON(path, &m) {
+				continue
+			}
+			u = &msgUsage{}
+			if m.Role == "assistant" && m.Tokens != nil {
+				t := m.Tokens
+				u.Tokens = tokenClasses{t.Input, t.Output, t.Reasoning, t.Cache.Read, t.Cache.Write}
+				u.HasTokens = true
+			}
+			if m.Role == "assistant" && m.Cost != nil {
+				u.Cost, u.HasCost = *m.Cost, true
+			}
+			ix.Put(path, index.Entry[*msgUsage]{Stamp: stamp, Offset: stamp.Size, Payload: u})
+		}
+		if u.HasTokens {
+			tok.Input += u.Tokens.Input
+			tok.Output += u.Tokens.Output
+			tok.Reasoning += u.Tokens.Reasoning
+			tok.CacheRead += u.Tokens.CacheRead
+			tok.CacheWrite += u.Tokens.CacheWrite
+			haveTok = true
+		}
+		if u.HasCost {
+			cost += u.Cost
+			haveCost = true
+		}
+	}
+	if haveTok {
+		r.Tokens = &tok
+	}
+	if haveCost {
+		r.Cost = &cost
+	}
+}
