@@ -99,7 +99,10 @@ func TestHostileHome(t *testing.T) {
 	const claudeID = "7e3394de-1ab5-4927-b7d8-0b4531418047"
 	poisonCopy(t, home, ".claude/projects/-home-dev-notes/"+claudeID+".jsonl", claudeID, "7e3394de-0000-4000-8000-00000000bad1",
 		`"cwd":"/home/dev/notes"`, `"cwd":"/home/dev/\u001b]0;pwned\u0007no\u001b[2Jtes\n\u202eevil\udcff"`,
-		`"output_tokens":`, `"output_tokens":-`)
+		`"output_tokens":`, `"output_tokens":-`,
+		// Its own requests: a copy sharing the first request would be a fork of
+		// the clean session (and change that session's inherited figures).
+		`"requestId":"req_`, `"requestId":"req_poison_`)
 	const piID = "01a1faf0-7eef-715d-8e3d-80e07b008804"
 	piSrc := ".pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-50-27-567Z_" + piID + ".jsonl"
 	poisonCopy(t, home, piSrc, piID, "01a1faf0-7eef-715d-8e3d-0000000bad02",
