@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -47,31 +48,46 @@ Examples:
 			&cli.StringFlag{Name: "until", Usage: "wait for `STATUS[,…]`: done, idle, waiting, running, stopped, failed, blocked, any-change (default done)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return usageErrorf("wait: want one or more session IDs (see agentctl wait --help)")
-			}
-			var limit time.Duration
-			if v := c.String("timeout"); c.IsSet("timeout") && v != "" {
-				d, err := meta.ParseDuration(v)
-				if err != nil || d <= 0 {
-					return usageErrorf("--timeout %q: want a duration such as 90s, 30m or 2h", v)
-				}
-				limit = d
-			}
-			until, err := parseUntil(c.String("until"))
-			if err != nil {
-				return err
-			}
-			e, err := setup(s, globalsFrom(c))
-			if err != nil {
-				return err
-			}
-			if c.IsSet("timeout") {
-				e.timeout = adapterTimeout(s, e.config)
-			}
-			return e.wait(c, c.Args().Slice(), limit, until)
+			return runWait(c.Context, s, waitOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+				Any: c.Bool("any"), JSON: c.Bool("json"), Until: c.String("until"), LimitSet: c.IsSet("timeout")})
 		},
 	}
+}
+
+// waitOptions are wait's flags and arguments. Here --timeout (LimitSet, the
+// value in globalOptions.Timeout) is the wait's own limit, not the adapters'.
+type waitOptions struct {
+	globalOptions
+	Args      []string // session IDs
+	Any, JSON bool
+	Until     string
+	LimitSet  bool
+}
+
+func runWait(ctx context.Context, s *host, o waitOptions) error {
+	if len(o.Args) == 0 {
+		return usageErrorf("wait: want one or more session IDs (see agentctl wait --help)")
+	}
+	var limit time.Duration
+	if v := o.Timeout; o.LimitSet && v != "" {
+		d, err := meta.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return usageErrorf("--timeout %q: want a duration such as 90s, 30m or 2h", v)
+		}
+		limit = d
+	}
+	until, err := parseUntil(o.Until)
+	if err != nil {
+		return err
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	if o.LimitSet {
+		e.timeout = adapterTimeout(s, e.config)
+	}
+	return e.wait(ctx, o, limit, until)
 }
 
 // untilStates are the values --until takes.
@@ -140,8 +156,8 @@ type waited struct {
 	done             bool
 }
 
-func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration, until map[string]bool) error {
-	ctx := c.Context
+func (e *cmdEnv) wait(ctx context.Context, o waitOptions, limit time.Duration, until map[string]bool) error {
+	args := o.Args
 	start := time.Now()
 	for _, a := range args {
 		if err := discover.CheckID(a); err != nil {
@@ -193,11 +209,11 @@ func (e *cmdEnv) wait(c *cli.Context, args []string, limit time.Duration, until 
 			case got == "done" && !waitSucceeded(s):
 				failed = true
 			}
-			if err := e.printEnded(s, got, c.Bool("json")); err != nil {
+			if err := e.printEnded(s, got, o.JSON); err != nil {
 				return err
 			}
 		}
-		if ended == len(ws) || (c.Bool("any") && ended > 0) {
+		if ended == len(ws) || (o.Any && ended > 0) {
 			break
 		}
 		if limit > 0 && time.Since(start) >= limit {

@@ -163,3 +163,15 @@ func TestPeekAndLocksThroughTheSeam(t *testing.T) {
 		{"lock, refuse, list", lockThenList, exitOK, "freeze"},
 	})
 }
+
+func TestWaitThroughTheSeam(t *testing.T) {
+	wait := func(o waitOptions) func(context.Context, *host) error {
+		return func(ctx context.Context, h *host) error { return runWait(ctx, h, o) }
+	}
+	runSeam(t, []seamCase{
+		{"no ids", wait(waitOptions{}), exitUsage, "wait: want one or more session IDs"},
+		{"bad limit", wait(waitOptions{Args: []string{"abc"}, LimitSet: true, globalOptions: globalOptions{Timeout: "1xd"}}), exitUsage, `--timeout "1xd"`},
+		{"bad until", wait(waitOptions{Args: []string{"abc"}, Until: "sleeping"}), exitUsage, "sleeping"},
+		{"unknown id", wait(waitOptions{Args: []string{"abc"}}), exitNotFound, "abc"},
+	})
+}
