@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
+	"github.com/agentctl/agentctl/gateway/gatewaytest"
 )
 
 // One HOME holding real sessions of Claude Code, Codex, OpenCode and Pi, all
@@ -371,35 +371,4 @@ func closedPort(t *testing.T) int {
 
 // silentGateway accepts TCP connections and never answers a byte; closed in
 // cleanup. It returns its ws:// URL.
-func silentGateway(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "ws://" + l.Addr().String()
-}
+func silentGateway(t *testing.T) string { return gatewaytest.SilentListener(t) }

@@ -12,20 +12,10 @@ import (
 	"strings"
 )
 
-// git runs git in dir and returns its trimmed stdout; errors carry git's stderr.
+// git runs git in dir and returns its trimmed stdout.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return strings.TrimSpace(out.String()), nil
+	out, err := gitRaw(ctx, dir, args...)
+	return strings.TrimSpace(out), err
 }
 
 // WorktreePath is where a single launch's worktree for branch goes: beside the
@@ -200,7 +190,8 @@ func Changes(ctx context.Context, path string) ([]string, error) {
 	return ch, nil
 }
 
-// gitRaw is git without trimming stdout (porcelain lines start with spaces).
+// gitRaw is git without trimming stdout (porcelain lines start with spaces);
+// errors carry git's stderr.
 func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
