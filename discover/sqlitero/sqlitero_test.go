@@ -105,18 +105,25 @@ func dirFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-// A checkpointed database reads whole and nothing appears next to it, even in a
-// directory the reader could write to.
-func TestReadCreatesNoSideFiles(t *testing.T) {
-	path := newWAL(t, "a", "b")
+// readLeavesDirAlone reads the ids at path, wants exactly want with no note, and
+// wants the database's directory unchanged by the read.
+func readLeavesDirAlone(t *testing.T, path string, want ...string) {
+	t.Helper()
 	before := dirFiles(t, filepath.Dir(path))
 	got, note := ids(t, path)
-	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" || note != "" {
+	if diff := cmp.Diff(want, got); diff != "" || note != "" {
 		t.Errorf("ids (-want +got):\n%s\nnote %q", diff, note)
 	}
 	if diff := cmp.Diff(before, dirFiles(t, filepath.Dir(path))); diff != "" {
 		t.Errorf("the database's directory changed (-before +after):\n%s", diff)
 	}
+}
+
+// A checkpointed database reads whole and nothing appears next to it, even in a
+// directory the reader could write to.
+func TestReadCreatesNoSideFiles(t *testing.T) {
+	path := newWAL(t, "a", "b")
+	readLeavesDirAlone(t, path, []string{"a", "b"}...)
 }
 
 // Rows a running agent has not checkpointed yet are read through its -wal and
@@ -125,14 +132,7 @@ func TestReadSeesUncheckpointedRows(t *testing.T) {
 	path := newWAL(t, "a")
 	w := writer(t, path)
 	exec(t, w, "INSERT INTO t(id) VALUES ('in-wal')")
-	before := dirFiles(t, filepath.Dir(path))
-	got, note := ids(t, path)
-	if diff := cmp.Diff([]string{"a", "in-wal"}, got); diff != "" || note != "" {
-		t.Errorf("ids (-want +got):\n%s\nnote %q", diff, note)
-	}
-	if diff := cmp.Diff(before, dirFiles(t, filepath.Dir(path))); diff != "" {
-		t.Errorf("the database's directory changed (-before +after):\n%s", diff)
-	}
+	readLeavesDirAlone(t, path, []string{"a", "in-wal"}...)
 }
 
 // A -wal with frames but no -shm (a crash, a copy) is not read, since reading it
