@@ -229,7 +229,7 @@ func TestCanonical(t *testing.T) {
 func TestConcurrentLockUnlock(t *testing.T) {
 	s, _, _ := newStore(t)
 	s.Now = time.Now
-	const workers, n = 64, 100
+	const workers, n = 64, 25
 	var wg sync.WaitGroup
 	var holders, wins atomic.Int32
 	for w := 0; w < workers; w++ {

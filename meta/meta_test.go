@@ -147,7 +147,7 @@ func TestConcurrentUpdatesProcesses(t *testing.T) {
 		t.Skip("64 processes")
 	}
 	s := newStore(t)
-	const workers, n = 64, 100
+	const workers, n = 64, 25
 	var cmds []*exec.Cmd
 	for w := 0; w < workers; w++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
