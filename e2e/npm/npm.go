@@ -38,11 +38,12 @@ const (
 	Agents    = "agents"   // codex, opencode, pi, just
 	Node24    = "node24"   // Node >= 24.16 for the OpenClaw gateway
 	OpenClaw  = "openclaw" // installed and run with Node24 first on PATH
+	CCUsage   = "ccusage"  // an independent reader of Claude transcripts: the token oracle
 )
 
 // Projects lists every project, in a sensible install order.
 func Projects() []string {
-	return []string{Claude197, Claude329, Agents, Node24, OpenClaw}
+	return []string{Claude197, Claude329, Agents, Node24, OpenClaw, CCUsage}
 }
 
 // needs names the project whose node must run another project's install scripts:

@@ -19,6 +19,7 @@ var wantPins = map[string]map[string]string{
 		"@mariozechner/pi-coding-agent": "0.73.1", "rust-just": "1.57.0"},
 	Node24:   {"node": "24.21.0"},
 	OpenClaw: {"openclaw": "2026.9.6"},
+	CCUsage:  {"ccusage": "18.0.11"},
 }
 
 func TestLockFilesPinTheSpecVersionsAndNoDownloadHosts(t *testing.T) {

@@ -50,11 +50,13 @@ var tools = map[string]tool{
 	"node24": {Node24, func() []string { return []string{".bin/node"} }},
 	// OpenClaw is run as `node24 openclaw.mjs …` (docs/agents/openclaw.md §8).
 	"openclaw": {OpenClaw, func() []string { return []string{"openclaw/openclaw.mjs"} }},
+	// ccusage needs Node >= 22 at run time: run it as `node24 ccusage.js …`.
+	"ccusage": {CCUsage, func() []string { return []string{"ccusage/dist/index.js"} }},
 }
 
 // Tools lists the tool names Tool understands.
 func Tools() []string {
-	return []string{"claude-2.1.197", "claude-2.1.329", "codex", "opencode", "pi", "just", "node24", "openclaw"}
+	return []string{"claude-2.1.197", "claude-2.1.329", "codex", "opencode", "pi", "just", "node24", "openclaw", "ccusage"}
 }
 
 // Tool installs the project holding tool if needed and returns the tool's path.
