@@ -27,8 +27,8 @@ func TestResourceBounds(t *testing.T) {
 		clean    = "0c1ea000-0000-4000-8000-000000000001"
 		bigID    = "1a9e0000-0000-4000-8000-000000000006"
 		bigTurns = 1_000_000
-		maxWall = 60 * time.Second
-		maxRSS  = 300 << 20
+		maxWall  = 60 * time.Second
+		maxRSS   = 300 << 20
 	)
 	cases := []struct {
 		name  string
