@@ -226,6 +226,9 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	}
 	out := make([]discover.Session, 0, len(cands))
 	for i, f := range files {
+		if n := f.Agg.BadUsage; n > 0 {
+			env.Warnf("session %s: %d usage record(s) with a negative or impossible token count left out of its totals (%s)", f.ID, n, f.Path)
+		}
 		out = append(out, toSession(f, verdicts[i], prices, unknownModel))
 		// Done with the aggregate: the sessions keep what they need, and a big
 		// history's aggregates need not all stay until the last is converted.

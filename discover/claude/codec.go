@@ -13,7 +13,7 @@ import (
 // TestAggCodecRoundTrip fills every field, so a field added to aggregate but not
 // here fails the tests.
 
-const aggCodecVersion = 4
+const aggCodecVersion = 5
 
 // MarshalBinary encodes a for the parse index.
 func (a *aggregate) MarshalBinary() ([]byte, error) {
@@ -25,7 +25,7 @@ func (a *aggregate) MarshalBinary() ([]byte, error) {
 	}
 	e.Bool(a.HasBranch)
 	for _, n := range []int64{a.StartMs, a.LastMs, int64(a.Prompts), int64(a.ToolResults), int64(a.MetaUsers), int64(a.SideUsers),
-		int64(a.AssistantLines), int64(a.Messages), int64(a.BadLines), int64(a.TooLong), a.LastTurnEnd} {
+		int64(a.AssistantLines), int64(a.Messages), int64(a.BadLines), int64(a.TooLong), int64(a.BadUsage), a.LastTurnEnd} {
 		e.Int(n)
 	}
 	e.Uint(uint64(len(a.ByModel)))
@@ -70,7 +70,7 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 	}
 	a.HasBranch = d.Bool()
 	a.StartMs, a.LastMs = d.Int(), d.Int()
-	for _, n := range []*int{&a.Prompts, &a.ToolResults, &a.MetaUsers, &a.SideUsers, &a.AssistantLines, &a.Messages, &a.BadLines, &a.TooLong} {
+	for _, n := range []*int{&a.Prompts, &a.ToolResults, &a.MetaUsers, &a.SideUsers, &a.AssistantLines, &a.Messages, &a.BadLines, &a.TooLong, &a.BadUsage} {
 		*n = int(d.Int())
 	}
 	a.LastTurnEnd = d.Int()

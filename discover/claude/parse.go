@@ -87,6 +87,7 @@ type aggregate struct {
 	AssistantLines, Messages                   int
 	BadLines                                   int // not JSON
 	TooLong                                    int // over jsonl.MaxLine, skipped
+	BadUsage                                   int // usage records with impossible counts, left out of the totals
 	Recent                                     []msgGroup
 	// recentRaw is Recent as stored in the index. Only appending needs the open
 	// groups, so a listing never decodes them (see clone).
@@ -269,6 +270,7 @@ func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
 	u, tier := parseUsageTier(m.tokenCounts)
 	if !discover.UsageOK(u.In, u.Out, u.CR, u.CW5m, u.CW1h) {
 		u = tokenCounts{} // a damaged record counts for nothing
+		a.BadUsage++
 	}
 	mi := a.modelIndex(model, tier)
 	if len(m.ID) <= 2 || len(requestID) <= 2 {
