@@ -108,7 +108,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			e, err := setup(s, globalsFrom(c))
+			g := globalsFrom(c)
+			g.BadConfigOK = true // reported as a problem, not a reason to stop
+			e, err := setup(s, g)
 			if err != nil {
 				return err
 			}

@@ -286,6 +286,9 @@ type globalOptions struct {
 	Adapters []string // --adapter, repeatable, comma lists allowed
 	Timeout  string   // --timeout
 	NoColor  bool     // --no-color
+	// BadConfigOK: a config.json that does not load is passed over and the
+	// defaults are used (doctor, which reports it among the state files).
+	BadConfigOK bool
 }
 
 // globalsFrom reads the global flags, wherever on the line they were given.
@@ -326,7 +329,9 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	e.store.Now = s.now
 	e.store.Warn = func(f string, a ...any) { warn(s, fmt.Sprintf(f, a...)) }
 	cfg, warns, err := e.store.LoadConfig()
-	if err != nil {
+	if err != nil && g.BadConfigOK {
+		cfg, warns = &meta.Config{}, nil
+	} else if err != nil {
 		return nil, &exitError{exitFailed, err}
 	}
 	for _, w := range warns {
