@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/agents"
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// budgetFlags are launch's and resume's limits on one run (README "Budgets").
+func budgetFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "max-duration", Usage: "stop the agent after `DUR` of wall time (e.g. 30m; config budget.max_duration_seconds)"},
+		&cli.StringFlag{Name: "max-cost", Usage: "stop the agent once its session cost passes `USD` (e.g. 2.50; agent-reported or estimated)"},
+		&cli.StringFlag{Name: "max-tokens", Usage: "stop the agent once its session passes `N` tokens, counting input+output+cache read+cache write"},
+	}
+}
+
+// budget is the run's budget: the flags, then config "budget" for the limits
+// they leave unset. nil: no limit.
+func (e *cmdEnv) budget(o agentOptions) (*meta.Budget, error) {
+	b, err := meta.ParseBudget(o.MaxDuration, o.MaxCost, o.MaxTokens)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if def := e.config.Budget; def != nil {
+		if def.MaxDurationSeconds < 0 || def.MaxCostUSD < 0 || def.MaxTokens < 0 {
+			return nil, usageErrorf("config budget %+v: limits must be positive; fix config.json", *def)
+		}
+		b = b.Merge(def)
+	}
+	if b.Empty() {
+		return nil, nil
+	}
+	return &b, nil
+}
+
+// sessionTotals is launch.Deps.Totals: a launched session's own tokens and
+// cost, read through its adapter's one-session path (discover.FindAll, which
+// reads only what the agent appended since the parse index last saw the file),
+// exactly as `status` and `list` count them.
+func sessionTotals(newEnv func() *discover.Env) func(ctx context.Context, r *meta.Launch) (meta.Usage, error) {
+	return func(ctx context.Context, r *meta.Launch) (meta.Usage, error) {
+		sid := r.CurrentSessionID()
+		var ad []discover.Adapter
+		for _, a := range allAdapters() {
+			if a.Name() == agents.ReaderOf(r.Adapter) {
+				ad = append(ad, a)
+			}
+		}
+		if len(ad) == 0 || sid == "" {
+			return meta.Usage{}, fmt.Errorf("no reader for %s session %q", r.Adapter, sid)
+		}
+		env := newEnv()
+		res := discover.FindAll(ctx, env, ad, discover.DefaultTimeout, discover.Query{IDs: []string{sid}})
+		for i := range res.Sessions {
+			s := &res.Sessions[i]
+			if s.ID != sid || s.Adapter != r.Adapter {
+				continue
+			}
+			t, usd := s.Own()
+			u := meta.Usage{Tokens: t.Input + t.Output + t.CacheRead + t.CacheWrite}
+			if s.CostUSD != nil {
+				u.CostUSD = &usd
+			}
+			return u, nil
+		}
+		return meta.Usage{}, fmt.Errorf("session %s not found yet", sid)
+	}
+}
