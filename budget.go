@@ -14,7 +14,7 @@ import (
 // budgetFlags are launch's and resume's limits on one run (README "Budgets").
 func budgetFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "max-duration", Usage: "stop the agent after `DUR` of wall time (e.g. 30m; config budget.max_duration_seconds)"},
+		&cli.StringFlag{Name: "max-duration", Usage: "stop the agent `DUR` of wall time after it confirmed its session (e.g. 30m)"},
 		&cli.StringFlag{Name: "max-cost", Usage: "stop the agent once its session cost passes `USD` (e.g. 2.50; agent-reported or estimated)"},
 		&cli.StringFlag{Name: "max-tokens", Usage: "stop the agent once its session passes `N` tokens, counting input+output+cache read+cache write"},
 	}

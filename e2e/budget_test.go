@@ -183,14 +183,14 @@ func TestBudgetDurationClaude(t *testing.T) {
 	}
 	recs, _ := meta.NewStore(a.State).ReadLaunches()
 	r := meta.FindLaunch(recs, l.LaunchID)
-	if r == nil || r.EndedAt == nil || r.ExitReason != meta.ReasonBudgetDuration {
+	if r == nil || r.EndedAt == nil || r.ConfirmedAt == nil || r.ExitReason != meta.ReasonBudgetDuration {
 		t.Fatalf("launch record: %+v", r)
 	}
-	took := r.EndedAt.Sub(r.LaunchedAt)
+	took := r.EndedAt.Sub(*r.ConfirmedAt)
 	if took < 3*time.Second || took > 3*time.Second+10*time.Second+2*time.Second {
-		t.Errorf("ended %s after the launch; want 3 s + the escalation at most", took)
+		t.Errorf("ended %s after the confirmation; want 3 s + the escalation at most", took)
 	}
-	t.Logf("stopped %s after the launch (signals %v)", took.Round(time.Millisecond), r.Stop)
+	t.Logf("stopped %s after the confirmation (signals %v)", took.Round(time.Millisecond), r.Stop)
 }
 
 // The supervisor is SIGKILLed; the run then goes over its budget: the next

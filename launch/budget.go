@@ -16,11 +16,12 @@ var (
 )
 
 // usageOf is what the run of r has taken so far: its session's own totals (less
-// what a resumed session had before this run) and the time since the launch.
+// what a resumed session had before this run) and the time since the agent
+// confirmed its session (runStart).
 // ok is false when the session's totals could not be read (the duration still
 // counts).
 func (d *Deps) usageOf(ctx context.Context, r *meta.Launch) (meta.Usage, bool) {
-	u := meta.Usage{Elapsed: d.now().Sub(r.LaunchedAt).Seconds()}
+	u := meta.Usage{Elapsed: d.now().Sub(runStart(r)).Seconds()}
 	if d.Totals == nil || r.CurrentSessionID() == "" {
 		return u, false
 	}
@@ -37,6 +38,16 @@ func (d *Deps) usageOf(ctx context.Context, r *meta.Launch) (meta.Usage, bool) {
 		}
 	}
 	return u, true
+}
+
+// runStart is when --max-duration starts counting: when the agent confirmed its
+// session (a cold start on a loaded machine is not the run's time), else the
+// launch.
+func runStart(r *meta.Launch) time.Time {
+	if r.ConfirmedAt != nil {
+		return *r.ConfirmedAt
+	}
+	return r.LaunchedAt
 }
 
 // awaitExit waits for the agent to exit. With a budget on the record it polls
@@ -65,7 +76,7 @@ func (d *Deps) awaitExit(ctx context.Context, id string, exited chan int) (int, 
 	for {
 		wait := interval
 		if limit := r.Budget.MaxDuration(); limit > 0 {
-			wait = min(wait, max(0, r.LaunchedAt.Add(limit).Sub(d.now())))
+			wait = min(wait, max(0, runStart(r).Add(limit).Sub(d.now())))
 		}
 		select {
 		case c := <-exited:

@@ -114,7 +114,7 @@ func TestSupervisorStopsRunPastDuration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	took := fin.EndedAt.Sub(fin.LaunchedAt)
+	took := fin.EndedAt.Sub(*fin.ConfirmedAt)
 	// 1.5 s + SIGINT's 3 s window at most (the fake agent dies on SIGINT).
 	if fin.ExitReason != meta.ReasonBudgetDuration || took < 1500*time.Millisecond || took > 4500*time.Millisecond {
 		t.Fatalf("reason %q after %s; want budget:duration after 1.5s–4.5s", fin.ExitReason, took)
