@@ -183,3 +183,21 @@ func TestParseBudgetNamesTheFlag(t *testing.T) {
 		t.Errorf("ParseBudget = %+v, %v", b, err)
 	}
 }
+
+// A matrix entry carries its own budget; a bad one names the entry and the key.
+func TestReadMatrixBudget(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.yaml")
+	os.WriteFile(p, []byte("prompt: p\nmatrix:\n  - adapter: claude-code\n    max_tokens: 5000\n    max_duration: 10m\n  - adapter: codex\n"), 0o644)
+	_, slots, err := ReadMatrix(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(slots) != 2 || slots[0].Budget == nil || *slots[0].Budget != (meta.Budget{MaxTokens: 5000, MaxDurationSeconds: 600}) || slots[1].Budget != nil {
+		t.Fatalf("slots %+v", slots)
+	}
+	os.WriteFile(p, []byte("matrix:\n  - adapter: codex\n  - adapter: pi\n    max_cost: cheap\n"), 0o644)
+	if _, _, err := ReadMatrix(p, nil); err == nil || !strings.Contains(err.Error(), "matrix entry 2: max_cost") {
+		t.Errorf("bad max_cost: %v", err)
+	}
+}
