@@ -13,9 +13,9 @@ import (
 // usageFromList is what `usage --by by` must print, computed here from `list -a
 // --json` for the same window: each session's tokens and cost less what a fork
 // inherited (extra tokens_inherited, cost_inherited_usd).
-func usageFromList(t *testing.T, env map[string]string, home, since string, by []string) map[string]usageRow {
+func usageFromList(t *testing.T, env map[string]string, home, since string, by []string, extra ...string) map[string]usageRow {
 	t.Helper()
-	out, stderr, code := runCLI(t, env, "--home", home, "list", "-a", "--since", since, "--json")
+	out, stderr, code := runCLI(t, env, append([]string{"--home", home, "list", "-a", "--since", since, "--json"}, extra...)...)
 	if code != 0 {
 		t.Fatalf("list: exit %d\n%s", code, stderr)
 	}
@@ -129,6 +129,13 @@ func TestUsageMatchesList(t *testing.T) {
 		if got.Total.Sessions == 0 || got.Total.TokensTotal == 0 {
 			t.Fatalf("%v: no sessions counted over the fixtures: %+v", by, got.Total)
 		}
+	}
+	// --adapter narrows both the same way.
+	got := usageRows(t, env, home, "--since", "3650d", "--adapter", "claude-code", "--by", "model")
+	want := usageFromList(t, env, home, "3650d", []string{"model"}, "--adapter", "claude-code")
+	compareUsage(t, "--adapter claude-code", got, want)
+	if len(got.Rows) == 0 || got.Total.Sessions >= usageRows(t, env, home, "--since", "3650d").Total.Sessions {
+		t.Errorf("--adapter claude-code did not narrow: %+v", got.Total)
 	}
 }
 

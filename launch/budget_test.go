@@ -201,3 +201,37 @@ func TestReadMatrixBudget(t *testing.T) {
 		t.Errorf("bad max_cost: %v", err)
 	}
 }
+
+// A resumed session's earlier history is not the run's spending: the budget
+// counts from the totals the session had when the run was confirmed.
+func TestResumeBudgetCountsFromItsStart(t *testing.T) {
+	l, totals := budgetLauncher(t)
+	setTotals(t, totals, 50_000)
+	sp := spec(workdir(t), "go on", "FAKE_SLEEP=60")
+	sp.Kind, sp.SessionID = KindResume, "6b1f6a52-1111-4222-8333-444455556666"
+	sp.Budget = &meta.Budget{MaxTokens: 1000}
+	res, err := l.Start(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Record.ID
+	eventually(t, 5*time.Second, "the baseline", func() bool { r := l.record(id); return r.BudgetBase != nil })
+	if b := l.record(id).BudgetBase; b.Tokens != 50_000 {
+		t.Fatalf("baseline %+v; want the 50000 tokens the session had", b)
+	}
+	setTotals(t, totals, 50_900)
+	time.Sleep(2 * budgetPollMin)
+	if r := l.record(id); r.Breach != nil || r.EndedAt != nil {
+		t.Fatalf("stopped at 900 tokens of its own: %+v", r.Breach)
+	}
+	setTotals(t, totals, 51_001)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	fin, err := l.WaitLaunch(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fin.ExitReason != meta.ReasonBudgetTokens || fin.Breach.Usage.Tokens != 1001 {
+		t.Errorf("reason %q breach %+v; want budget:tokens at 1001 tokens of its own", fin.ExitReason, fin.Breach)
+	}
+}
