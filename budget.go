@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // budgetFlags are launch's and resume's limits on one run (README "Budgets").
@@ -56,6 +58,7 @@ func sessionTotals(newEnv func() *discover.Env) func(ctx context.Context, r *met
 			return meta.Usage{}, fmt.Errorf("no reader for %s session %q", r.Adapter, sid)
 		}
 		env := newEnv()
+		env.Procs = noProcs{} // totals come from the agent's files alone: no /proc scan per poll
 		res := discover.FindAll(ctx, env, ad, discover.DefaultTimeout, discover.Query{IDs: []string{sid}})
 		for i := range res.Sessions {
 			s := &res.Sessions[i]
@@ -72,3 +75,18 @@ func sessionTotals(newEnv func() *discover.Env) func(ctx context.Context, r *met
 		return meta.Usage{}, fmt.Errorf("session %s not found yet", sid)
 	}
 }
+
+// noProcs is the process table of a budget poll: an empty one that says it has
+// no process information, so adapters skip their process scans.
+type noProcs struct{}
+
+func (noProcs) Find(int) (proc.Process, error)  { return proc.Process{}, proc.ErrGone }
+func (noProcs) BootID() string                  { return "" }
+func (noProcs) Available() bool                 { return false }
+func (noProcs) Get(int) (proc.Process, bool)    { return proc.Process{}, false }
+func (noProcs) All() []proc.Process             { return nil }
+func (noProcs) Argv(int) ([]string, error)      { return nil, proc.ErrGone }
+func (noProcs) Cwd(int) (string, error)         { return "", proc.ErrGone }
+func (noProcs) Exe(int) (string, error)         { return "", proc.ErrGone }
+func (noProcs) Environ(int) ([]string, error)   { return nil, proc.ErrGone }
+func (noProcs) StartTime(int) (time.Time, bool) { return time.Time{}, false }

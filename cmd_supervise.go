@@ -80,9 +80,7 @@ func internalDeps(state string, s *host, who string) (*launch.Deps, func(string,
 	// The supervisor's environment is the agent's: its HOME is where the agent
 	// writes (launch --home), which is where the budget's totals are read.
 	deps.Totals = sessionTotals(func() *discover.Env {
-		env := discover.DefaultEnv(s.getenv("HOME"), state)
-		env.Getenv, env.Now, env.Config = s.getenv, s.now, cfg
-		return env
+		return &discover.Env{Home: s.getenv("HOME"), Getenv: s.getenv, Now: s.now, StateDir: state, Config: cfg}
 	})
 	return deps, logw
 }
