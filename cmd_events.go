@@ -237,5 +237,12 @@ func humanEvent(ev meta.Event, home string) string {
 	if l, ok := ev.Data["label"].(string); ok && l != "" {
 		cols = append(cols, "("+l+")")
 	}
+	if r, ok := ev.Session["exit_reason"].(string); ok && r != "" {
+		what := r
+		if used, ok := ev.Data["used"].(string); ok {
+			what += fmt.Sprintf(" (%s > %v)", used, ev.Data["limit"])
+		}
+		cols = append(cols, what)
+	}
 	return strings.Join(cols, "  ")
 }
