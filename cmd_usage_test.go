@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/e2e/synth"
 )
 
 // usageFromList is what `usage --by by` must print, computed here from `list -a
@@ -174,6 +176,30 @@ func TestUsageTable(t *testing.T) {
 	for _, a := range []string{"claude-code", "codex", "opencode", "pi"} {
 		if !strings.Contains(out, "\n"+a+" ") {
 			t.Errorf("no %s row:\n%s", a, out)
+		}
+	}
+}
+
+// The same over a generated home of many sessions across many days, cwds and
+// models (Claude Code, Codex, Pi).
+func TestUsageMatchesListGeneratedHome(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	if err := synth.WriteClaudeHome(home, 120, 2<<10, 20<<10, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.WriteCodexHome(home, 60, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.WritePiHome(home, 30, 3); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AGENTCTL_HOME": state, "HOME": home, "TZ": "UTC"}
+	for _, by := range [][]string{{"day", "adapter"}, {"model"}, {"cwd"}} {
+		got := usageRows(t, env, home, "--since", "3650d", "--by", strings.Join(by, ","))
+		compareUsage(t, fmt.Sprint(by), got, usageFromList(t, env, home, "3650d", by))
+		if got.Total.Sessions < 200 || len(got.Rows) < 3 {
+			t.Fatalf("%v: %d sessions in %d rows; the generated home has 210 over several days, models and cwds", by, got.Total.Sessions, len(got.Rows))
 		}
 	}
 }
