@@ -162,8 +162,10 @@ func TestBudgetTokensCodex(t *testing.T) {
 	t.Parallel()
 	srv := stub.Start(t, budgetScript("codex-third"))
 	c := harness.NewCodex(t, srv)
-	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CODEX_BIN": c.Bin})
-	tokenBudget(t, "codex", srv, "codex-third", a, nil)
+	recv := newWebhookReceiver(t)
+	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CODEX_BIN": c.Bin,
+		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})
+	tokenBudget(t, "codex", srv, "codex-third", a, recv)
 }
 
 // --max-duration on a reply the stub holds: stopped within the limit plus the
