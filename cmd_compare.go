@@ -67,6 +67,7 @@ type compareSlot struct {
 	LaunchID        string            `json:"launch_id,omitempty"`
 	Status          string            `json:"status"` // as `status` says; "unknown" without a session
 	ExitCode        *int              `json:"exit_code"`
+	ExitReason      string            `json:"exit_reason,omitempty"` // budget:duration|cost|tokens
 	DurationSeconds *float64          `json:"duration_seconds"`
 	Tokens          *discover.Tokens  `json:"tokens"`
 	TokensTotal     *int64            `json:"tokens_total"`
@@ -152,7 +153,7 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 	now := s.now()
 	for _, r := range recs {
 		row := compareSlot{Slot: slotSuffix(group, r.Branch), Adapter: r.Adapter, Model: r.Model, LaunchID: r.ID,
-			SessionID: r.CurrentSessionID(), Branch: r.Branch, Worktree: r.Worktree, ExitCode: r.ExitCode,
+			SessionID: r.CurrentSessionID(), Branch: r.Branch, Worktree: r.Worktree, ExitCode: r.ExitCode, ExitReason: r.ExitReason,
 			OnComplete: r.OnCompleteResult, Status: "unknown"}
 		seen[r.Branch] = true
 		if ss, ok := sessions[r.Adapter+"\x00"+row.SessionID]; ok {
@@ -264,6 +265,9 @@ func (e *cmdEnv) printCompare(out compareOut) {
 		exit := "-"
 		if r.ExitCode != nil {
 			exit = strconv.Itoa(*r.ExitCode)
+		}
+		if r.ExitReason != "" {
+			exit += " " + r.ExitReason
 		}
 		dur := "-"
 		if r.DurationSeconds != nil {

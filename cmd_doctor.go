@@ -53,6 +53,7 @@ type doctorReport struct {
 	Launches launchReport    `json:"launches"`
 	Outbox   outboxReport    `json:"outbox"`
 	Cron     cronReport      `json:"cron"`
+	Prices   pricesReport    `json:"prices"`
 	findings
 }
 
@@ -142,7 +143,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 	}
 	tab, terr := d.crontab(ctx)
 	rep.Cron = checkCron(tab, terr, d.cronFiles(), f)
-	rep.Adapters = e.checkAdapters(ctx, recs, d, f)
+	rep.Adapters = e.checkAdapters(ctx, recs, d, f, &rep.Prices)
 
 	rep.OK = len(rep.Problems) == 0
 	if rep.Problems == nil {
@@ -175,12 +176,13 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 
 // checkAdapters runs one fan-out (without the lazy finalisation a listing does:
 // doctor only looks) and checks each adapter's binary and data dir.
-func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctorDeps, f *findings) []adapterReport {
+func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctorDeps, f *findings, prices *pricesReport) []adapterReport {
 	env := e.newEnv()
 	env.Launches = recs
 	res, ls := discover.List(ctx, env, e.adapters, e.timeout)
 	win := discover.Filter{All: true, Since: 7 * 24 * time.Hour, Now: e.s.now()}
 	ls.Keep(win.Keep)
+	*prices = checkPrices(ls, f)
 
 	var names []string
 	for _, n := range agents.Names() {
@@ -357,6 +359,8 @@ func (e *cmdEnv) printDoctor(w io.Writer, rep *doctorReport) {
 	} else {
 		printHuman(w, "Cron: no sweep line; add `%s` with crontab -e\n", sweepCronLine)
 	}
+
+	printPrices(w, rep.Prices)
 
 	printFindings := func(title string, fs []finding) {
 		if len(fs) == 0 {

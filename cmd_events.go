@@ -16,6 +16,7 @@ import (
 // a family name ("session", "lock", "fuse") selects all of its types.
 var eventTypes = []string{
 	meta.EventLaunched, meta.EventStarted, meta.EventIdle, meta.EventWaiting, meta.EventBlocked, meta.EventStopped, meta.EventFailed,
+	meta.EventBudgetExceeded,
 	meta.EventLockAcquired, meta.EventLockReleased,
 	meta.EventFuseSet, meta.EventFuseExtended, meta.EventFuseCancelled, meta.EventFuseExpired, meta.EventFuseEvent,
 }
@@ -36,7 +37,7 @@ func eventsCommand(s *host) *cli.Command {
 		Description: `Prints events.ndjson, one JSON object per line, oldest first:
   {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}
 Types: session.launched, session.started, session.idle, session.waiting,
-session.blocked, session.stopped, session.failed, lock.acquired, lock.released, fuse.set,
+session.blocked, session.budget_exceeded, session.stopped, session.failed, lock.acquired, lock.released, fuse.set,
 fuse.extended, fuse.cancelled, fuse.expired, fuse.event.
 
 --follow keeps printing new journal lines, and polls every adapter (every 2 s,
@@ -44,6 +45,10 @@ fuse.extended, fuse.cancelled, fuse.expired, fuse.event.
 session.blocked (blocked_reason quota or auth appeared) and session.stopped for sessions agentctl did not launch. An adapter that fails a
 poll is a warning, never a stopped session. On a terminal the lines are shown
 in a short human form unless --json is given.
+
+A launch stopped for its budget journals session.budget_exceeded (data: reason,
+limit, used, tokens, cost_usd, elapsed_seconds, by) and then session.stopped,
+whose session carries exit_reason (budget:duration, budget:cost, budget:tokens).
 
 Examples:
   agentctl events --since 1h
@@ -231,6 +236,13 @@ func humanEvent(ev meta.Event, home string) string {
 	}
 	if l, ok := ev.Data["label"].(string); ok && l != "" {
 		cols = append(cols, "("+l+")")
+	}
+	if r, ok := ev.Session["exit_reason"].(string); ok && r != "" {
+		what := r
+		if used, ok := ev.Data["used"].(string); ok {
+			what += fmt.Sprintf(" (%s > %v)", used, ev.Data["limit"])
+		}
+		cols = append(cols, what)
 	}
 	return strings.Join(cols, "  ")
 }

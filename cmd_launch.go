@@ -36,7 +36,7 @@ func multi(c *cli.Context, name string) []string {
 
 // launchFlags are shared by launch and resume.
 func agentFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "model for the agent"},
 		&cli.GenericFlag{Name: "env", Value: &multiFlag{}, Usage: "add `K=V` to the agent's environment (repeatable; never logged)"},
 		&cli.StringFlag{Name: "permission-mode", Usage: "the agent's permission mode (claude-code: default, acceptEdits, plan, bypassPermissions, …)"},
@@ -49,7 +49,7 @@ func agentFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "force", Usage: "override a directory lock"},
 		&cli.BoolFlag{Name: "wait", Usage: "block until the session ends and exit with the agent's exit code"},
 		&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {id, adapter, model, cwd, group, branch, pid, log}"},
-	}
+	}, budgetFlags()...)
 }
 
 // slotArgs records --adapter and --model in command-line order, so that a
@@ -192,6 +192,8 @@ type agentOptions struct {
 	OnCreate, OnComplete                      string
 	CallbackSession, CallbackAgent            string
 	Force, Wait, JSON                         bool
+	// --max-duration, --max-cost, --max-tokens as given ("" unset).
+	MaxDuration, MaxCost, MaxTokens string
 }
 
 func agentOptionsFrom(c *cli.Context) agentOptions {
@@ -199,7 +201,8 @@ func agentOptionsFrom(c *cli.Context) agentOptions {
 		AppendSystemPrompt: c.String("append-system-prompt"), Env: multi(c, "env"), Sandbox: c.Bool("sandbox"),
 		OnCreate: c.String("on-create"), OnComplete: c.String("on-complete"),
 		CallbackSession: c.String("callback-session"), CallbackAgent: c.String("callback-agent"),
-		Force: c.Bool("force"), Wait: c.Bool("wait"), JSON: c.Bool("json")}
+		Force: c.Bool("force"), Wait: c.Bool("wait"), JSON: c.Bool("json"),
+		MaxDuration: c.String("max-duration"), MaxCost: c.String("max-cost"), MaxTokens: c.String("max-tokens")}
 }
 
 // launchOptions are launch's flags and arguments.
@@ -375,7 +378,8 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 // agentSpec reads the flags launch and resume share.
 func (e *cmdEnv) agentSpec(o agentOptions, g globalOptions, adapter string) (*launch.Spec, error) {
 	env := o.Env
-	if err := launch.ParseEnv(env); err != nil {
+	err := launch.ParseEnv(env)
+	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	sp := &launch.Spec{Adapter: adapter, Model: o.Model, PermissionMode: o.PermissionMode,
@@ -395,6 +399,9 @@ func (e *cmdEnv) agentSpec(o agentOptions, g globalOptions, adapter string) (*la
 			sp.Meta = map[string]string{}
 		}
 		sp.Meta["callback_agent_id"] = v
+	}
+	if sp.Budget, err = e.budget(o); err != nil {
+		return nil, err
 	}
 	sp.WebhookURL, sp.WebhookSecret = e.config.WebhookURL, e.config.WebhookSecret
 	if v := e.s.getenv("AGENTCTL_WEBHOOK_URL"); v != "" {
@@ -441,6 +448,7 @@ func (e *cmdEnv) deps() *launch.Deps {
 	}
 	d := launch.DefaultDeps(e.store, e.config)
 	d.Warn = func(m string) { warn(e.s, m) }
+	d.Totals = sessionTotals(e.newEnv)
 	return d
 }
 

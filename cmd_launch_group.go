@@ -116,6 +116,10 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 			return err
 		}
 		sp.Cwd = repo
+		if sl.Budget != nil {
+			b := sl.Budget.Merge(sp.Budget)
+			sp.Budget = &b
+		}
 		if _, _, err := l.Plan(sp); err != nil {
 			return prefixErr(inputErr(err), fmt.Sprintf("slot %d (%s)", i+1, sl.Adapter), "nothing was launched")
 		}

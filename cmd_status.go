@@ -117,6 +117,8 @@ func (e *cmdEnv) printStatus(s discover.Session) {
 	if s.ExitCode != nil {
 		add("exit code", fmt.Sprint(*s.ExitCode))
 	}
+	add("exit reason", s.ExitReason)
+	add("budget", s.Budget.String())
 	if s.Tokens != nil {
 		add("tokens", s.Tokens.String())
 	}

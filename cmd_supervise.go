@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -76,6 +77,11 @@ func internalDeps(state string, s *host, who string) (*launch.Deps, func(string,
 	store.ApplyConfig(cfg)
 	deps := launch.DefaultDeps(store, cfg)
 	deps.Warn = func(m string) { logw("%s", m) }
+	// The supervisor's environment is the agent's: its HOME is where the agent
+	// writes (launch --home), which is where the budget's totals are read.
+	deps.Totals = sessionTotals(func() *discover.Env {
+		return &discover.Env{Home: s.getenv("HOME"), Getenv: s.getenv, Now: s.now, StateDir: state, Config: cfg}
+	})
 	return deps, logw
 }
 

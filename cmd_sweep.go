@@ -12,6 +12,7 @@ import (
 // sweepReport is what one sweep did (--json prints it as is).
 type sweepReport struct {
 	FusesFired       []string `json:"fuses_fired"`
+	BudgetStopped    []string `json:"budget_stopped"`
 	Finalised        []string `json:"finalised"`
 	LocksDropped     int      `json:"locks_dropped"`
 	WebhooksSent     int      `json:"webhooks_delivered"`
@@ -25,7 +26,8 @@ func sweepCommand(s *host) *cli.Command {
 		Aliases: []string{"prune"},
 		Usage:   "housekeeping for cron: fire expired fuses, finalise dead launches, drop dead locks, retry webhooks",
 		Description: `There is no daemon; sweep does, on demand, what any other command also does lazily:
-fires expired fuses (and fuses whose firing process died mid-action), finalises launches whose agent died without its supervisor noticing (firing
+fires expired fuses (and fuses whose firing process died mid-action), stops launched agents over their budget whose supervisor died,
+finalises launches whose agent died without its supervisor noticing (firing
 on-complete and the webhook exactly once), evicts launch records (and their logs)
 7 days after their session ended, drops locks whose owner is dead or whose TTL
 passed, and retries webhook deliveries waiting in the outbox. Idempotent and safe
@@ -63,6 +65,14 @@ func runSweep(ctx context.Context, s *host, o sweepOptions) error {
 	for _, f := range e.fireFuses(ctx, true) {
 		rep.FusesFired = append(rep.FusesFired, f.Fuse.Directory)
 	}
+	// Runs over their budget whose supervisor died: stopped first, so that
+	// they are finalised below.
+	if rep.BudgetStopped, err = d.SweepBudgets(ctx); err != nil {
+		warn(s, fmt.Sprintf("budgets: %v", err))
+	}
+	if rep.BudgetStopped == nil {
+		rep.BudgetStopped = []string{}
+	}
 	if rep.Finalised, err = d.FinaliseDead(ctx); err != nil {
 		return &exitError{exitFailed, fmt.Errorf("finalise ended launches: %w", err)}
 	}
@@ -91,6 +101,9 @@ func runSweep(ctx context.Context, s *host, o sweepOptions) error {
 	}
 	for _, dir := range rep.FusesFired {
 		printHuman(s.Out, "fired the fuse on %s\n", dir)
+	}
+	for _, id := range rep.BudgetStopped {
+		printHuman(s.Out, "stopped launch %s: over its budget, supervisor gone\n", id)
 	}
 	for _, id := range rep.Finalised {
 		printHuman(s.Out, "finalised launch %s (agent gone, supervisor gone)\n", id)

@@ -277,7 +277,8 @@ func waitEnded(s discover.Session, recs []meta.Launch) bool {
 
 // waitSucceeded: stopped with exit code 0 (or none known), not failed.
 func waitSucceeded(s discover.Session) bool {
-	return s.Status == discover.StatusStopped && (s.ExitCode == nil || *s.ExitCode == 0)
+	return s.Status == discover.StatusStopped && (s.ExitCode == nil || *s.ExitCode == 0) && s.ExitReason == ""
+
 }
 
 // waitLine is one --json line: the session and the --until state it reached
@@ -310,8 +311,11 @@ func (e *cmdEnv) printEnded(s discover.Session, got string, asJSON bool) error {
 		code = fmt.Sprintf("exit %d", *s.ExitCode)
 	}
 	detail := ""
-	if (s.Status == discover.StatusFailed || s.Status == discover.StatusWaiting) && s.EvidenceDetail != "" {
+	if (s.Status == discover.StatusFailed || s.Status == discover.StatusWaiting || s.ExitReason != "") && s.EvidenceDetail != "" {
 		detail = ": " + s.EvidenceDetail
+	}
+	if s.ExitReason != "" {
+		code += ", " + s.ExitReason
 	}
 	if discover.Alive(s.Status) {
 		_, err := printHuman(e.s.Out, "%s %s%s\n", s.ID, s.Status, detail)

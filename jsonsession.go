@@ -93,6 +93,16 @@ func appendSessionJSON(b []byte, s *discover.Session) (_ []byte, ok bool) {
 		key("exit_code")
 		b = strconv.AppendInt(b, int64(*s.ExitCode), 10)
 	}
+	str("exit_reason", s.ExitReason)
+	if s.Budget != nil {
+		// Only launched sessions with a budget: rare, so the generic way.
+		key("budget")
+		sub, err := json.MarshalIndent(s.Budget, "    ", "  ")
+		if err != nil {
+			return b, false
+		}
+		b = append(b, sub...)
+	}
 	if t := s.Tokens; t != nil {
 		key("tokens")
 		b = append(b, "{\n      \"input\": "...)

@@ -187,6 +187,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			locksCommand(s),
 			sweepCommand(s),
 			metricsCommand(s),
+			usageCommand(s),
 			doctorCommand(s),
 			completionCommand(s),
 			completeCommand(s),

@@ -108,6 +108,8 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 		if s.Model == "" {
 			s.Model = l.Model
 		}
+		s.Budget = l.Budget
+		s.ExitReason = l.ExitReason
 		switch {
 		case alive:
 			if !Alive(s.Status) || s.Status == StatusUnknown {
@@ -153,6 +155,9 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 			}
 			if l.StopRequested != nil {
 				s.EvidenceDetail = detail + "; stopped by agentctl"
+			}
+			if b := l.Breach; b != nil {
+				s.EvidenceDetail = detail + "; stopped by agentctl for its budget: " + b.Used + " > " + b.Limit
 			}
 		}
 	}

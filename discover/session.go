@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/agentctl/agentctl/meta"
 )
 
 // Status values (README "JSON" and "How status is decided").
@@ -104,19 +106,23 @@ type Session struct {
 	EvidenceDetail string `json:"evidence_detail,omitempty"`
 	// BlockedReason (quota | auth) says the latest turn failed on the agent's
 	// account: the user must act before any turn can succeed.
-	BlockedReason  string            `json:"blocked_reason,omitempty"`
-	Inferred       bool              `json:"inferred,omitempty"`
-	PID            int               `json:"pid,omitempty"`
-	Cwd            string            `json:"cwd,omitempty"`
-	LastCwd        string            `json:"last_cwd,omitempty"`
-	Model          string            `json:"model,omitempty"`
-	Models         []string          `json:"models,omitempty"`
-	Title          string            `json:"title,omitempty"`
-	Prompt         string            `json:"prompt,omitempty"`
-	StartedAt      *time.Time        `json:"started_at,omitempty"`
-	LastActivity   *time.Time        `json:"last_activity,omitempty"`
-	EndedAt        *time.Time        `json:"ended_at,omitempty"`
-	ExitCode       *int              `json:"exit_code,omitempty"`
+	BlockedReason string     `json:"blocked_reason,omitempty"`
+	Inferred      bool       `json:"inferred,omitempty"`
+	PID           int        `json:"pid,omitempty"`
+	Cwd           string     `json:"cwd,omitempty"`
+	LastCwd       string     `json:"last_cwd,omitempty"`
+	Model         string     `json:"model,omitempty"`
+	Models        []string   `json:"models,omitempty"`
+	Title         string     `json:"title,omitempty"`
+	Prompt        string     `json:"prompt,omitempty"`
+	StartedAt     *time.Time `json:"started_at,omitempty"`
+	LastActivity  *time.Time `json:"last_activity,omitempty"`
+	EndedAt       *time.Time `json:"ended_at,omitempty"`
+	ExitCode      *int       `json:"exit_code,omitempty"`
+	// ExitReason says why agentctl ended a launched run (budget:duration,
+	// budget:cost, budget:tokens); Budget is the run's limits.
+	ExitReason     string            `json:"exit_reason,omitempty"`
+	Budget         *meta.Budget      `json:"budget,omitempty"`
 	Tokens         *Tokens           `json:"tokens,omitempty"`
 	CostUSD        *float64          `json:"cost_usd,omitempty"`
 	CostSource     string            `json:"cost_source,omitempty"` // agent | estimate

@@ -36,6 +36,10 @@ type Deps struct {
 	// command that noticed the end does not wait for it (Detached starts
 	// `agentctl __finalise`). nil does it inline: sweep, launch --wait.
 	Detach func(r *meta.Launch) error
+	// Totals reads a launched session's own token total and cost so far, for
+	// its budget (main wires the read side's one-session path); nil: only
+	// --max-duration can be enforced.
+	Totals func(ctx context.Context, r *meta.Launch) (meta.Usage, error)
 }
 
 // DefaultDeps wires the real process table, signals, clock and HTTP client.

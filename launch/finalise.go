@@ -328,7 +328,13 @@ func (d *Deps) journal(typ string, r *meta.Launch) {
 	if r.StopRequested != nil {
 		sess["stopped_by_agentctl"] = true
 	}
+	if r.ExitReason != "" {
+		sess["exit_reason"] = r.ExitReason
+	}
 	ev := meta.Event{Type: typ, Adapter: r.Adapter, SessionID: r.CurrentSessionID(), Session: sess, Meta: r.Meta, LaunchID: r.ID}
+	if typ == meta.EventBudgetExceeded && r.Breach != nil {
+		ev.Data = breachData(r)
+	}
 	if err := d.Store.AppendEvent(ev); err != nil {
 		d.warn("events journal: %v", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/agentctl/agentctl/meta"
 )
 
 // NewGroupID returns a launch group id: "g-" + 6 hex characters (README
@@ -31,8 +33,9 @@ func IsGroupID(s string) bool { return groupIDRe.MatchString(s) }
 // Slot is one agent of a matrix launch, with its worktree once prepared.
 type Slot struct {
 	Adapter, Model string
-	Suffix         string // unique within the group: cc, codex, cc-opus-4-6, codex-2, …
-	Branch, Path   string // try/<group>/<suffix> and <repo>-try-<group>-<suffix>
+	Suffix         string       // unique within the group: cc, codex, cc-opus-4-6, codex-2, …
+	Branch, Path   string       // try/<group>/<suffix> and <repo>-try-<group>-<suffix>
+	Budget         *meta.Budget // the matrix entry's own limits, if any
 }
 
 // ShortAdapter is an adapter's name in branch and path suffixes.

@@ -31,6 +31,9 @@ func HookEnv(r *meta.Launch, exitCode *int) []string {
 	if exitCode != nil {
 		env = append(env, "AGENTCTL_EXIT_CODE="+strconv.Itoa(*exitCode))
 	}
+	if r.ExitReason != "" {
+		env = append(env, "AGENTCTL_EXIT_REASON="+r.ExitReason)
+	}
 	return env
 }
 

@@ -42,6 +42,9 @@ func superviseMain(args []string) int {
 	st.Warn = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "supervisor warning: "+f+"\n", a...) }
 	d := DefaultDeps(st, &meta.Config{})
 	d.Warn = func(m string) { fmt.Fprintln(os.Stderr, "supervisor warning:", m) }
+	if p := os.Getenv("LAUNCH_TEST_TOTALS"); p != "" {
+		d.Totals = fileTotals(p)
+	}
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
 	if err := d.Supervise(context.Background(), id, os.NewFile(3, "report"), os.NewFile(4, "prompt"), os.Environ(), timeout); err != nil {

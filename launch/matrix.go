@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentctl/agentctl/meta"
 )
 
 // Matrix is a `launch --matrix FILE` (README "Comparing agents"). Unknown keys
@@ -27,6 +29,11 @@ type Matrix struct {
 type MatrixEntry struct {
 	Adapter string     `yaml:"adapter"`
 	Model   ModelNames `yaml:"model"`
+	// The slot's budget (launch --max-duration, --max-cost, --max-tokens); the
+	// flags and config fill in what it leaves unset.
+	MaxDuration string `yaml:"max_duration"`
+	MaxCost     string `yaml:"max_cost"`
+	MaxTokens   string `yaml:"max_tokens"`
 }
 
 // ModelNames is a model name or a list of them.
@@ -78,7 +85,7 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg := te.Errors[0]
 			if sm := unknownFieldRe.FindStringSubmatch(msg); sm != nil {
-				return nil, nil, bad("line %s: unknown key %q (known: prompt, cwd, base_branch, matrix; in matrix entries: adapter, model)", sm[1], sm[2])
+				return nil, nil, bad("line %s: unknown key %q (known: prompt, cwd, base_branch, matrix; in matrix entries: adapter, model, max_duration, max_cost, max_tokens)", sm[1], sm[2])
 			}
 			return nil, nil, bad("%s", strings.TrimPrefix(msg, "yaml: "))
 		}
@@ -92,11 +99,19 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 		if e.Adapter == "" {
 			return nil, nil, bad("matrix entry %d has no adapter", i+1)
 		}
+		b, err := meta.ParseBudget(e.MaxDuration, e.MaxCost, e.MaxTokens)
+		if err != nil {
+			return nil, nil, bad("matrix entry %d: %s", i+1, strings.Replace(strings.TrimPrefix(err.Error(), "--"), "-", "_", 1))
+		}
+		var budget *meta.Budget
+		if !b.Empty() {
+			budget = &b
+		}
 		if len(e.Model) == 0 {
-			slots = append(slots, Slot{Adapter: e.Adapter})
+			slots = append(slots, Slot{Adapter: e.Adapter, Budget: budget})
 		}
 		for _, model := range e.Model {
-			slots = append(slots, Slot{Adapter: e.Adapter, Model: model})
+			slots = append(slots, Slot{Adapter: e.Adapter, Model: model, Budget: budget})
 		}
 	}
 	if m.Cwd != "" {

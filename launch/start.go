@@ -45,6 +45,8 @@ type Spec struct {
 	Group, SpecPath, Branch, Worktree, BaseBranch string
 	BaseCommit                                    string
 	WebhookURL, WebhookSecret                     string
+	// Budget is what the run may take; the supervisor stops the agent past it.
+	Budget *meta.Budget
 }
 
 // Launcher starts supervised agents.
@@ -169,6 +171,10 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		BaseCommit: sp.BaseCommit, Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
 		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User,
 		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now}
+	if !sp.Budget.Empty() {
+		b := *sp.Budget
+		rec.Budget = &b
+	}
 	if err := st.UpdateLaunches(func(ls *meta.Launches) (bool, error) {
 		ls.Records = append(ls.Records, rec)
 		return true, nil

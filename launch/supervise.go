@@ -237,11 +237,9 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	}
 	report(Report{Status: "ready", SessionID: sid, PID: pid})
 
-	var code int
-	select {
-	case code = <-exited:
-	case <-ctx.Done():
-		return ctx.Err()
+	code, err := d.awaitExit(ctx, launchID, exited)
+	if err != nil {
+		return err
 	}
 	stopRequested := false
 	if cur := d.record(launchID); cur != nil {

@@ -28,6 +28,10 @@ type Payload struct {
 	Summary         string            `json:"summary"`
 	Meta            map[string]string `json:"meta"`
 	Timestamp       string            `json:"timestamp"`
+	// ExitReason says why agentctl ended the run (budget:duration|cost|tokens),
+	// Budget the figures of the breach.
+	ExitReason string         `json:"exit_reason,omitempty"`
+	Budget     map[string]any `json:"budget,omitempty"`
 }
 
 // PayloadFor builds the webhook body of a finalised launch record.
@@ -36,6 +40,10 @@ func PayloadFor(r *meta.Launch, now time.Time) Payload {
 		ExitStatus: r.ExitCode, Summary: firstRunes(r.Prompt, 200), Meta: r.Meta, Timestamp: now.UTC().Format(time.RFC3339)}
 	if p.Meta == nil {
 		p.Meta = map[string]string{}
+	}
+	p.ExitReason = r.ExitReason
+	if r.Breach != nil {
+		p.Budget = breachData(r)
 	}
 	end := now
 	if r.EndedAt != nil {

@@ -49,11 +49,14 @@ type Config struct {
 	Adapters      map[string]AdapterConfig `json:"adapters,omitempty"`
 	Prices        map[string]Price         `json:"prices,omitempty"`
 	Hosts         []string                 `json:"hosts,omitempty"`
+	// Budget holds the default limits of launch and resume (see Budget).
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 var knownConfigKeys = map[string]bool{
 	"schema": true, "adapter": true, "model": true, "cwd": true, "timeout": true, "launch_ttl": true,
 	"webhook_url": true, "webhook_secret": true, "adapters": true, "prices": true, "hosts": true,
+	"budget": true,
 }
 
 // LoadConfig reads config.json. A missing file is an empty config; a malformed one

@@ -71,6 +71,14 @@ type Launch struct {
 	// process, so no PID (docs/agents/openclaw.md §6.1).
 	Gateway *GatewayInfo `json:"gateway,omitempty"`
 
+	// Budget is what the run may take (launch --max-*); BudgetBase what the
+	// resumed session had taken before this run; Breach the limit it went over,
+	// set once; ExitReason says why agentctl ended it (budget:tokens, …).
+	Budget     *Budget `json:"budget,omitempty"`
+	BudgetBase *Usage  `json:"budget_base,omitempty"`
+	Breach     *Breach `json:"budget_breach,omitempty"`
+	ExitReason string  `json:"exit_reason,omitempty"`
+
 	Init   *InitInfo   `json:"init,omitempty"`
 	Result *ResultInfo `json:"result,omitempty"`
 	Stop   *StopInfo   `json:"stop,omitempty"`

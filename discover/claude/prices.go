@@ -8,10 +8,13 @@ import (
 // defaultPrices are USD per million tokens (input, output) by model-id prefix;
 // the longest matching prefix wins. Cache writes cost 1.25× input (5 minutes) or
 // 2× input (1 hour), cache reads 0.1× input. The opus-4-8 entry reproduces
-// Claude Code 2.1.197's own total_cost_usd exactly. claude-opus-5-5 has no entry:
-// its cache prices do not fit these multipliers, and a wrong estimate is worse
-// than none.
+// Claude Code 2.1.197's own total_cost_usd exactly. claude-opus-5-5 (2.1.329's
+// default) reads cache at 0.05× input, so its entry spells the cache prices out:
+// measured against 2.1.329's own modelUsage costUSD (list price) for a million
+// tokens of each class — input $4, output $20, cache write (5 m) $5, cache read
+// $0.20; the 1 h write is taken as 2× input. PricesChecked dates the table.
 var defaultPrices = map[string]meta.Price{
+	"claude-opus-5-5":    {Input: 4, Output: 20, CacheWrite: 5, CacheRead: 0.2},
 	"claude-opus-4-8":    {Input: 5, Output: 25},
 	"claude-opus-4-7":    {Input: 5, Output: 25},
 	"claude-opus-4-6":    {Input: 5, Output: 25},
@@ -27,6 +30,10 @@ var defaultPrices = map[string]meta.Price{
 	"claude-3-haiku":     {Input: 0.25, Output: 1.25},
 	"claude-3-opus":      {Input: 15, Output: 75},
 }
+
+// PricesChecked is when defaultPrices was last checked against the pinned
+// Claude Code versions' own cost figures (doctor shows it).
+const PricesChecked = "2026-11-25"
 
 // Price tier multipliers (input side: input, cache writes and reads; output).
 // Long context: a request whose prompt (input + cache writes + cache reads)

@@ -27,7 +27,7 @@ func TestPriceLookup(t *testing.T) {
 		{"claude-sonnet-4-5-20250929", meta.Price{Input: 3, Output: 15}, true},
 		{"claude-haiku-4-5", meta.Price{Input: 1, Output: 5}, true},
 		{"claude-3-5-haiku-20241022", meta.Price{Input: 0.8, Output: 4}, true},
-		{"claude-opus-5-5", meta.Price{Input: 4, Output: 20}, true}, // only through config
+		{"claude-opus-5-5", meta.Price{Input: 4, Output: 20, CacheWrite: 5, CacheRead: 0.2}, true},
 		{"gpt-5", meta.Price{}, false},
 	}
 	for _, tt := range tests {
@@ -36,8 +36,8 @@ func TestPriceLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %+v, %v; want %+v, %v", tt.model, got, ok, tt.want, tt.ok)
 		}
 	}
-	if _, ok := newPriceTable(nil).Lookup("claude-opus-5-5"); ok {
-		t.Error("claude-opus-5-5 has a built-in price; docs/agents/claude-code.md §3.2 says it must not")
+	if _, ok := newPriceTable(nil).Lookup("claude-opus-9-9"); ok {
+		t.Error("claude-opus-9-9 has a built-in price")
 	}
 }
 
@@ -54,8 +54,16 @@ func TestCost(t *testing.T) {
 		// result.total_cost_usd of the 75098152 capture: 20 in / 10 out.
 		{"fixture 75098152", []modelUsage{{"claude-opus-4-8", tokenCounts{In: 20, Out: 10}, 0}}, 0.00035, nil},
 		{"1h cache write is 2x input", []modelUsage{{"claude-haiku-4-5", tokenCounts{CW1h: 1_000_000}, 0}}, 2, nil},
-		{"unknown model", []modelUsage{{"claude-opus-5-5", tokenCounts{In: 10, Out: 5}, 0}}, 0, []string{"claude-opus-5-5"}},
-		{"unknown model without tokens costs nothing", []modelUsage{{"claude-opus-5-5", tokenCounts{}, 0}}, 0, nil},
+		// Claude Code 2.1.329's own costUSD (modelUsage, list price) for a million
+		// tokens of each class, measured against the e2e stub.
+		{"opus-5-5 input", []modelUsage{{"claude-opus-5-5", tokenCounts{In: 1_000_000}, 0}}, 4, nil},
+		{"opus-5-5 output", []modelUsage{{"claude-opus-5-5", tokenCounts{Out: 1_000_000}, 0}}, 20, nil},
+		{"opus-5-5 cache write 5m", []modelUsage{{"claude-opus-5-5", tokenCounts{CW5m: 1_000_000}, 0}}, 5, nil},
+		{"opus-5-5 cache read", []modelUsage{{"claude-opus-5-5", tokenCounts{CR: 1_000_000}, 0}}, 0.2, nil},
+		// The ff38fc66 fixture: 2.1.329's result.total_cost_usd for 20 in / 10 out.
+		{"fixture ff38fc66", []modelUsage{{"claude-opus-5-5", tokenCounts{In: 20, Out: 10}, 0}}, 0.00028, nil},
+		{"unknown model", []modelUsage{{"claude-opus-9-9", tokenCounts{In: 10, Out: 5}, 0}}, 0, []string{"claude-opus-9-9"}},
+		{"unknown model without tokens costs nothing", []modelUsage{{"claude-opus-9-9", tokenCounts{}, 0}}, 0, nil},
 	}
 	for _, tt := range tests {
 		got, unknown := tbl.cost(tt.usage)

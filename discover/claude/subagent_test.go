@@ -101,17 +101,17 @@ func TestAgentCostState(t *testing.T) {
 	}
 
 	// A reply after the last cost-state (a run killed before writing it): the
-	// agent's figure is stale, and claude-opus-5-5 has no price.
+	// agent's figure is stale, and claude-opus-9-9 has no price.
 	home := copyHome(t)
 	p := filepath.Join(home, ".claude", "projects", "-home-dev-cli-tool", "ff38fc66-0e6f-49a9-bddf-965cd7d30d7f.jsonl")
 	appendFile(t, p, assistantLine("ff38fc66-0e6f-49a9-bddf-965cd7d30d7f", "/home/dev/cli-tool", "2026-11-20T21:50:00.000Z",
-		"late", "rlate", "claude-opus-5-5", textBlock("late"), "end_turn", usageJSON(1, 1, 0, 0))+"\n")
+		"late", "rlate", "claude-opus-9-9", textBlock("late"), "end_turn", usageJSON(1, 1, 0, 0))+"\n")
 	env = newEnv(t, home, nil)
 	s := discoverAll(t, testAdapter(), env.Env)["ff38fc66-0e6f-49a9-bddf-965cd7d30d7f"]
 	if s.CostUSD != nil || s.CostSource != "" {
 		t.Errorf("usage after cost-state: cost %v %q, want none", *s.CostUSD, s.CostSource)
 	}
-	want := []string{"no price for model claude-opus-5-5; its sessions have no cost estimate (add it to `prices` in config.json)"}
+	want := []string{"no price for model claude-opus-9-9; its sessions have no cost estimate (add it to `prices` in config.json)"}
 	if diff := cmp.Diff(want, env.warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/meta"
+)
+
+// usageKeys are what `usage --by` groups on, in the order the columns appear.
+var usageKeys = []string{"day", "week", "month", "adapter", "model", "cwd", "group"}
+
+func usageCommand(s *host) *cli.Command {
+	return &cli.Command{
+		Name:  "usage",
+		Usage: "token and cost totals over every agent session on this machine",
+		Description: `Sums tokens and cost over every session the adapters know (launched by agentctl
+or not), grouped by --by: day, week, month, adapter, model, cwd, group (comma
+list, e.g. --by day,model). The numbers are the sums of what ` + "`list -a --json`" + ` shows
+for the same window — the same read path — except that history a fork copied
+from its parent is counted once, in the parent.
+
+The window is --since (default 7d, like list -a) and --until, each a duration
+back from now (30d, 12h) or a date (2026-11-01). A session falls in the window,
+and in a day, week or month, by its last activity. Costs marked ~ are estimates
+from the price table; the others are what the agent itself reported. Sessions
+with tokens but no known price add no cost: the UNPRICED column counts them
+(agentctl doctor lists their models).
+
+Examples:
+  agentctl usage
+  agentctl usage --by day,model --since 30d
+  agentctl usage --by adapter --since 2026-11-01 --until 2026-11-15 --json
+  agentctl usage --adapter codex --by week`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "by", Usage: "group by `KEY`s: " + strings.Join(usageKeys, ", ") + " (comma list or repeated; default adapter)"},
+			&cli.StringFlag{Name: "since", Usage: "from `WHEN`: a duration back from now (30d) or a date (2026-11-01); default 7d"},
+			&cli.StringFlag{Name: "until", Usage: "up to `WHEN` (a duration back from now or a date); default now"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object {since, until, by, rows, total}"},
+		},
+		Action: func(c *cli.Context) error {
+			return runUsage(c.Context, s, usageOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+				By: c.StringSlice("by"), Since: c.String("since"), Until: c.String("until"), JSON: c.Bool("json")})
+		},
+	}
+}
+
+// usageOptions are usage's flags and arguments.
+type usageOptions struct {
+	globalOptions
+	Args         []string // none are accepted
+	By           []string
+	Since, Until string
+	JSON         bool
+}
+
+// usageRow is one group of `usage --json`.
+type usageRow struct {
+	Key         map[string]string `json:"key"`
+	Sessions    int               `json:"sessions"`
+	Tokens      discover.Tokens   `json:"tokens"`
+	TokensTotal int64             `json:"tokens_total"`
+	CostUSD     float64           `json:"cost_usd"`
+	// CostSource: agent (every cost the agent's own), estimate (every one from
+	// the price table), mixed, or "" when no session had a cost.
+	CostSource string `json:"cost_source,omitempty"`
+	// Unpriced counts sessions with tokens and no cost (no price for the model).
+	Unpriced int `json:"unpriced_sessions"`
+}
+
+type usageOut struct {
+	Since time.Time  `json:"since"`
+	Until time.Time  `json:"until"`
+	By    []string   `json:"by"`
+	Rows  []usageRow `json:"rows"`
+	Total usageRow   `json:"total"`
+}
+
+// parseWhen reads --since/--until: a duration back from now or a date (local).
+func parseWhen(flag, v string, now time.Time) (time.Time, error) {
+	if d, err := meta.ParseDuration(v); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{"2006-01-02", time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, v, now.Location()); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usageErrorf("--%s %q: want a duration back from now (30d, 12h) or a date (2026-11-01)", flag, v)
+}
+
+func runUsage(ctx context.Context, s *host, o usageOptions) error {
+	if len(o.Args) > 0 {
+		return usageErrorf("usage takes no arguments (got %q); see agentctl usage --help", o.Args[0])
+	}
+	var by []string
+	for _, v := range o.By {
+		for _, k := range strings.Split(v, ",") {
+			k = strings.TrimSpace(k)
+			if !slices.Contains(usageKeys, k) {
+				return usageErrorf("--by %q: want one or more of %s, comma-separated", k, strings.Join(usageKeys, ", "))
+			}
+			if !slices.Contains(by, k) {
+				by = append(by, k)
+			}
+		}
+	}
+	if len(by) == 0 {
+		by = []string{"adapter"}
+	}
+	now := s.now()
+	since, until := now.Add(-7*24*time.Hour), now
+	var err error
+	if o.Since != "" {
+		if since, err = parseWhen("since", o.Since, now); err != nil {
+			return err
+		}
+	}
+	if o.Until != "" {
+		if until, err = parseWhen("until", o.Until, now); err != nil {
+			return err
+		}
+	}
+	if !until.After(since) {
+		return usageErrorf("--until %s is not after --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	// The listing of `list -a --since`: the same fan-out, the same window.
+	_, ls := e.listing(ctx)
+	f := discover.Filter{All: true, Since: now.Sub(since), Now: now}
+	ls.Keep(func(ss *discover.Session) bool {
+		if !f.Keep(ss) {
+			return false
+		}
+		t := sessionTime(ss)
+		return t.IsZero() || !t.After(until)
+	})
+	out := usageOut{Since: since.UTC(), Until: until.UTC(), By: by, Rows: []usageRow{}}
+	out.Total.Key = map[string]string{}
+	rows := map[string]*usageRow{}
+	var order []string
+	for i := 0; i < ls.Len(); i++ {
+		ss := ls.At(i)
+		key := map[string]string{}
+		var parts []string
+		for _, k := range by {
+			v := usageKey(k, ss)
+			key[k] = v
+			parts = append(parts, v)
+		}
+		id := strings.Join(parts, "\x00")
+		r := rows[id]
+		if r == nil {
+			r = &usageRow{Key: key}
+			rows[id] = r
+			order = append(order, id)
+		}
+		r.add(ss)
+		out.Total.add(ss)
+	}
+	sort.Strings(order)
+	for _, id := range order {
+		out.Rows = append(out.Rows, *rows[id])
+	}
+	if o.JSON {
+		return writeJSON(s.Out, out)
+	}
+	e.printUsage(out)
+	return nil
+}
+
+// sessionTime is when a session counts for the window and the time keys: its
+// last activity, else its start.
+func sessionTime(s *discover.Session) time.Time {
+	switch {
+	case s.LastActivity != nil:
+		return *s.LastActivity
+	case s.StartedAt != nil:
+		return *s.StartedAt
+	}
+	return time.Time{}
+}
+
+func usageKey(k string, s *discover.Session) string {
+	t := sessionTime(s)
+	if t.IsZero() && (k == "day" || k == "week" || k == "month") {
+		return "unknown"
+	}
+	t = t.Local()
+	switch k {
+	case "day":
+		return t.Format("2006-01-02")
+	case "week":
+		y, w := t.ISOWeek()
+		return fmt.Sprintf("%d-W%02d", y, w)
+	case "month":
+		return t.Format("2006-01")
+	case "adapter":
+		return s.Adapter
+	case "model":
+		return orDash(s.Model)
+	case "cwd":
+		return orDash(s.Cwd)
+	case "group":
+		return orDash(s.Group)
+	}
+	return ""
+}
+
+// add counts one session's own tokens and cost (discover.Session.Own: without
+// the history a fork copied from its parent).
+func (r *usageRow) add(s *discover.Session) {
+	t, usd := s.Own()
+	r.Sessions++
+	r.Tokens.Add(t)
+	r.TokensTotal = discover.SatAdd(r.TokensTotal, discover.SatAdd(discover.SatAdd(t.Input, t.Output), discover.SatAdd(t.CacheRead, t.CacheWrite)))
+	if s.CostUSD == nil {
+		if !t.Zero() {
+			r.Unpriced++
+		}
+		return
+	}
+	r.CostUSD += usd
+	src := s.CostSource
+	if src != "estimate" {
+		src = "agent"
+	}
+	switch r.CostSource {
+	case "":
+		r.CostSource = src
+	case src:
+	default:
+		r.CostSource = "mixed"
+	}
+}
+
+func (r usageRow) cost() string {
+	if r.CostSource == "" {
+		return "-"
+	}
+	prefix := ""
+	if r.CostSource != "agent" {
+		prefix = "~" // an estimate, in whole or in part
+	}
+	if r.CostUSD > 0 && r.CostUSD < 0.01 {
+		return fmt.Sprintf("%s$%.4f", prefix, r.CostUSD)
+	}
+	return fmt.Sprintf("%s$%.2f", prefix, r.CostUSD)
+}
+
+func (e *cmdEnv) printUsage(out usageOut) {
+	if len(out.Rows) == 0 {
+		printHuman(e.s.Out, "No sessions between %s and %s.\n", out.Since.Local().Format(time.RFC3339), out.Until.Local().Format(time.RFC3339))
+		return
+	}
+	var t table
+	var head []string
+	for _, k := range out.By {
+		head = append(head, strings.ToUpper(k))
+	}
+	head = append(head, "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST", "UNPRICED")
+	t.add(head...)
+	row := func(keys []string, r usageRow) {
+		n := func(v int64) string { return strconv.FormatInt(v, 10) }
+		t.add(append(keys, strconv.Itoa(r.Sessions), n(r.Tokens.Input), n(r.Tokens.Output), n(r.Tokens.CacheRead),
+			n(r.Tokens.CacheWrite), n(r.TokensTotal), r.cost(), strconv.Itoa(r.Unpriced))...)
+	}
+	for _, r := range out.Rows {
+		var keys []string
+		for _, k := range out.By {
+			v := r.Key[k]
+			if k == "cwd" {
+				v = shortHome(v, e.home)
+			}
+			keys = append(keys, v)
+		}
+		row(keys, r)
+	}
+	keys := make([]string, len(out.By))
+	keys[0] = "TOTAL"
+	row(keys, out.Total)
+	t.write(e.s.Out, nil)
+	fmt.Fprintln(e.s.Out, "~ marks costs estimated from the price table (in whole or in part); the others are the agents' own.")
+}

@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/e2e/harness"
+	"github.com/agentctl/agentctl/e2e/stub"
+	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
+)
+
+// Budgets (README "Budgets") against the real agents: every model turn of the
+// stub reports turnTokens; the first two turns ask for a shell command, the
+// third is held, so an agent that is not stopped waits there for ever.
+const turnTokens = 1000
+
+func budgetScript(hold string) stub.Script {
+	var mu sync.Mutex
+	results := 0
+	u := &stub.Usage{Input: 500, Output: 500}
+	return func(r *stub.Request) stub.Reply {
+		if len(r.Tools) == 0 {
+			return stub.Keywords(r) // auxiliary requests (titles)
+		}
+		if !r.ToolResult {
+			return stub.Reply{Tool: &stub.ToolCall{Command: "echo one"}, Usage: u}
+		}
+		mu.Lock()
+		results++
+		n := results
+		mu.Unlock()
+		if n == 1 {
+			return stub.Reply{Tool: &stub.ToolCall{Command: "echo two"}, Usage: u}
+		}
+		return stub.Reply{Hold: hold, Usage: u}
+	}
+}
+
+type budgetStatus struct {
+	Status     string `json:"status"`
+	ExitReason string `json:"exit_reason"`
+	Tokens     *struct {
+		Input, Output int64
+		CacheRead     int64 `json:"cache_read"`
+		CacheWrite    int64 `json:"cache_write"`
+	} `json:"tokens"`
+	EvidenceDetail string `json:"evidence_detail"`
+}
+
+func (s budgetStatus) total() int64 {
+	if s.Tokens == nil {
+		return 0
+	}
+	return s.Tokens.Input + s.Tokens.Output + s.Tokens.CacheRead + s.Tokens.CacheWrite
+}
+
+// journalTypes is the session events of the journal for one session, in order.
+func journalTypes(t *testing.T, a *harness.Agentctl, id string) []string {
+	t.Helper()
+	out, errOut, code := a.Run(t, "events", "--json", "--type", "session")
+	if code != 0 {
+		t.Fatalf("events: exit %d\n%s", code, errOut)
+	}
+	var types []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev eventJSON
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.SessionID == id {
+			types = append(types, ev.Type)
+		}
+	}
+	return types
+}
+
+// tokenBudget launches adapter with --max-tokens between one and two turns:
+// the agent is stopped after its second turn, wait exits 1, status says
+// budget:tokens with totals over the limit by at most one turn, the journal has
+// the breach before the stop, and on-complete and the webhook fire once with
+// the reason.
+func tokenBudget(t *testing.T, adapter string, srv *stub.Server, hold string, a *harness.Agentctl, recv *webhookReceiver, args ...string) {
+	const limit = turnTokens * 3 / 2
+	hookOut := filepath.Join(t.TempDir(), "hook")
+	hook := fmt.Sprintf(`printf '%%s %%s\n' "$AGENTCTL_EXIT_REASON" "$AGENTCTL_SESSION_ID" >> '%s'`, hookOut)
+	ac := &agentCase{adapter: adapter, a: a, srv: srv, cwd: harness.WorkDir(t, "budget")}
+	l := ac.launch(t, a, "run two commands", append([]string{"--max-tokens", fmt.Sprint(limit), "--on-complete", hook}, args...)...)
+	start := time.Now()
+	out, errOut, code := a.Run(t, "wait", "--timeout", "90s", l.ID)
+	if code != 1 || !strings.Contains(out, "budget:tokens") {
+		t.Fatalf("wait: exit %d %q, want 1 naming budget:tokens\n%s\n%s", code, out, errOut, readLog(a.State))
+	}
+	t.Logf("stopped %s after %s", l.ID, time.Since(start).Round(time.Millisecond))
+	var st budgetStatus
+	a.JSON(t, &st, "status", l.ID)
+	if st.ExitReason != meta.ReasonBudgetTokens || st.Status != "stopped" {
+		t.Errorf("status: %+v; want stopped with exit_reason budget:tokens", st)
+	}
+	if got := st.total(); got <= limit || got > limit+turnTokens {
+		t.Errorf("tokens at the stop: %d; want over %d by at most one turn (%d)", got, limit, turnTokens)
+	}
+	if _, err := proc.Lookup(l.PID); err == nil {
+		t.Errorf("%s pid %d alive after the budget stop", adapter, l.PID)
+	}
+	held := 0
+	for _, ex := range srv.Exchanges() {
+		if ex.Reply.Hold == hold {
+			held++
+		}
+	}
+	if held > 1 {
+		t.Errorf("the third turn was asked %d times; the agent must be stopped by then", held)
+	}
+	if got := journalTypes(t, a, l.ID); strings.Join(got, " ") != "session.launched session.budget_exceeded session.stopped" {
+		t.Errorf("journal for %s: %v", l.ID, got)
+	}
+	if recv == nil {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(recv.deliveries()) == 0 || len(hookLines(hookOut)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no webhook (%d) or on-complete (%v) after the budget stop", len(recv.deliveries()), hookLines(hookOut))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.Run(t, "sweep") // nothing more to fire
+	time.Sleep(time.Second)
+	if got := hookLines(hookOut); len(got) != 1 || got[0] != "budget:tokens "+l.ID {
+		t.Errorf("on-complete ran %q; want once with budget:tokens", got)
+	}
+	ds := recv.deliveries()
+	if len(ds) != 1 {
+		t.Fatalf("%d webhook deliveries, want 1", len(ds))
+	}
+	var p struct {
+		ExitReason string         `json:"exit_reason"`
+		Budget     map[string]any `json:"budget"`
+	}
+	if err := json.Unmarshal(ds[0].Body, &p); err != nil || p.ExitReason != "budget:tokens" || p.Budget["reason"] != "budget:tokens" || p.Budget["by"] != "supervisor" {
+		t.Errorf("webhook body %s", ds[0].Body)
+	}
+}
+
+func TestBudgetTokensClaude(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, budgetScript("cc-third"))
+	c := harness.NewClaude(t, "2.1.329", srv)
+	recv := newWebhookReceiver(t)
+	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin,
+		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})
+	tokenBudget(t, "claude-code", srv, "cc-third", a, recv)
+}
+
+func TestBudgetTokensCodex(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, budgetScript("codex-third"))
+	c := harness.NewCodex(t, srv)
+	recv := newWebhookReceiver(t)
+	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CODEX_BIN": c.Bin,
+		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})
+	tokenBudget(t, "codex", srv, "codex-third", a, recv)
+}
+
+// --max-duration on a reply the stub holds: stopped within the limit plus the
+// stop's escalation (SIGINT 3 s, SIGTERM 5 s, SIGKILL 2 s).
+func TestBudgetDurationClaude(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewClaude(t, "2.1.329", srv)
+	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin})
+	ac := &agentCase{adapter: "claude-code", a: a, srv: srv, cwd: harness.WorkDir(t, "slow")}
+	l := ac.launch(t, a, "think long HOLD=cc-slow", "--max-duration", "3s")
+	waitHeld(t, srv, "cc-slow")
+	out, _, code := a.Run(t, "wait", "--timeout", "60s", l.ID)
+	if code != 1 || !strings.Contains(out, "budget:duration") {
+		t.Fatalf("wait: exit %d %q; want 1 naming budget:duration", code, out)
+	}
+	recs, _ := meta.NewStore(a.State).ReadLaunches()
+	r := meta.FindLaunch(recs, l.LaunchID)
+	if r == nil || r.EndedAt == nil || r.ConfirmedAt == nil || r.ExitReason != meta.ReasonBudgetDuration {
+		t.Fatalf("launch record: %+v", r)
+	}
+	took := r.EndedAt.Sub(*r.ConfirmedAt)
+	if took < 3*time.Second || took > 3*time.Second+10*time.Second+2*time.Second {
+		t.Errorf("ended %s after the confirmation; want 3 s + the escalation at most", took)
+	}
+	t.Logf("stopped %s after the confirmation (signals %v)", took.Round(time.Millisecond), r.Stop)
+}
+
+// The supervisor is SIGKILLed; the run then goes over its budget: the next
+// sweep stops it and finalises it, and sweeping again does nothing more.
+func TestBudgetSweepAfterSupervisorDied(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	var mu sync.Mutex
+	results := 0
+	u := &stub.Usage{Input: 500, Output: 500}
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		if len(r.Tools) == 0 {
+			return stub.Keywords(r)
+		}
+		if !r.ToolResult {
+			return stub.Reply{Tool: &stub.ToolCall{Command: "echo one"}, Usage: u, Hold: "sw-first"}
+		}
+		mu.Lock()
+		results++
+		n := results
+		mu.Unlock()
+		if n == 1 {
+			return stub.Reply{Tool: &stub.ToolCall{Command: "echo two"}, Usage: u}
+		}
+		return stub.Reply{Hold: "sw-third", Usage: u}
+	})
+	c := harness.NewClaude(t, "2.1.329", srv)
+	recv := newWebhookReceiver(t)
+	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin,
+		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})
+	ac := &agentCase{adapter: "claude-code", a: a, srv: srv, cwd: harness.WorkDir(t, "orphan")}
+	l := ac.launch(t, a, "run two commands", "--max-tokens", fmt.Sprint(turnTokens*3/2))
+	waitHeld(t, srv, "sw-first")
+	recs, _ := meta.NewStore(a.State).ReadLaunches()
+	r := meta.FindLaunch(recs, l.LaunchID)
+	if r == nil || r.SupervisorPID == 0 {
+		t.Fatalf("launch record %+v", r)
+	}
+	if err := syscall.Kill(r.SupervisorPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	srv.Release("sw-first")
+	waitHeld(t, srv, "sw-third")
+	if _, err := proc.Lookup(l.PID); err != nil {
+		t.Fatalf("the agent died with its supervisor: %v", err)
+	}
+	var stopped []string
+	for i := 0; i < 3; i++ {
+		var rep struct {
+			BudgetStopped []string `json:"budget_stopped"`
+			Finalised     []string `json:"finalised"`
+		}
+		a.JSON(t, &rep, "sweep")
+		stopped = append(stopped, rep.BudgetStopped...)
+	}
+	if len(stopped) != 1 || stopped[0] != l.LaunchID {
+		t.Errorf("sweeps stopped %v; want %s once", stopped, l.LaunchID)
+	}
+	if _, err := proc.Lookup(l.PID); err == nil {
+		t.Errorf("claude pid %d alive after sweep", l.PID)
+	}
+	var st budgetStatus
+	a.JSON(t, &st, "status", l.ID)
+	if st.ExitReason != meta.ReasonBudgetTokens {
+		t.Errorf("status after sweep: %+v", st)
+	}
+	if got := journalTypes(t, a, l.ID); strings.Join(got, " ") != "session.launched session.budget_exceeded session.stopped" {
+		t.Errorf("journal: %v", got)
+	}
+	if n := len(recv.deliveries()); n != 1 {
+		t.Errorf("%d webhook deliveries, want 1", n)
+	}
+}

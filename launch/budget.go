@@ -1,0 +1,204 @@
+package launch
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+// Budget polling: quick while the session's totals move, backing off to
+// budgetPollMax while they do not. Each poll reads only what the agent appended
+// since the last one (the adapter's one-session path and the parse index).
+var (
+	budgetPollMin = 500 * time.Millisecond
+	budgetPollMax = 5 * time.Second
+)
+
+// usageOf is what the run of r has taken so far: its session's own totals (less
+// what a resumed session had before this run) and the time since the agent
+// confirmed its session (runStart).
+// ok is false when the session's totals could not be read (the duration still
+// counts).
+func (d *Deps) usageOf(ctx context.Context, r *meta.Launch) (meta.Usage, bool) {
+	u := meta.Usage{Elapsed: d.now().Sub(runStart(r)).Seconds()}
+	if d.Totals == nil || r.CurrentSessionID() == "" {
+		return u, false
+	}
+	t, err := d.Totals(ctx, r)
+	if err != nil {
+		return u, false
+	}
+	u.Tokens, u.CostUSD = t.Tokens, t.CostUSD
+	if b := r.BudgetBase; b != nil {
+		u.Tokens -= b.Tokens
+		if u.CostUSD != nil && b.CostUSD != nil {
+			c := *u.CostUSD - *b.CostUSD
+			u.CostUSD = &c
+		}
+	}
+	return u, true
+}
+
+// runStart is when --max-duration starts counting: when the agent confirmed its
+// session (a cold start on a loaded machine is not the run's time), else the
+// launch.
+func runStart(r *meta.Launch) time.Time {
+	if r.ConfirmedAt != nil {
+		return *r.ConfirmedAt
+	}
+	return r.LaunchedAt
+}
+
+// awaitExit waits for the agent to exit. With a budget on the record it polls
+// the session's totals meanwhile, and on a breach stops the agent (enforce)
+// and goes on waiting for the exit that follows.
+func (d *Deps) awaitExit(ctx context.Context, id string, exited chan int) (int, error) {
+	r := d.record(id)
+	if r == nil || r.Budget.Empty() {
+		select {
+		case c := <-exited:
+			return c, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	if r.Kind == KindResume && r.BudgetBase == nil && d.Totals != nil {
+		// A resumed session's history is not this run's spending.
+		if t, err := d.Totals(ctx, r); err == nil {
+			t.Elapsed = 0
+			d.setField(id, func(x *meta.Launch) { x.BudgetBase = &t })
+			r.BudgetBase = &t
+		}
+	}
+	interval := budgetPollMin
+	var last meta.Usage
+	for {
+		wait := interval
+		if limit := r.Budget.MaxDuration(); limit > 0 {
+			wait = min(wait, max(0, runStart(r).Add(limit).Sub(d.now())))
+		}
+		select {
+		case c := <-exited:
+			return c, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(wait):
+		}
+		u, _ := d.usageOf(ctx, r)
+		if b := r.Budget.Check(u); b != nil {
+			d.enforce(ctx, id, b, "supervisor")
+			select {
+			case c := <-exited:
+				return c, nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}
+		if u.Tokens != last.Tokens {
+			interval = budgetPollMin
+		} else {
+			interval = min(interval*2, budgetPollMax)
+		}
+		last = u
+	}
+}
+
+// enforce acts on a breach exactly once: under the flock the first to see it
+// records the breach and the exit reason and journals session.budget_exceeded;
+// then it does the verified stop. A later caller (the next sweep, when the
+// process that claimed the breach died before the agent was gone) only stops.
+// It reports whether this call claimed the breach.
+func (d *Deps) enforce(ctx context.Context, id string, b *meta.Breach, by string) bool {
+	spid, sstart := d.self()
+	var rec meta.Launch
+	claimed, act := false, false
+	err := d.Store.UpdateLaunches(func(l *meta.Launches) (bool, error) {
+		r := l.Find(id)
+		if r == nil || r.FinalisedAt != nil {
+			return false, nil
+		}
+		if r.Breach != nil {
+			mine := r.Breach.PID == spid && r.Breach.Start == sstart
+			if !mine && d.Store.IsAlive(r.Breach.PID, r.Breach.Start, "") {
+				return false, nil // its claimer is stopping it
+			}
+			r.Breach.PID, r.Breach.Start = spid, sstart
+			rec, act = *r, true
+			return true, nil
+		}
+		c := *b
+		c.At, c.By, c.PID, c.Start = d.now(), by, spid, sstart
+		r.Breach = &c
+		r.ExitReason = c.Reason
+		rec, claimed, act = *r, true, true
+		return true, nil
+	})
+	if err != nil {
+		d.warn("launch record %s: %v", id, err)
+		return false
+	}
+	if claimed {
+		d.journal(meta.EventBudgetExceeded, &rec)
+	}
+	if !act || rec.PID <= 0 {
+		return claimed
+	}
+	res, err := d.Stop(ctx, StopTarget{SessionID: rec.CurrentSessionID(), PID: rec.PID, Start: rec.StartTicks, BootID: rec.BootID,
+		PGID: rec.PGID, Group: true, LaunchID: id}, StopOptions{})
+	if err != nil {
+		d.warn("stop %s for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
+		return claimed
+	}
+	d.setField(id, func(r *meta.Launch) {
+		if r.Breach != nil {
+			r.Breach.Stopped = res.ExitObserved || res.AlreadyGone
+		}
+	})
+	return claimed
+}
+
+// SweepBudgets is sweep's half of budget enforcement: a launch whose
+// supervisor died cannot watch its budget, so sweep reads the totals of every
+// such run whose agent is alive and stops those over their budget, exactly
+// once (enforce). It returns the launch ids it acted on.
+func (d *Deps) SweepBudgets(ctx context.Context) ([]string, error) {
+	recs, err := d.Store.ReadLaunches()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := range recs {
+		r := &recs[i]
+		if r.FinalisedAt != nil || r.Budget.Empty() || r.ConfirmedAt == nil || r.Gateway != nil {
+			continue
+		}
+		if d.Store.IsAlive(r.SupervisorPID, r.SupervisorStart, "") || !d.Store.AgentAlive(r) {
+			continue // the supervisor watches it, or there is nothing to stop
+		}
+		b := r.Breach
+		if b == nil {
+			u, _ := d.usageOf(ctx, r)
+			if b = r.Budget.Check(u); b == nil {
+				continue
+			}
+		}
+		d.enforce(ctx, r.ID, b, "sweep")
+		out = append(out, r.ID)
+	}
+	return out, nil
+}
+
+// breachData is the figures of a breach as events and webhooks carry them.
+func breachData(r *meta.Launch) map[string]any {
+	b := r.Breach
+	m := map[string]any{"reason": b.Reason, "limit": b.Limit, "used": b.Used, "by": b.By,
+		"tokens": b.Usage.Tokens, "elapsed_seconds": b.Usage.Elapsed}
+	if b.Usage.CostUSD != nil {
+		m["cost_usd"] = *b.Usage.CostUSD
+	}
+	if r.Budget != nil {
+		m["budget"] = r.Budget
+	}
+	return m
+}
