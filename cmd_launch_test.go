@@ -217,7 +217,9 @@ func TestParallelLaunchesIntoOneDir(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			o, e, code := c.run("launch", "--cwd", dir, "-p", "race", "--env", "FAKE_SLEEP=5")
+			// Long enough that no launch, however late a loaded machine starts
+			// it, finds the winner already gone.
+			o, e, code := c.run("launch", "--cwd", dir, "-p", "race", "--env", "FAKE_SLEEP=30")
 			results <- res{o, e, code}
 		}()
 	}
