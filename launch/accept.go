@@ -388,3 +388,13 @@ func CommitDiff(ctx context.Context, dir, from, to string) (DiffStats, error) {
 	}
 	return ParseShortstat(out), nil
 }
+
+// WorktreeHead is the commit checked out at path.
+func WorktreeHead(ctx context.Context, path string) (string, error) {
+	return git(ctx, path, "rev-parse", "HEAD")
+}
+
+// TreeOf is the tree of a branch's last commit.
+func TreeOf(ctx context.Context, dir, branch string) (string, error) {
+	return git(ctx, dir, "rev-parse", "refs/heads/"+branch+"^{tree}")
+}
