@@ -172,14 +172,20 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	if target == "" {
 		return &exitError{exitFailed, fmt.Errorf("branch %s is not checked out in any worktree of %s; run: git -C %s switch %s (or pass --into a checked-out branch), then agentctl accept %s again", into, repo, repo, into, o.Args[0])}
 	}
+	if undone, err := launch.RecoverAccept(ctx, target); err != nil {
+		return inputErr(err)
+	} else if undone {
+		warn(s, "an earlier accept into "+into+" was interrupted while it updated "+target+"; its half-written files were reset")
+	}
 	if ch, err := launch.TrackedChanges(ctx, target); err != nil {
 		return inputErr(err)
 	} else if len(ch) > 0 {
 		return &exitError{exitLocked, fmt.Errorf("%s (where %s is checked out) has uncommitted changes: %s; commit or stash them, then accept again", target, into, joinChanges(ch))}
 	}
 	stepDelay := testStepDelay(s)
-	step := func(string) {
+	step := func(name string) {
 		if stepDelay > 0 {
+			fmt.Fprintf(s.ErrOut, "agentctl: test: step %s\n", name)
 			time.Sleep(stepDelay)
 		}
 	}

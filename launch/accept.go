@@ -223,15 +223,124 @@ func Accept(ctx context.Context, p AcceptPlan) (AcceptResult, error) {
 		return res, &InputError{fmt.Sprintf("unknown accept method %q (want squash, merge or rebase)", p.Method)}
 	}
 	p.step("update")
+	// The fast-forward is the one step that writes files of the target; a
+	// marker says what it was doing, so a run killed half-way through it is
+	// recognised and undone by the next (RecoverAccept).
+	marker, err := markerPath(ctx, p.Target)
+	if err != nil {
+		return res, err
+	}
+	if err := os.WriteFile(marker, []byte(before+" "+next+"\n"), 0o644); err != nil {
+		return res, err
+	}
 	// --ff-only: the target moved since we read it (another accept) is refused,
 	// never merged a second time.
 	if out, code, stderr, err := gitCode(ctx, p.Target, "merge", "--ff-only", "-q", next); err != nil {
+		os.Remove(marker)
 		return res, err
 	} else if code != 0 {
+		os.Remove(marker)
 		return res, fmt.Errorf("updating %s in %s failed, nothing was changed: %s", p.Into, p.Target, strings.TrimSpace(out+"\n"+stderr))
 	}
+	os.Remove(marker)
 	res.Commit = next
 	return res, nil
+}
+
+// markerPath is where Accept notes an update of the target in progress: in
+// the target worktree's own git directory.
+func markerPath(ctx context.Context, target string) (string, error) {
+	return git(ctx, target, "rev-parse", "--path-format=absolute", "--git-path", "AGENTCTL_ACCEPT")
+}
+
+// RecoverAccept undoes what an accept killed while it fast-forwarded the target
+// left: HEAD still at the old commit and some files already at the new
+// version. It resets only when every changed file is exactly the old or the
+// new version of a file the accept was changing — never someone's own edit —
+// and reports whether it did.
+func RecoverAccept(ctx context.Context, target string) (bool, error) {
+	marker, err := markerPath(ctx, target)
+	if err != nil {
+		return false, err
+	}
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		return false, nil
+	}
+	f := strings.Fields(string(b))
+	head, herr := git(ctx, target, "rev-parse", "HEAD")
+	if len(f) != 2 || herr != nil || head != f[0] {
+		// Done (HEAD is the new commit), or the target moved on since.
+		os.Remove(marker)
+		return false, nil
+	}
+	before, next := f[0], f[1]
+	changing := map[string]bool{}
+	names, err := git(ctx, target, "diff", "--name-only", "--no-renames", before, next)
+	if err != nil {
+		return false, err
+	}
+	for _, n := range nonEmptyLines(names) {
+		changing[n] = true
+	}
+	lock, _ := git(ctx, target, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")
+	if lock != "" && isFile(lock) {
+		// git itself was killed in the fast-forward, holding the index lock.
+		os.Remove(lock)
+	}
+	st, err := gitRaw(ctx, target, "status", "--porcelain", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return false, err
+	}
+	for _, l := range strings.Split(st, "\n") {
+		if len(l) < 4 {
+			continue
+		}
+		path := l[3:]
+		if !changing[path] || !oneOf(ctx, target, path, before, next) {
+			return false, nil // someone's own change: leave it to the user
+		}
+	}
+	if _, err := git(ctx, target, "reset", "-q", "--hard", before); err != nil {
+		return false, err
+	}
+	// Files the interrupted update had added are untracked now.
+	for n := range changing {
+		if blob(ctx, target, before, n) == "" {
+			os.Remove(filepath.Join(target, n))
+		}
+	}
+	os.Remove(marker)
+	return true, nil
+}
+
+// oneOf reports whether path in the worktree is exactly its version in one of
+// the commits (absent counts when the commit lacks it).
+func oneOf(ctx context.Context, dir, path string, commits ...string) bool {
+	var have string
+	if isFile(filepath.Join(dir, path)) {
+		h, err := git(ctx, dir, "hash-object", "--", path)
+		if err != nil {
+			return false
+		}
+		have = h
+	}
+	for _, c := range commits {
+		if blob(ctx, dir, c, path) == have {
+			return true
+		}
+	}
+	return false
+}
+
+func blob(ctx context.Context, dir, commit, path string) string {
+	b, _ := git(ctx, dir, "rev-parse", "--verify", "--quiet", commit+":"+path)
+	return b
+}
+
+func isFile(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && !st.IsDir()
 }
 
 // mergeTree merges two commits without a worktree (git merge-tree
