@@ -219,6 +219,17 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 			warn(s, "journal: "+err.Error())
 		}
 	}
+	if !o.JSON {
+		if res.AlreadyIn {
+			printHuman(s.Out, "%s is already in %s (%s); nothing to do\n", rec.Branch, into, shortHash(res.Commit))
+		} else {
+			diff := ""
+			if out.Diff != nil {
+				diff = fmt.Sprintf(": %d %s +%d -%d", out.Diff.FilesChanged, plural(out.Diff.FilesChanged, "file", "files"), out.Diff.Insertions, out.Diff.Deletions)
+			}
+			printHuman(s.Out, "accepted %s (%s) into %s as %s (%s%s); see: git -C %s log -1\n", sess.ID, out.Slot, into, shortHash(res.Commit), method, diff, shortHome(target, e.home))
+		}
+	}
 	var cleanErr error
 	if o.Clean {
 		step("clean")
@@ -232,16 +243,6 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 		if err := writeJSON(s.Out, out); err != nil {
 			return err
 		}
-		return cleanErr
-	}
-	if res.AlreadyIn {
-		printHuman(s.Out, "%s is already in %s (%s); nothing to do\n", rec.Branch, into, shortHash(res.Commit))
-	} else {
-		diff := ""
-		if out.Diff != nil {
-			diff = fmt.Sprintf(": %d %s +%d -%d", out.Diff.FilesChanged, plural(out.Diff.FilesChanged, "file", "files"), out.Diff.Insertions, out.Diff.Deletions)
-		}
-		printHuman(s.Out, "accepted %s (%s) into %s as %s (%s%s); see: git -C %s log -1\n", sess.ID, out.Slot, into, shortHash(res.Commit), method, diff, shortHome(target, e.home))
 	}
 	return cleanErr
 }
@@ -485,4 +486,9 @@ func (e *cmdEnv) deleteGroupBranch(ctx context.Context, repo, into, accepted, br
 		return fmt.Errorf("branch %s stays: its work is not in %s (%v); --force deletes it anyway", branch, orDash(into), err)
 	}
 	return nil
+}
+
+func init() {
+	// events --type group.accepted, worktree.removed (or the families group, worktree).
+	eventTypes = append(eventTypes, eventGroupAccepted, eventWorktreeRemoved)
 }
