@@ -192,6 +192,9 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 
 	out := acceptOut{SessionID: sess.ID, Adapter: rec.Adapter, Model: firstNonEmpty(rec.Model, sess.Model), Group: rec.Group,
 		Slot: slotSuffix(rec.Group, rec.Branch), Branch: rec.Branch, Into: into, Target: target, Method: method}
+	if err := launch.CheckConflicts(ctx, target, into, rec.Branch, rec.Worktree); err != nil {
+		return acceptErr(err)
+	}
 	if dirExists(rec.Worktree) {
 		step("leftovers")
 		c, err := launch.CommitLeftovers(ctx, rec.Worktree, leftoversMessage(rec.Adapter, out.Model, sess.ID))

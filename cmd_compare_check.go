@@ -92,6 +92,9 @@ func (e *cmdEnv) runChecks(ctx context.Context, out *compareOut, cmds []string, 
 			Head: j.head, Tree: j.tree, At: now, Results: results[i]})
 		setChecks(j.row, results[i], now, false)
 	}
+	if e.store.LaunchTTL == 0 {
+		e.store.ApplyConfig(e.config) // the records expire with the launch records (config launch_ttl)
+	}
 	err := e.store.UpdateChecks(func(c *meta.Checks) (bool, error) {
 		for _, nr := range recs {
 			kept := c.Records[:0]

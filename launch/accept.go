@@ -507,3 +507,36 @@ func WorktreeHead(ctx context.Context, path string) (string, error) {
 func TreeOf(ctx context.Context, dir, branch string) (string, error) {
 	return git(ctx, dir, "rev-parse", "refs/heads/"+branch+"^{tree}")
 }
+
+// CheckConflicts tells, changing nothing, whether bringing the slot's whole
+// work — its branch plus what its worktree at slot holds uncommitted — into
+// the branch into would conflict: accept asks before it commits the slot's
+// leftovers, so a refused accept leaves the slot exactly as it was too.
+func CheckConflicts(ctx context.Context, dir, into, branch, slot string) error {
+	head, err := git(ctx, dir, "rev-parse", "--verify", "refs/heads/"+branch)
+	if err != nil {
+		return err
+	}
+	c := head
+	if slot != "" && isDir(slot) {
+		tree, err := WorktreeTree(ctx, slot)
+		if err != nil {
+			return err
+		}
+		if cur, _ := git(ctx, dir, "rev-parse", head+"^{tree}"); cur != tree {
+			// A commit object no ref points at: git's gc drops it.
+			args := append(identityArgs(ctx, dir), "commit-tree", tree, "-p", head, "-m", "agentctl: preview of "+branch)
+			if c, err = git(ctx, dir, args...); err != nil {
+				return err
+			}
+		}
+	}
+	_, conflicts, err := mergeTree(ctx, dir, "refs/heads/"+into, c)
+	if err != nil {
+		return err
+	}
+	if len(conflicts) > 0 {
+		return &ConflictError{Branch: branch, Into: into, Paths: conflicts}
+	}
+	return nil
+}
