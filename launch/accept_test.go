@@ -130,7 +130,7 @@ func TestRecoverAccept(t *testing.T) {
 	half := func() {
 		os.WriteFile(marker, []byte(before+" "+next+"\n"), 0o644)
 		os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\n4\n"), 0o644) // the new version
-		os.WriteFile(filepath.Join(repo, "new.txt"), []byte("new\n"), 0o644)    // added by the update
+		os.WriteFile(filepath.Join(repo, "new.txt"), []byte("new\n"), 0o644)      // added by the update
 	}
 	half()
 	if ok, err := RecoverAccept(ctx, repo); !ok || err != nil {
