@@ -250,12 +250,13 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	return cleanErr
 }
 
-// acceptErr maps accept's failures: a conflict or a busy worktree refuses
-// (exit 5), bad input 2, the rest 1.
+// acceptErr maps accept's failures: a conflict, a busy worktree or git
+// refusing the fast-forward refuse (exit 5), bad input 2, the rest 1.
 func acceptErr(err error) error {
 	var ce *launch.ConflictError
 	var be *launch.GitBusyError
-	if errors.As(err, &ce) || errors.As(err, &be) {
+	var ue *launch.UpdateRefusedError
+	if errors.As(err, &ce) || errors.As(err, &be) || errors.As(err, &ue) {
 		return &exitError{exitLocked, err}
 	}
 	return inputErr(err)

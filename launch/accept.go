@@ -240,11 +240,19 @@ func Accept(ctx context.Context, p AcceptPlan) (AcceptResult, error) {
 		return res, err
 	} else if code != 0 {
 		os.Remove(marker)
-		return res, fmt.Errorf("updating %s in %s failed, nothing was changed: %s", p.Into, p.Target, strings.TrimSpace(out+"\n"+stderr))
+		return res, &UpdateRefusedError{Into: p.Into, Target: p.Target, Git: strings.TrimSpace(out + "\n" + stderr)}
 	}
 	os.Remove(marker)
 	res.Commit = next
 	return res, nil
+}
+
+// UpdateRefusedError is git refusing the fast-forward of the target (an
+// untracked file in the way, the branch moved meanwhile); nothing was changed.
+type UpdateRefusedError struct{ Into, Target, Git string }
+
+func (e *UpdateRefusedError) Error() string {
+	return fmt.Sprintf("git refused to update %s in %s, nothing was changed: %s; move the files it names out of the way, then accept again", e.Into, e.Target, e.Git)
 }
 
 // markerPath is where Accept notes an update of the target in progress: in

@@ -184,3 +184,29 @@ func TestWorktreeTreeIgnoresHowWorkIsCommitted(t *testing.T) {
 		t.Error("tree did not change with the content")
 	}
 }
+
+// An untracked file of the target in the way of the fast-forward: git refuses
+// before changing anything, and so does Accept.
+func TestAcceptUntrackedInTheWay(t *testing.T) {
+	ctx := context.Background()
+	repo, slot, _ := slotRepo(t)
+	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(repo, "new.txt"), []byte("mine\n"), 0o644)
+	head := gitT(t, repo, "rev-parse", "HEAD")
+	_, err := Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot, Method: MethodSquash, Message: "m"})
+	var ue *UpdateRefusedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "new.txt") {
+		t.Fatalf("Accept: %v, want git's refusal naming new.txt", err)
+	}
+	if gitT(t, repo, "rev-parse", "HEAD") != head {
+		t.Error("HEAD moved")
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "new.txt")); string(b) != "mine\n" {
+		t.Errorf("the user's file was overwritten: %q", b)
+	}
+	if marker, _ := markerPath(ctx, repo); isFile(marker) {
+		t.Error("marker left after a refused update")
+	}
+}
