@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,17 +36,34 @@ A slot that still runs says so (its diff is what is there now). When agentctl's
 launch records of the group expired, pass --repo: the slots are then found from
 their try/GROUP/ branches, and the row says what is missing.
 
+--check CMD (repeatable) runs CMD with "sh -c" in every ended slot's worktree,
+several at once (at most one per core), each killed after --check-timeout
+(default 10m); a slot still running is skipped and says so. The table gets a
+✓/✗ column per check; JSON rows a "check" {command, exit_code, passed,
+duration_ms, output_tail} (a "checks" array for several). The results are kept
+with the group: a later compare shows them, "stale" once the worktree's
+content changed. compare itself exits 0 whatever the checks say.
+
+--sort check|cost|tokens|duration|diff orders the rows: most checks passed
+first, else the least cost, tokens, time or changed lines.
+
 Examples:
   agentctl compare g-3f9a1c
-  agentctl compare g-3f9a1c --json | jq '.slots[] | {adapter, model, diff}'
+  agentctl compare g-3f9a1c --check "go test ./..." --sort check
+  agentctl compare g-3f9a1c --check "make lint" --check "make test" --check-timeout 20m
+  agentctl compare g-3f9a1c --json | jq '.slots[] | {adapter, model, diff, passed: .check.passed}'
   agentctl compare g-3f9a1c --repo ~/code/api`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print {group, repo, base_commit, slots: [...]}"},
 			&cli.StringFlag{Name: "repo", Usage: "the launch `REPO`, to find the group's worktrees by branch when its launch records expired"},
+			&cli.GenericFlag{Name: "check", Value: &multiFlag{}, Usage: "run `CMD` (sh -c) in every ended slot's worktree (repeatable)"},
+			&cli.StringFlag{Name: "check-timeout", Value: "10m", Usage: "kill a check after `DUR`"},
+			&cli.StringFlag{Name: "sort", Usage: "order the rows by `KEY`: " + strings.Join(sortKeys, ", ")},
 		},
 		Action: func(c *cli.Context) error {
 			return runCompare(c.Context, s, compareOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				JSON: c.Bool("json"), Repo: c.String("repo")})
+				JSON: c.Bool("json"), Repo: c.String("repo"), Checks: multi(c, "check"), CheckTimeout: c.String("check-timeout"),
+				Sort: c.String("sort")})
 		},
 	}
 }
@@ -53,13 +71,17 @@ Examples:
 // compareOptions are compare's flags and arguments.
 type compareOptions struct {
 	globalOptions
-	Args []string // GROUP
-	JSON bool
-	Repo string
+	Args         []string // GROUP
+	JSON         bool
+	Repo         string
+	Checks       []string // --check commands
+	CheckTimeout string   // --check-timeout ("" = 10m)
+	Sort         string   // --sort key ("" = by slot)
 }
 
 // compareSlot is one row of `compare --json` (README "Comparing agents").
 type compareSlot struct {
+	ID              string            `json:"id"`   // the session id ("" without a session)
 	Slot            string            `json:"slot"` // the branch suffix: cc, codex, cc-opus-4-6, …
 	Adapter         string            `json:"adapter"`
 	Model           string            `json:"model,omitempty"`
@@ -78,6 +100,12 @@ type compareSlot struct {
 	DiffError       string            `json:"diff_error,omitempty"`
 	OnComplete      string            `json:"on_complete,omitempty"` // the hook's result: ok, exit N, timeout, …
 	Missing         []string          `json:"missing,omitempty"`     // what could not be known, and why
+	// --check results (this run's, or the last kept ones): Check for one
+	// command, Checks for several; CheckSkipped says why a slot was not checked.
+	Check        *compareCheck  `json:"check,omitempty"`
+	Checks       []compareCheck `json:"checks,omitempty"`
+	CheckSkipped string         `json:"check_skipped,omitempty"`
+	alive        bool           // the agent may still write to the worktree
 }
 
 type compareOut struct {
@@ -93,6 +121,22 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		return err
 	}
 	group := o.Args[0]
+	timeout := defaultCheckTimeout
+	if o.CheckTimeout != "" {
+		d, err := meta.ParseDuration(o.CheckTimeout)
+		if err != nil || d <= 0 {
+			return usageErrorf("--check-timeout %q: want a positive duration such as 90s or 10m", o.CheckTimeout)
+		}
+		timeout = d
+	}
+	if o.Sort != "" && !slices.Contains(sortKeys, o.Sort) {
+		return usageErrorf("--sort %q: want one of %s", o.Sort, strings.Join(sortKeys, ", "))
+	}
+	for _, c := range o.Checks {
+		if strings.TrimSpace(c) == "" {
+			return usageErrorf("--check needs a command, such as --check \"go test ./...\"")
+		}
+	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
@@ -156,8 +200,11 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 			SessionID: r.CurrentSessionID(), Branch: r.Branch, Worktree: r.Worktree, ExitCode: r.ExitCode, ExitReason: r.ExitReason,
 			OnComplete: r.OnCompleteResult, Status: "unknown"}
 		seen[r.Branch] = true
+		row.ID = row.SessionID
+		row.alive = e.store.AgentAlive(&r)
 		if ss, ok := sessions[r.Adapter+"\x00"+row.SessionID]; ok {
 			row.Status = ss.Status
+			row.alive = row.alive || live(ss, e.store, &r)
 			row.Tokens, row.CostUSD = ss.Tokens, ss.CostUSD
 			if row.Model == "" {
 				row.Model = ss.Model
@@ -198,6 +245,13 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		out.Slots = append(out.Slots, row)
 	}
 	sort.SliceStable(out.Slots, func(i, j int) bool { return out.Slots[i].Slot < out.Slots[j].Slot })
+	e.attachChecks(ctx, &out)
+	if len(o.Checks) > 0 {
+		e.runChecks(ctx, &out, o.Checks, timeout)
+	}
+	if o.Sort != "" {
+		sortSlots(out.Slots, o.Sort)
+	}
 	if o.JSON {
 		return writeJSON(s.Out, out)
 	}
@@ -259,7 +313,16 @@ func (e *cmdEnv) printCompare(out compareOut) {
 	}
 	fmt.Fprintln(e.s.Out)
 	var t table
-	t.add("SLOT", "ADAPTER", "MODEL", "STATUS", "EXIT", "DURATION", "TOKENS", "COST", "DIFF", "HOOK")
+	checks := checkColumns(out)
+	head := []string{"SLOT", "ADAPTER", "MODEL", "STATUS", "EXIT", "DURATION", "TOKENS", "COST", "DIFF", "HOOK"}
+	for i := range checks {
+		if len(checks) == 1 {
+			head = append(head, "CHECK")
+		} else {
+			head = append(head, fmt.Sprintf("CHECK%d", i+1))
+		}
+	}
+	t.add(head...)
 	var notes []string
 	for _, r := range out.Slots {
 		exit := "-"
@@ -295,9 +358,29 @@ func (e *cmdEnv) printCompare(out compareOut) {
 		for _, m := range r.Missing {
 			notes = append(notes, r.Slot+": missing "+m)
 		}
-		t.add(r.Slot, orDash(r.Adapter), orDash(r.Model), r.Status, exit, dur, tok, cost, diff, orDash(r.OnComplete))
+		if r.CheckSkipped != "" {
+			notes = append(notes, r.Slot+": check skipped: "+r.CheckSkipped)
+		}
+		for i, c := range rowChecks(r) {
+			if !c.Passed {
+				last := c.Error
+				if ls := strings.Split(strings.TrimSpace(c.OutputTail), "\n"); last == "" && len(ls) > 0 {
+					last = ls[len(ls)-1]
+				}
+				notes = append(notes, fmt.Sprintf("%s: check %d failed: %s", r.Slot, i+1, last))
+			}
+		}
+		cells := []string{r.Slot, orDash(r.Adapter), orDash(r.Model), r.Status, exit, dur, tok, cost, diff, orDash(r.OnComplete)}
+		t.add(append(cells, checkCells(r, len(checks))...)...)
 	}
 	t.write(e.s.Out, nil)
+	for i, c := range checks {
+		name := "CHECK"
+		if len(checks) > 1 {
+			name = fmt.Sprintf("CHECK%d", i+1)
+		}
+		printHuman(e.s.Out, "  %s: %s\n", name, c)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(e.s.Out, "  "+n)
 	}

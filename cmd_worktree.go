@@ -43,13 +43,20 @@ Examples:
 				Name:      "clean",
 				Usage:     "remove worktrees (a PATH, or every worktree of a GROUP)",
 				ArgsUsage: "PATH|GROUP…",
-				Description: `Removes each worktree with "git worktree remove". A worktree with uncommitted
+				Description: `A PATH: removes the worktree with "git worktree remove". One with uncommitted
 changes (untracked files included) is refused, naming what would be lost, unless
---force. The main worktree is never removed. --delete-branch also deletes the
-worktree's branch with "git branch -d" (refused by git when it is not merged),
-or "git branch -D" with --force. A GROUP id (g-xxxxxx) cleans every worktree of
-the group, in --repo (default: the current directory). Every git error is
-reported; the exit code is 1 if any worktree could not be removed.
+--force, which discards them. The main worktree is never removed.
+--delete-branch also deletes the worktree's branch with "git branch -d" (refused
+by git when it is not merged), or "git branch -D" with --force.
+
+A GROUP id (g-xxxxxx) removes every worktree of the group, in --repo (default:
+the repository its launch records name, else the current directory). Each
+slot's uncommitted work, untracked files included, is first committed on its
+try/GROUP/SLOT branch, so nothing an agent wrote is lost; a slot whose agent
+still runs is kept. --delete-branch deletes the group's branches whose work is
+in the group's base branch (accepted); the others only with --force.
+
+Every git error is reported; the exit code is 1 if anything was kept.
 
 Examples:
   agentctl worktree clean ../api-try-g-3f9a1c-codex
@@ -143,8 +150,8 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 		return err
 	}
 	var targets []launch.Worktree
-	type orphan struct{ top, branch string }
-	var orphans []orphan // group branches without a worktree (a launch killed half-way)
+	type groupClean struct{ repo, group string }
+	var groups []groupClean
 	for _, arg := range o.Args {
 		if launch.IsGroupID(arg) {
 			repo := o.Repo
@@ -159,25 +166,16 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 				return inputErr(err)
 			}
 			n := 0
-			has := map[string]bool{}
 			for _, w := range wts {
 				if w.Group == arg && !w.Main {
-					targets = append(targets, w)
-					has[w.Branch] = true
 					n++
 				}
 			}
-			if bs, err := launch.GroupBranches(ctx, wts[0].Path, arg); err == nil {
-				for _, b := range bs {
-					if !has[b] {
-						orphans = append(orphans, orphan{wts[0].Path, b})
-						n++
-					}
-				}
-			}
-			if n == 0 {
+			bs, _ := launch.GroupBranches(ctx, wts[0].Path, arg)
+			if n+len(bs) == 0 {
 				return &exitError{exitNotFound, fmt.Errorf("group %s has no worktree or branch in %s; see agentctl worktree list %s", arg, repo, repo)}
 			}
+			groups = append(groups, groupClean{repo: wts[0].Path, group: arg})
 			continue
 		}
 		w, err := findWorktree(ctx, e.expand(arg), o.Repo)
@@ -186,7 +184,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 		}
 		targets = append(targets, w)
 	}
-	failed := 0
+	failed, total := 0, len(targets)
 	for _, w := range targets {
 		err := launch.CleanWorktree(ctx, w, o.Force, o.DeleteBranch)
 		var de *launch.DirtyError
@@ -205,20 +203,31 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 			fmt.Fprintln(s.Out, msg)
 		}
 	}
-	for _, b := range orphans {
-		if !o.DeleteBranch {
-			printHuman(s.Out, "kept branch %s (it has no worktree; --delete-branch deletes it)\n", b.branch)
-			continue
+	// A group: every slot's leftovers are committed on its branch before its
+	// worktree goes, so nothing an agent wrote is lost (README "Picking the
+	// winner").
+	for _, g := range groups {
+		into := ""
+		recs, _ := e.store.ReadLaunches()
+		for i := range recs {
+			if recs[i].Group == g.group {
+				into = groupBaseBranch(ctx, g.repo, &recs[i])
+				break
+			}
 		}
-		if err := launch.DeleteBranch(ctx, b.top, b.branch, o.Force); err != nil {
-			failed++
-			fmt.Fprintf(s.ErrOut, "agentctl: branch %s stays: %v (merge it first, or --force to delete it with -D)\n", b.branch, err)
-			continue
+		if into == "" {
+			into = launch.CurrentBranch(ctx, g.repo)
 		}
-		printHuman(s.Out, "deleted branch %s\n", b.branch)
+		cs, n := e.cleanGroup(ctx, g.repo, g.group, into, "", o.DeleteBranch, o.Force, false)
+		failed += n
+		for _, c := range cs {
+			if c.Path != "" {
+				total++
+			}
+		}
 	}
 	if failed > 0 {
-		return &exitError{exitFailed, fmt.Errorf("%d of %d worktrees not removed (see above)", failed, len(targets))}
+		return &exitError{exitFailed, fmt.Errorf("%d of %d worktrees or branches not removed (see above)", failed, total)}
 	}
 	return nil
 }

@@ -178,6 +178,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			versionCommand(s),
 			launchCommand(s),
 			compareCommand(s),
+			acceptCommand(s),
 			worktreeCommand(s),
 			stopCommand(s),
 			resumeCommand(s),

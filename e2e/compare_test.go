@@ -119,9 +119,13 @@ func TestCompareGroupRealAgents(t *testing.T) {
 			t.Errorf("%s: compare tokens %+v, status says %+v", s.Slot, s.Tokens, st.Tokens)
 		}
 	}
-	// Cleaning: refused while the work is uncommitted, then forced.
-	if _, errOut, code := a.Run(t, "worktree", "clean", group, "--repo", repo); code != 1 || !strings.Contains(errOut, "uncommitted") {
-		t.Errorf("clean of dirty slots: exit %d %s", code, errOut)
+	// Cleaning a group commits each slot's leftovers on its branch first, then
+	// removes the worktrees; the unmerged branches go only with --force.
+	if out, errOut, code := a.Run(t, "worktree", "clean", group, "--repo", repo); code != 0 || strings.Count(out, "committed the leftovers") != 4 {
+		t.Errorf("clean of the group: exit %d %s %s", code, out, errOut)
+	}
+	if got := gitIn(t, repo, "show", "try/"+group+"/cc-sonnet-4-5:new.txt"); got != "n\n" {
+		t.Errorf("the untracked new.txt on its branch after clean: %q", got)
 	}
 	if out, errOut, code := a.Run(t, "worktree", "clean", "--force", "--delete-branch", group, "--repo", repo); code != 0 {
 		t.Fatalf("clean --force: exit %d %s %s", code, out, errOut)

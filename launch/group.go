@@ -96,7 +96,7 @@ type Group struct {
 	ID      string
 	Repo    string // the repository's top level (realpath)
 	Base    string // the base commit (full hash)
-	BaseRef string // what the user named (--base-branch / base_branch), or "HEAD"
+	BaseRef string // what the user named (--base-branch / base_branch), else the branch HEAD is on, else "HEAD"
 	Slots   []Slot
 }
 
@@ -130,6 +130,12 @@ func PrepareGroup(ctx context.Context, repo, baseRef string, slots []Slot) (*Gro
 		// worktree would silently be missing from every slot.
 		if st, err := git(ctx, top, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
 			return nil, &InputError{fmt.Sprintf("%s has uncommitted changes the agents would not see; commit or stash them, or name the base with --base-branch", top)}
+		}
+	}
+	if baseRef == "" {
+		// The branch the slots start from is where `accept` brings the winner.
+		if b := CurrentBranch(ctx, top); b != "" {
+			ref = b
 		}
 	}
 	g := &Group{Repo: top, Base: base, BaseRef: ref, Slots: append([]Slot(nil), slots...)}

@@ -1,0 +1,212 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// slotRepo is a repository with one try branch in its own worktree, the
+// slot's work (a tracked edit and an untracked file) left uncommitted.
+func slotRepo(t *testing.T) (repo, slot, base string) {
+	t.Helper()
+	repo = newRepo(t)
+	base = strings.TrimSpace(gitT(t, repo, "rev-parse", "HEAD"))
+	slot = filepath.Join(filepath.Dir(repo), "slot")
+	gitT(t, repo, "worktree", "add", "-q", "-b", "try/g-abcdef/cc", slot)
+	os.WriteFile(filepath.Join(slot, "a.txt"), []byte("1\n2\n3\n4\n"), 0o644)
+	os.WriteFile(filepath.Join(slot, "new.txt"), []byte("new\n"), 0o644)
+	os.WriteFile(filepath.Join(slot, ".gitignore"), []byte("*.log\n"), 0o644)
+	os.WriteFile(filepath.Join(slot, "debug.log"), []byte("noise\n"), 0o644)
+	return repo, slot, base
+}
+
+func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
+	ctx := context.Background()
+	for _, method := range []string{MethodSquash, MethodMerge, MethodRebase} {
+		t.Run(method, func(t *testing.T) {
+			repo, slot, _ := slotRepo(t)
+			c, err := CommitLeftovers(ctx, slot, "agentctl: work of claude-code (m) session s")
+			if err != nil || c == "" {
+				t.Fatalf("CommitLeftovers: %q %v", c, err)
+			}
+			files := gitT(t, slot, "show", "--name-only", "--format=", "HEAD")
+			if !strings.Contains(files, "new.txt") || strings.Contains(files, "debug.log") {
+				t.Errorf("leftovers commit holds %q: want new.txt, never the ignored debug.log", files)
+			}
+			if c2, err := CommitLeftovers(ctx, slot, "x"); err != nil || c2 != "" {
+				t.Errorf("second CommitLeftovers: %q %v, want nothing to commit", c2, err)
+			}
+			// The main branch moved on meanwhile (another file): not a conflict.
+			os.WriteFile(filepath.Join(repo, "b.txt"), []byte("b\n"), 0o644)
+			gitT(t, repo, "add", "b.txt")
+			gitT(t, repo, "commit", "-q", "-m", "b")
+			res, err := Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot,
+				Method: method, Message: "Subject\n\nBody\n"})
+			if err != nil || res.AlreadyIn {
+				t.Fatalf("Accept: %+v %v", res, err)
+			}
+			parents := strings.Fields(gitT(t, repo, "log", "-1", "--format=%P"))
+			want := map[string]int{MethodSquash: 1, MethodMerge: 2, MethodRebase: 1}[method]
+			if len(parents) != want {
+				t.Errorf("%d parents, want %d", len(parents), want)
+			}
+			if got := gitT(t, repo, "show", "HEAD:a.txt"); got != "1\n2\n3\n4\n" {
+				t.Errorf("a.txt on main: %q", got)
+			}
+			if _, err := os.Stat(filepath.Join(repo, "new.txt")); err != nil {
+				t.Errorf("new.txt not in the target worktree: %v", err)
+			}
+			if st := gitT(t, repo, "status", "--porcelain"); st != "" {
+				t.Errorf("target not clean: %s", st)
+			}
+			if method != MethodRebase {
+				if s := strings.TrimSpace(gitT(t, repo, "log", "-1", "--format=%s")); s != "Subject" {
+					t.Errorf("subject %q", s)
+				}
+			}
+			if !Contains(ctx, repo, "main", "try/g-abcdef/cc") {
+				t.Error("Contains: the accepted branch is not in main")
+			}
+			// Again: already in, nothing changes.
+			head := gitT(t, repo, "rev-parse", "HEAD")
+			res, err = Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot, Method: method, Message: "x"})
+			if err != nil || !res.AlreadyIn || gitT(t, repo, "rev-parse", "HEAD") != head {
+				t.Errorf("second Accept: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+func TestAcceptConflictChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, method := range []string{MethodSquash, MethodMerge, MethodRebase} {
+		t.Run(method, func(t *testing.T) {
+			repo, slot, _ := slotRepo(t)
+			if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\nmine\n"), 0o644)
+			gitT(t, repo, "commit", "-q", "-am", "mine")
+			before := gitT(t, repo, "rev-parse", "HEAD") + gitT(t, repo, "status", "--porcelain")
+			slotHead := gitT(t, slot, "rev-parse", "HEAD")
+			_, err := Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot, Method: method, Message: "m"})
+			var ce *ConflictError
+			if !errors.As(err, &ce) || len(ce.Paths) != 1 || ce.Paths[0] != "a.txt" {
+				t.Fatalf("Accept: %v, want a conflict in a.txt", err)
+			}
+			if after := gitT(t, repo, "rev-parse", "HEAD") + gitT(t, repo, "status", "--porcelain"); after != before {
+				t.Errorf("target changed: %q, was %q", after, before)
+			}
+			if gitT(t, slot, "rev-parse", "HEAD") != slotHead || gitT(t, slot, "status", "--porcelain") != "" {
+				t.Errorf("the slot changed after the aborted %s", method)
+			}
+			for _, dir := range []string{repo, slot} {
+				if err := inProgress(ctx, dir); err != nil {
+					t.Errorf("left an operation in progress: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// An accept killed while it fast-forwarded the target: HEAD old, some files
+// new. RecoverAccept resets exactly that, and never a user's own edit.
+func TestRecoverAccept(t *testing.T) {
+	ctx := context.Background()
+	repo, slot, _ := slotRepo(t)
+	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.TrimSpace(gitT(t, repo, "rev-parse", "HEAD"))
+	next := strings.TrimSpace(gitT(t, repo, "rev-parse", "try/g-abcdef/cc"))
+	marker, err := markerPath(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := func() {
+		os.WriteFile(marker, []byte(before+" "+next+"\n"), 0o644)
+		os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\n4\n"), 0o644) // the new version
+		os.WriteFile(filepath.Join(repo, "new.txt"), []byte("new\n"), 0o644)      // added by the update
+	}
+	half()
+	if ok, err := RecoverAccept(ctx, repo); !ok || err != nil {
+		t.Fatalf("RecoverAccept: %v %v", ok, err)
+	}
+	if st := gitT(t, repo, "status", "--porcelain"); st != "" {
+		t.Errorf("not reset: %s", st)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("marker left")
+	}
+	// A file that is neither version is the user's: nothing is touched.
+	half()
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("my own edit\n"), 0o644)
+	if ok, err := RecoverAccept(ctx, repo); ok || err != nil {
+		t.Fatalf("RecoverAccept over a user's edit: %v %v", ok, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "my own edit\n" {
+		t.Errorf("the user's edit was touched: %q", b)
+	}
+	// Done (HEAD moved to the new commit): the marker just goes.
+	gitT(t, repo, "checkout", "-q", "a.txt")
+	os.Remove(filepath.Join(repo, "new.txt"))
+	gitT(t, repo, "merge", "-q", "--ff-only", next)
+	if ok, err := RecoverAccept(ctx, repo); ok || err != nil {
+		t.Fatalf("RecoverAccept after completion: %v %v", ok, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("marker left after completion")
+	}
+}
+
+func TestWorktreeTreeIgnoresHowWorkIsCommitted(t *testing.T) {
+	ctx := context.Background()
+	_, slot, _ := slotRepo(t)
+	t1, err := WorktreeTree(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := gitT(t, slot, "status", "--porcelain"); !strings.Contains(st, "?? new.txt") {
+		t.Errorf("WorktreeTree touched the index: %s", st)
+	}
+	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if t2, _ := WorktreeTree(ctx, slot); t2 != t1 {
+		t.Errorf("tree changed by committing the same content: %s → %s", t1, t2)
+	}
+	os.WriteFile(filepath.Join(slot, "new.txt"), []byte("changed\n"), 0o644)
+	if t3, _ := WorktreeTree(ctx, slot); t3 == t1 {
+		t.Error("tree did not change with the content")
+	}
+}
+
+// An untracked file of the target in the way of the fast-forward: git refuses
+// before changing anything, and so does Accept.
+func TestAcceptUntrackedInTheWay(t *testing.T) {
+	ctx := context.Background()
+	repo, slot, _ := slotRepo(t)
+	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(repo, "new.txt"), []byte("mine\n"), 0o644)
+	head := gitT(t, repo, "rev-parse", "HEAD")
+	_, err := Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot, Method: MethodSquash, Message: "m"})
+	var ue *UpdateRefusedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "new.txt") {
+		t.Fatalf("Accept: %v, want git's refusal naming new.txt", err)
+	}
+	if gitT(t, repo, "rev-parse", "HEAD") != head {
+		t.Error("HEAD moved")
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "new.txt")); string(b) != "mine\n" {
+		t.Errorf("the user's file was overwritten: %q", b)
+	}
+	if marker, _ := markerPath(ctx, repo); isFile(marker) {
+		t.Error("marker left after a refused update")
+	}
+}
