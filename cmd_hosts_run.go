@@ -13,7 +13,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentctl/agentctl/remote"
 )
@@ -425,7 +424,7 @@ func printRemoteMetrics(s *host, outs []hostOut) error {
 				break
 			}
 			for _, m := range mf.Metric {
-				m.Label = append([]*dto.LabelPair{{Name: proto.String("host"), Value: proto.String(h.host.Name)}}, m.Label...)
+				m.Label = append([]*dto.LabelPair{{Name: strPtr("host"), Value: strPtr(h.host.Name)}}, m.Label...)
 			}
 			if have, ok := fams[mf.GetName()]; ok {
 				have.Metric = append(have.Metric, mf.Metric...)
@@ -446,3 +445,5 @@ func printRemoteMetrics(s *host, outs []hostOut) error {
 	}
 	return nil
 }
+
+func strPtr(s string) *string { return &s }
