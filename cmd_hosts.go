@@ -55,6 +55,7 @@ func wrapRemote(app *cli.App, s *host) {
 	for _, c := range app.Commands {
 		kind, ok := remoteKinds[c.Name]
 		if !ok {
+			refuseHosts(c, "")
 			continue
 		}
 		local, name := c.Action, c.Name
@@ -68,6 +69,25 @@ func wrapRemote(app *cli.App, s *host) {
 			}
 			return runRemote(cc.Context, s, o)
 		}
+	}
+}
+
+// refuseHosts makes a command that does not run across hosts refuse --host
+// rather than ignore it and act on this machine.
+func refuseHosts(c *cli.Command, parent string) {
+	name := strings.TrimSpace(parent + " " + c.Name)
+	for _, sc := range c.Subcommands {
+		refuseHosts(sc, name)
+	}
+	local := c.Action
+	if local == nil {
+		return
+	}
+	c.Action = func(cc *cli.Context) error {
+		if len(flagStrings(cc, "host")) > 0 || flagString(cc, "hosts") != "" {
+			return usageErrorf("%s runs on this machine only; on another, run it there: ssh HOST agentctl %s …", name, name)
+		}
+		return local(cc)
 	}
 }
 
@@ -413,7 +433,8 @@ func printRemoteList(s *host, o remoteOptions, outs []hostOut, failed *bool) err
 	if o.json {
 		return writeSessionsJSON(s.Out, len(ss), at, func(m string) { warn(s, m); *failed = true })
 	}
-	e := &cmdEnv{s: s, home: s.getenv("HOME"), color: s.IsTTY() && s.getenv("NO_COLOR") == ""}
+	// No ~ shortening: each cwd is under its own host's home, not this one's.
+	e := &cmdEnv{s: s, color: s.IsTTY() && s.getenv("NO_COLOR") == ""}
 	e.printSessions(len(ss), at, s.now())
 	return nil
 }
@@ -571,8 +592,17 @@ func newJSONHostWriter(w io.Writer, host string, mu *sync.Mutex) *jsonHostWriter
 					continue
 				}
 			}
+			// Keep the shape: an indented document stays indented, an NDJSON
+			// line stays one line.
+			b := append(compactJSON(out), '\n')
+			if bytes.ContainsRune(v, '\n') {
+				var ind bytes.Buffer
+				if json.Indent(&ind, out, "", "  ") == nil {
+					b = append(ind.Bytes(), '\n')
+				}
+			}
 			j.mu.Lock()
-			j.w.Write(append(compactJSON(out), '\n'))
+			j.w.Write(b)
 			j.mu.Unlock()
 		}
 	}()
