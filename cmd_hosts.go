@@ -113,7 +113,8 @@ func remoteOptionsFrom(c *cli.Context, s *host, name string, kind remoteKind) (r
 	o := remoteOptions{name: name, kind: kind, json: c.Bool("json"), strict: c.Bool("strict"), follow: c.Bool("follow")}
 	named := flagStrings(c, "host")
 	all := flagString(c, "hosts")
-	hostArg := slices.ContainsFunc(c.Args().Slice(), func(a string) bool { return strings.Contains(a, ":") })
+	ids := idArgs(name, c.Args().Slice())
+	hostArg := slices.ContainsFunc(ids, func(a string) bool { return strings.Contains(a, ":") })
 	if len(named) == 0 && all == "" && !hostArg {
 		return o, false, nil
 	}
@@ -163,7 +164,7 @@ func remoteOptionsFrom(c *cli.Context, s *host, name string, kind remoteKind) (r
 	o.known = append(o.known, remote.Host{Name: remote.Local})
 	if len(o.hosts) == 0 {
 		// Only host:id arguments: run remotely when one names a known host.
-		if !slices.ContainsFunc(c.Args().Slice(), func(a string) bool { _, _, ok := o.splitHostID(a); return ok }) {
+		if !slices.ContainsFunc(ids, func(a string) bool { _, _, ok := o.splitHostID(a); return ok }) {
 			return o, false, nil
 		}
 	}
@@ -182,6 +183,19 @@ func remoteOptionsFrom(c *cli.Context, s *host, name string, kind remoteKind) (r
 	o.pos = c.Args().Slice()
 	o.flags = stripHostFlags(s.argv, len(o.pos))
 	return o, true, nil
+}
+
+// idArgs are the arguments of command name that are session ids (and so may
+// be host:id): every one of wait's, the first of the one-session commands'.
+// resume's message is not one, whatever it holds.
+func idArgs(name string, args []string) []string {
+	switch {
+	case name == "wait":
+		return args
+	case remoteKinds[name] == kindOne && name != "launch" && len(args) > 0:
+		return args[:1]
+	}
+	return nil
 }
 
 // splitHostID splits a host:id argument whose host is one agentctl knows
@@ -239,7 +253,7 @@ func stripHostFlags(argv []string, npos int) []string {
 
 // argsFor is the command line for host h: the flags (without --home, which
 // names a directory here, for a remote host), --json when asked, then the
-// positional arguments with h's host: prefix taken off.
+// positional arguments (ids with their host: taken off by the caller).
 func (o remoteOptions) argsFor(h remote.Host, asJSON bool, pos []string) []string {
 	var out []string
 	for i := 0; i < len(o.flags); i++ {
@@ -257,13 +271,7 @@ func (o remoteOptions) argsFor(h remote.Host, asJSON bool, pos []string) []strin
 	if asJSON {
 		out = append(out, "--json")
 	}
-	for _, p := range pos {
-		if hh, id, ok := o.splitHostID(p); ok && hh.Name == h.Name {
-			p = id
-		}
-		out = append(out, p)
-	}
-	return out
+	return append(out, pos...)
 }
 
 // hostTimeout bounds one call that returns at once (list, status, …): the

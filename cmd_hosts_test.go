@@ -32,11 +32,11 @@ func TestStripHostFlagsAndArgsFor(t *testing.T) {
 		{[]string{"agentctl", "--host", "gpu", "list", "-a", "--json", "--strict", "--host=build", "--hosts", "all"}, 0, "gpu", true,
 			[]string{"list", "-a"}, []string{"list", "-a", "--json"}},
 		{[]string{"agentctl", "status", "--home", "/here", "--adapter", "codex", "gpu:abc"}, 1, "gpu", false,
-			[]string{"status", "--home", "/here", "--adapter", "codex"}, []string{"status", "--adapter", "codex", "abc"}},
+			[]string{"status", "--home", "/here", "--adapter", "codex"}, []string{"status", "--adapter", "codex", "gpu:abc"}},
 		{[]string{"agentctl", "status", "--home=/here", "gpu:abc"}, 1, "local", false,
 			[]string{"status", "--home=/here"}, []string{"status", "--home=/here", "gpu:abc"}},
 		{[]string{"agentctl", "wait", "--any", "gpu:a", "build:b", "gpu:c"}, 3, "gpu", true,
-			[]string{"wait", "--any"}, []string{"wait", "--any", "--json", "a", "build:b", "c"}},
+			[]string{"wait", "--any"}, []string{"wait", "--any", "--json", "gpu:a", "build:b", "gpu:c"}},
 		// An OpenClaw session key is not host:id.
 		{[]string{"agentctl", "status", "--host", "gpu", "agent:main:main"}, 1, "gpu", false,
 			[]string{"status"}, []string{"status", "agent:main:main"}},
@@ -48,6 +48,24 @@ func TestStripHostFlagsAndArgsFor(t *testing.T) {
 		o.flags = flags
 		if d := cmp.Diff(c.args, o.argsFor(remote.Host{Name: c.host}, c.json, c.argv[len(c.argv)-c.npos:])); d != "" {
 			t.Errorf("argsFor(%s, %q) (-want +got):\n%s", c.host, c.argv, d)
+		}
+	}
+}
+
+func TestIDArgs(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"wait", []string{"gpu:a", "b"}, []string{"gpu:a", "b"}},
+		{"status", []string{"gpu:a"}, []string{"gpu:a"}},
+		{"resume", []string{"abc", "gpu: do this"}, []string{"abc"}},
+		{"launch", []string{"claude-code"}, nil},
+		{"list", nil, nil},
+	} {
+		if d := cmp.Diff(c.want, idArgs(c.name, c.args)); d != "" {
+			t.Errorf("idArgs(%s, %q) (-want +got):\n%s", c.name, c.args, d)
 		}
 	}
 }
