@@ -152,25 +152,39 @@ func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listin
 }
 
 func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
-	if ls.Len() == 0 {
+	e.printSessions(ls.Len(), ls.At, now)
+}
+
+// printSessions prints n sessions, the i-th at(i); a HOST column when they
+// come from several machines (cmd_hosts.go).
+func (e *cmdEnv) printSessions(n int, at func(int) *discover.Session, now time.Time) {
+	if n == 0 {
 		fmt.Fprintln(e.s.Out, "No sessions found.")
 		return
 	}
-	groups := false
-	for i := 0; i < ls.Len(); i++ {
-		if ls.At(i).Group != "" {
+	groups, hosts := false, false
+	for i := 0; i < n; i++ {
+		if at(i).Group != "" {
 			groups = true
+		}
+		if at(i).Host != "" {
+			hosts = true
 		}
 	}
 	var t table
 	head := []string{"ID", "ADAPTER", "STATUS", "MODEL"}
+	statusCol := 2
+	if hosts {
+		head = append([]string{"HOST"}, head...)
+		statusCol = 3
+	}
 	if groups {
 		head = append(head, "GROUP")
 	}
 	head = append(head, "CWD", "AGE", "COST", "PROMPT")
 	t.add(head...)
-	for i := 0; i < ls.Len(); i++ {
-		s := ls.At(i)
+	for i := 0; i < n; i++ {
+		s := at(i)
 		status := s.Status
 		if s.Inferred {
 			status += "?"
@@ -183,6 +197,9 @@ func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
 			model = "-"
 		}
 		row := []string{discover.Truncate(s.ID, 12), s.Adapter, status, model}
+		if hosts {
+			row = append([]string{s.Host}, row...)
+		}
 		if groups {
 			row = append(row, orDash(s.Group))
 		}
@@ -200,8 +217,8 @@ func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
 			if row == 0 {
 				return "\x1b[1m" + cell + ansiReset
 			}
-			if col == 2 {
-				return statusColor(ls.At(row-1).Status) + cell + ansiReset
+			if col == statusCol {
+				return statusColor(at(row-1).Status) + cell + ansiReset
 			}
 			return cell
 		}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"github.com/agentctl/agentctl/discover/opencode"
 	"github.com/agentctl/agentctl/discover/pi"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/remote"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -90,6 +92,7 @@ type host struct {
 	getenv     func(string) string
 	now        func() time.Time
 	executable func() (string, error)
+	argv       []string // the command line, reordered (commands across hosts send it on)
 }
 
 // realHost is the machine itself.
@@ -109,7 +112,8 @@ func main() {
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, s *host) int {
 	app := newApp(s)
-	err := app.RunContext(ctx, reorderArgs(app, args))
+	s.argv = reorderArgs(app, args)
+	err := app.RunContext(ctx, s.argv)
 	if err == nil {
 		return exitOK
 	}
@@ -133,12 +137,12 @@ func run(ctx context.Context, args []string, s *host) int {
 
 // globalFlags are accepted before and after the command name.
 func globalFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (demos, tests)"},
 		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(agents.Names(), ", ")},
 		&cli.StringFlag{Name: "timeout", Usage: "per-adapter discovery timeout (`DUR`, default 5s; env AGENTCTL_ADAPTER_TIMEOUT)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR); colour is only used on a terminal"},
-	}
+	}, hostFlags()...)
 }
 
 func newApp(s *host) *cli.App {
@@ -208,6 +212,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			sc.OnUsageError = app.OnUsageError
 		}
 	}
+	wrapRemote(app, s)
 	return app
 }
 
@@ -232,7 +237,19 @@ func versionCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print agentctl's version",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {version, protocol} (what another agentctl checks over ssh)"}},
 		Action: func(c *cli.Context) error {
+			if c.Bool("json") {
+				b, err := json.Marshal(struct {
+					Version  string `json:"version"`
+					Protocol int    `json:"protocol"`
+				}{version, remote.Protocol})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "%s\n", b)
+				return nil
+			}
 			fmt.Fprintf(s.Out, "agentctl %s\n", version)
 			return nil
 		},

@@ -48,7 +48,7 @@ type Config struct {
 	WebhookSecret string                   `json:"webhook_secret,omitempty"`
 	Adapters      map[string]AdapterConfig `json:"adapters,omitempty"`
 	Prices        map[string]Price         `json:"prices,omitempty"`
-	Hosts         []string                 `json:"hosts,omitempty"`
+	Hosts         []HostEntry              `json:"hosts,omitempty"` // §11, hosts.go
 	// Budget holds the default limits of launch and resume (see Budget).
 	Budget *Budget `json:"budget,omitempty"`
 }

@@ -1,0 +1,257 @@
+package harness
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/remote"
+)
+
+// SSHNet is a set of real OpenSSH servers on 127.0.0.1, each standing for one
+// machine, and the ssh_config that names them: agentctl reaches them with
+// AGENTCTL_SSH="ssh -F <Config>", the way a user's ~/.ssh/config names hosts.
+// Every server has its own temp host key, accepts one temp client key, and
+// runs every command through a ForceCommand wrapper that gives it the host's
+// own environment (HOME, AGENTCTL_HOME, PATH with agentctl first).
+type SSHNet struct {
+	Dir    string // keys, configs, logs
+	Config string // the ssh_config (ssh -F)
+	key    string
+	blocks []string
+}
+
+// SSHD is one server: one "machine".
+type SSHD struct {
+	Name string
+	Port int
+	Env  Env // what its commands run with
+	Log  string
+	cmd  *exec.Cmd
+}
+
+// NewSSHNet makes the client key and an empty ssh_config; it skips (or fails
+// under AGENTCTL_E2E=require) without OpenSSH's sshd.
+func NewSSHNet(t testing.TB) *SSHNet {
+	t.Helper()
+	for _, b := range []string{sshdPath, "ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("AGENTCTL_E2E") == "require" {
+				t.Fatalf("%s not found: install openssh-server and openssh-client (.ci/run does)", b)
+			}
+			t.Skipf("%s not found: install openssh-server and openssh-client to run the several-machines tests", b)
+		}
+	}
+	// sshd refuses to start without its privilege separation directory.
+	if _, err := os.Stat("/run/sshd"); err != nil {
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+			t.Skipf("sshd needs /run/sshd: %v", err)
+		}
+	}
+	n := &SSHNet{Dir: TempDir(t)}
+	n.Config = filepath.Join(n.Dir, "ssh_config")
+	n.key = filepath.Join(n.Dir, "id_ed25519")
+	keygen(t, n.key)
+	n.writeConfig(t)
+	return n
+}
+
+const sshdPath = "/usr/sbin/sshd"
+
+// SSHCommand is the AGENTCTL_SSH value that reaches this net's hosts.
+func (n *SSHNet) SSHCommand() string { return "ssh -F " + remote.Quote(n.Config) }
+
+func keygen(t testing.TB, path string) {
+	t.Helper()
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "agentctl-e2e", "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+}
+
+func (n *SSHNet) addBlock(t testing.TB, name string, port int) {
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.blocks = append(n.blocks, fmt.Sprintf(`Host %s
+  HostName 127.0.0.1
+  Port %d
+  User %s
+`, name, port, u.Username))
+	n.writeConfig(t)
+}
+
+func (n *SSHNet) writeConfig(t testing.TB) {
+	t.Helper()
+	// Only this file: nothing from the developer's ~/.ssh (keys, agent,
+	// known hosts, ControlMaster) takes part.
+	global := fmt.Sprintf(`Host *
+  IdentityFile %s
+  IdentitiesOnly yes
+  IdentityAgent none
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  GlobalKnownHostsFile /dev/null
+  ControlMaster no
+  ControlPath none
+  LogLevel ERROR
+`, n.key)
+	cfg := strings.Join(n.blocks, "\n") + "\n" + global
+	if err := os.WriteFile(n.Config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Start starts a real sshd standing for the machine name: every command it
+// runs gets exactly env (HOME, AGENTCTL_HOME, PATH … ; env's PATH should hold
+// agentctl), through a ForceCommand wrapper that hands the client's command
+// line to /bin/sh -c as a login shell would.
+func (n *SSHNet) Start(t testing.TB, name string, env Env) *SSHD {
+	t.Helper()
+	dir := filepath.Join(n.Dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	hostKey := filepath.Join(dir, "host_ed25519")
+	keygen(t, hostKey)
+	pub, err := os.ReadFile(n.key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(auth, pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var w strings.Builder
+	w.WriteString("#!/bin/sh\n# ForceCommand: this machine's environment, then the client's command.\n")
+	for _, k := range keys {
+		fmt.Fprintf(&w, "export %s=%s\n", k, remote.Quote(env[k]))
+	}
+	w.WriteString("cd \"$HOME\" || exit 1\nexec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n")
+	wrapper := filepath.Join(dir, "wrapper")
+	if err := os.WriteFile(wrapper, []byte(w.String()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	cfg := filepath.Join(dir, "sshd_config")
+	conf := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+AuthorizedKeysFile %s
+PidFile %s
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+ForceCommand %s
+LogLevel ERROR
+MaxStartups 100
+SetEnv SHLVL=1
+`, port, hostKey, auth, filepath.Join(dir, "sshd.pid"), wrapper)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &SSHD{Name: name, Port: port, Env: env, Log: filepath.Join(dir, "sshd.log")}
+	logf, err := os.Create(s.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SetEnv SHLVL=1: sshd runs the ForceCommand through the user's login
+	// shell, and a bash started by sshd at level 1 sources ~/.bashrc — the
+	// developer's, which can take seconds (pyenv, nvm). One level deeper it
+	// does not: the test measures agentctl and ssh, not someone's rc files.
+	// -D: stay in the foreground (the test owns it); -e: log to stderr.
+	s.cmd = exec.Command(sshdPath, "-D", "-e", "-f", cfg)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start sshd: %v", err)
+	}
+	t.Cleanup(func() {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		logf.Close()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(s.Log)
+			t.Fatalf("sshd for %s did not listen on port %d: %v\n%s", name, port, err, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n.addBlock(t, name, port)
+	return s
+}
+
+// AddClosed names a host whose port nothing listens on.
+func (n *SSHNet) AddClosed(t testing.TB, name string) {
+	t.Helper()
+	n.addBlock(t, name, freePort(t))
+}
+
+// AddHanging names a host whose port accepts connections and never says a
+// word (a wedged machine).
+func (n *SSHNet) AddHanging(t testing.TB, name string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+			go bufio.NewReader(c).WriteTo(discard{})
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	n.addBlock(t, name, l.Addr().(*net.TCPAddr).Port)
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// HostEnv is the environment of one "machine" whose agent files live under
+// home: BaseEnv plus its own agentctl state, with agentctl's directory first
+// on PATH (a machine where agentctl is installed).
+func HostEnv(t testing.TB, home string) Env {
+	t.Helper()
+	bin := AgentctlBin(t)
+	return BaseEnv(home, TempDir(t), filepath.Dir(bin)).Merge(Env{
+		"AGENTCTL_HOME": filepath.Join(TempDir(t), "agentctl-state"),
+		"NO_COLOR":      "1",
+	})
+}
