@@ -189,7 +189,7 @@ func runNotify(ctx context.Context, s *host, o notifyOptions) error {
 type notifier struct {
 	e    *cmdEnv
 	deps *launch.Deps
-	mu sync.Mutex
+	mu   sync.Mutex
 	// desktopWarned: the "no notify-send or osascript" warning is given once per run.
 	desktopWarned bool
 }
