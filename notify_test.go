@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/proc"
+)
+
+// claudeFleet is a home with n Claude Code TUI sessions whose registry status
+// the test sets (docs/agents/claude-code.md §10.2): each is a live stand-in
+// process (sleep) with a registry entry naming its pid and start time.
+type claudeFleet struct {
+	home  string
+	procs []proc.Process
+	ids   []string
+}
+
+func newClaudeFleet(t *testing.T, home string, n int) *claudeFleet {
+	t.Helper()
+	f := &claudeFleet{home: home}
+	for _, d := range []string{".claude/sessions", ".claude/projects"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		cmd := exec.Command("sleep", "600")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		p, err := proc.Live().Find(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.procs = append(f.procs, p)
+		f.ids = append(f.ids, fmt.Sprintf("0000%04x-1111-4222-8333-%012x", i, i))
+	}
+	return f
+}
+
+// set writes session i's registry entry with this status (busy, idle, waiting).
+func (f *claudeFleet) set(t *testing.T, i int, status, waitingFor string) {
+	t.Helper()
+	p := f.procs[i]
+	now := time.Now().UnixMilli()
+	b, _ := json.Marshal(map[string]any{"pid": p.PID, "sessionId": f.ids[i], "cwd": f.home, "startedAt": now - 60_000,
+		"procStart": strconv.FormatUint(p.StartTicks, 10), "kind": "interactive", "entrypoint": "cli",
+		"status": status, "waitingFor": waitingFor, "updatedAt": now})
+	path := filepath.Join(f.home, ".claude", "sessions", strconv.Itoa(p.PID)+".json")
+	if err := os.WriteFile(path+".tmp", b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firedLines reads the lines --exec appended to path, sorted.
+func firedLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// notifyHost is testHost with the real clock (marks only move forward in
+// time) and PATH, over home.
+func notifyHost(t *testing.T, extra map[string]string) (*host, *strings.Builder, *strings.Builder, string) {
+	t.Helper()
+	h, _, _ := testHost(t)
+	home := h.getenv("HOME")
+	env := map[string]string{"HOME": home, "AGENTCTL_HOME": h.getenv("AGENTCTL_HOME"), "PATH": os.Getenv("PATH")}
+	for k, v := range extra {
+		env[k] = v
+	}
+	var out, errOut strings.Builder
+	h.IOStreams = &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	h.getenv = func(k string) string { return env[k] }
+	h.now = time.Now
+	return h, &out, &errOut, home
+}
+
+func TestNotifyFiresOncePerTransition(t *testing.T) {
+	h, out, errOut, home := notifyHost(t, nil)
+	f := newClaudeFleet(t, home, 2)
+	log := filepath.Join(t.TempDir(), "fired")
+	o := notifyOptions{notifyRule: notifyRule{On: "waiting,blocked",
+		Exec: `echo "$AGENTCTL_SESSION_ID $AGENTCTL_STATUS prev=$AGENTCTL_PREV_STATUS $AGENTCTL_ADAPTER detail=$AGENTCTL_DETAIL cwd=$AGENTCTL_CWD host=$AGENTCTL_HOST" >> ` + log}}
+	run := func(when string) {
+		t.Helper()
+		if err := runNotify(context.Background(), h, o); err != nil {
+			t.Fatalf("%s: notify: %v\nstderr: %s", when, err, errOut)
+		}
+	}
+	hostname, _ := os.Hostname()
+	a, b := f.ids[0], f.ids[1]
+	line := func(id, status, prev, detail string) string {
+		return fmt.Sprintf("%s %s prev=%s claude-code detail=%s cwd=%s host=%s", id, status, prev, detail, home, hostname)
+	}
+
+	f.set(t, 0, "waiting", "permission: Bash(touch x)")
+	f.set(t, 1, "busy", "")
+	run("first run")
+	want := []string{line(a, "waiting", "", "permission: Bash(touch x)")}
+	if diff := cmp.Diff(want, firedLines(t, log)); diff != "" {
+		t.Fatalf("first run fires for the session already waiting (-want +got):\n%s\nstdout: %s\nstderr: %s", diff, out, errOut)
+	}
+	run("again, nothing changed")
+	f.set(t, 0, "busy", "")
+	run("a answered")
+	if diff := cmp.Diff(want, firedLines(t, log)); diff != "" {
+		t.Fatalf("no transition into waiting, but fired (-want +got):\n%s", diff)
+	}
+	f.set(t, 0, "waiting", "permission: Edit(main.go)")
+	f.set(t, 1, "waiting", "question")
+	run("both wait")
+	run("both still wait")
+	want = append(want, line(a, "waiting", "running", "permission: Edit(main.go)"), line(b, "waiting", "running", "question"))
+	sort.Strings(want)
+	if diff := cmp.Diff(want, firedLines(t, log)); diff != "" {
+		t.Fatalf("a second prompt fires again, once (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(out.String(), a+" waiting (was running)") {
+		t.Errorf("stdout does not report the firing of %s:\n%s", a, out)
+	}
+	// Another watcher (another command) has its own marks: its first run fires
+	// for both.
+	o.Exec += " # second watcher"
+	run("second watcher")
+	if got := len(firedLines(t, log)); got != 5 {
+		t.Errorf("a second watcher fired %d times in all, want 5 (two for its first run)", got)
+	}
+}
+
+func TestNotifyBadInput(t *testing.T) {
+	notify := func(o notifyOptions) func(context.Context, *host) error {
+		return func(ctx context.Context, h *host) error { return runNotify(ctx, h, o) }
+	}
+	runSeam(t, []seamCase{
+		{"no --on", notify(notifyOptions{notifyRule: notifyRule{Desktop: true}}), exitUsage, "notify: want --on STATUS"},
+		{"unknown status", notify(notifyOptions{notifyRule: notifyRule{On: "waiting,asleep", Desktop: true}}), exitUsage,
+			`--on "asleep": want one or more of running, idle, waiting, stopped, failed, unknown, blocked`},
+		{"no target", notify(notifyOptions{notifyRule: notifyRule{On: "waiting"}}), exitUsage, "notify: want a target: --exec CMD, --desktop or --webhook URL"},
+		{"bad webhook", notify(notifyOptions{notifyRule: notifyRule{On: "waiting", Webhook: "ftp://x"}}), exitUsage, "want an http:// or https:// URL"},
+		{"bad interval", notify(notifyOptions{notifyRule: notifyRule{On: "waiting", Desktop: true}, Follow: true, Interval: "soon"}), exitUsage, `--interval "soon"`},
+		{"argument", notify(notifyOptions{notifyRule: notifyRule{On: "waiting", Desktop: true}, Args: []string{"x"}}), exitUsage, "notify takes no arguments"},
+	})
+}
+
+// An unwritable state dir: a clear error, exit 1, nothing fired; once it is
+// writable the transition fires, once. (A directory where notify.json's lock
+// file should be: not even root can write it.)
+func TestNotifyUnwritableStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	blocker := filepath.Join(state, "notify.json.lock")
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h, _, _, home := notifyHost(t, map[string]string{"AGENTCTL_HOME": state})
+	f := newClaudeFleet(t, home, 1)
+	f.set(t, 0, "waiting", "question")
+	log := filepath.Join(t.TempDir(), "fired")
+	o := notifyOptions{notifyRule: notifyRule{On: "waiting", Exec: "echo $AGENTCTL_SESSION_ID >> " + log}}
+	err := runNotify(context.Background(), h, o)
+	if codeOf(err) != exitFailed || !strings.Contains(err.Error(), "make "+state+" writable") || !strings.Contains(err.Error(), "nothing was fired") {
+		t.Fatalf("unwritable state dir: exit %d, %v; want exit 1 saying to make it writable", codeOf(err), err)
+	}
+	if got := firedLines(t, log); len(got) != 0 {
+		t.Fatalf("fired %v without recording it", got)
+	}
+	if err := os.RemoveAll(blocker); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := runNotify(context.Background(), h, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := firedLines(t, log); len(got) != 1 {
+		t.Errorf("after fixing the state dir: fired %d times, want 1", len(got))
+	}
+}
+
+func TestNotifyDesktop(t *testing.T) {
+	bin := t.TempDir()
+	got := filepath.Join(t.TempDir(), "shown")
+	script := "#!/bin/sh\nprintf '%s|' \"$@\" >> " + got + "\necho >> " + got + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "notify-send"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h, _, errOut, home := notifyHost(t, map[string]string{"PATH": bin + ":/usr/bin:/bin"})
+	f := newClaudeFleet(t, home, 1)
+	f.set(t, 0, "waiting", "permission: Bash(rm -rf build)")
+	o := notifyOptions{notifyRule: notifyRule{On: "waiting", Desktop: true}}
+	for i := 0; i < 2; i++ {
+		if err := runNotify(context.Background(), h, o); err != nil {
+			t.Fatalf("notify --desktop: %v\nstderr: %s", err, errOut)
+		}
+	}
+	want := []string{"--app-name=agentctl|claude-code waiting — ~|permission: Bash(rm -rf build)|"}
+	if diff := cmp.Diff(want, firedLines(t, got)); diff != "" {
+		t.Errorf("notify-send calls (-want +got):\n%s", diff)
+	}
+
+	// Without notify-send (nor osascript): a warning, once per run, naming the fix.
+	h2, _, errOut2, home2 := notifyHost(t, map[string]string{"PATH": t.TempDir()})
+	f2 := newClaudeFleet(t, home2, 2)
+	f2.set(t, 0, "waiting", "question")
+	f2.set(t, 1, "waiting", "question")
+	if err := runNotify(context.Background(), h2, o); err != nil {
+		t.Fatalf("notify --desktop without notify-send: %v; want a warning only", err)
+	}
+	if n := strings.Count(errOut2.String(), "neither notify-send nor osascript is on PATH"); n != 1 {
+		t.Errorf("without notify-send: the warning came %d times, want once:\n%s", n, errOut2)
+	}
+}
+
+// --webhook posts the event signed like session webhooks; a 500 parks it in
+// the outbox and sweep delivers it, once.
+func TestNotifyWebhookRetriedThroughTheOutbox(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	var fails atomic.Int32
+	fails.Store(1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		m := hmac.New(sha256.New, []byte("s3cret"))
+		m.Write(b)
+		if sig := r.Header.Get("X-Hub-Signature-256"); sig != "sha256="+hex.EncodeToString(m.Sum(nil)) {
+			t.Errorf("signature %q does not sign the body", sig)
+		}
+		if fails.Add(-1) >= 0 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	h, _, errOut, home := notifyHost(t, map[string]string{"AGENTCTL_WEBHOOK_SECRET": "s3cret"})
+	f := newClaudeFleet(t, home, 1)
+	f.set(t, 0, "busy", "")
+	f.set(t, 0, "idle", "")
+	f.set(t, 0, "waiting", "question")
+	o := notifyOptions{notifyRule: notifyRule{On: "waiting", Webhook: srv.URL}}
+	err := runNotify(context.Background(), h, o)
+	if codeOf(err) != exitFailed || !strings.Contains(errOut.String(), "queued in outbox.json for `agentctl sweep`") {
+		t.Fatalf("a 500: exit %d (%v), stderr %q; want exit 1 and the delivery queued", codeOf(err), err, errOut)
+	}
+	if err := runNotify(context.Background(), h, o); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	// sweep retries due deliveries: a minute later this one is due.
+	later := time.Now().Add(2 * time.Minute)
+	h.now = func() time.Time { return later }
+	for i := 0; i < 2; i++ {
+		if err := runSweep(context.Background(), h, sweepOptions{}); err != nil {
+			t.Fatalf("sweep: %v\nstderr: %s", err, errOut)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 1 {
+		t.Fatalf("delivered %d times, want once: %q", len(bodies), bodies)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(bodies[0]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev["hook_type"] != "session.waiting" || ev["session_id"] != f.ids[0] || ev["status"] != "waiting" || ev["detail"] != "question" {
+		t.Errorf("event body %s: want hook_type session.waiting, the session id, status waiting, detail question", bodies[0])
+	}
+}
