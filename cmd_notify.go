@@ -214,6 +214,20 @@ func watchesEnded(ws []*watcher) bool {
 // never marks another gone. failed reports a target that failed.
 func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed bool, err error) {
 	e := n.e
+	// Polls take turns, from discovery to claim: a transition is claimed from
+	// observations applied in the order they were made. Two overlapping polls
+	// could otherwise apply a slower one's older view after a newer one's and
+	// see the same transition twice. The lock is never held while firing.
+	unlock, err := e.store.Lock(notifyPollLock)
+	if err != nil {
+		return false, notifyStateError(e, err)
+	}
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	at := e.s.now()
 	ended := watchesEnded(ws)
 	e.onlyAlive = !ended
@@ -282,8 +296,10 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 		return changed, nil
 	})
 	if err != nil {
-		return false, &exitError{exitFailed, fmt.Errorf("record notify marks: %w; make %s writable (or set AGENTCTL_HOME to a writable directory) — nothing was fired", err, e.store.Dir)}
+		return false, notifyStateError(e, err)
 	}
+	unlock()
+	locked = false
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range fire {
@@ -305,6 +321,13 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 	}
 	wg.Wait()
 	return failed, nil
+}
+
+// notifyPollLock serialises notify polls (store.Lock adds ".lock").
+const notifyPollLock = "notify.poll"
+
+func notifyStateError(e *cmdEnv, err error) error {
+	return &exitError{exitFailed, fmt.Errorf("record notify marks: %w; make %s writable (or set AGENTCTL_HOME to a writable directory) — nothing was fired", err, e.store.Dir)}
 }
 
 // notifyEvent is what a transition is told as: the --webhook body, and the

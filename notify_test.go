@@ -307,3 +307,96 @@ func TestNotifyWebhookRetriedThroughTheOutbox(t *testing.T) {
 		t.Errorf("event body %s: want hook_type session.waiting, the session id, status waiting, detail question", bodies[0])
 	}
 }
+
+// 16 one-shot runs overlapping all the time, as separate processes (cron lines
+// firing together), over a home where 50 sessions change status every round:
+// every transition into waiting fires exactly once. A round's statuses are
+// written while runs are in flight; the next round starts once a run begun
+// after the writes has finished, so every state is seen by some run.
+func TestNotifyOverlappingRunsFireOnce(t *testing.T) {
+	bin, err := exec.LookPath("agentctl") // the test binary, as TestMain puts it on PATH
+	if err != nil {
+		t.Skip("agentctl is not on PATH (run through go test)")
+	}
+	home := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	const sessions, workers = 50, 16
+	rounds := 10
+	if testing.Short() {
+		rounds = 4
+	}
+	f := newClaudeFleet(t, home, sessions)
+	log := filepath.Join(t.TempDir(), "fired")
+	waiting := func(i, r int) bool { return (i+r)%3 == 0 || (i%7 == 0 && r%2 == 0) }
+
+	type span struct{ start, end time.Time }
+	var mu sync.Mutex
+	var runs []span
+	var failures []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				cmd := exec.Command(bin, "--home", home, "notify", "--on", "waiting",
+					"--exec", `echo "$AGENTCTL_SESSION_ID $AGENTCTL_PREV_STATUS" >> `+log)
+				cmd.Env = append(os.Environ(), "AGENTCTL_HOME="+state)
+				out, err := cmd.CombinedOutput()
+				mu.Lock()
+				runs = append(runs, span{start, time.Now()})
+				if err != nil {
+					failures = append(failures, fmt.Sprintf("%v: %s", err, out))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	want := map[string]int{}
+	for r := 0; r < rounds; r++ {
+		for i := 0; i < sessions; i++ {
+			st := "busy"
+			if waiting(i, r) {
+				st = "waiting"
+				if r == 0 || !waiting(i, r-1) {
+					want[f.ids[i]]++
+				}
+			}
+			f.set(t, i, st, "")
+		}
+		written := time.Now()
+		deadline := time.Now().Add(60 * time.Second)
+		for seen := false; !seen; {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: no notify run started after the writes finished within 60 s", r)
+			}
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			for _, s := range runs {
+				seen = seen || s.start.After(written)
+			}
+			mu.Unlock()
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d notify runs failed, first: %s", len(failures), failures[0])
+	}
+	got := map[string]int{}
+	for _, l := range firedLines(t, log) {
+		id, _, _ := strings.Cut(l, " ")
+		got[id]++
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("firings per session over %d rounds and %d runs (-want +got):\n%s", rounds, len(runs), diff)
+	}
+	t.Logf("%d rounds, %d overlapping runs, %d firings", rounds, len(runs), len(firedLines(t, log)))
+}
