@@ -400,3 +400,27 @@ func TestNotifyOverlappingRunsFireOnce(t *testing.T) {
 	}
 	t.Logf("%d rounds, %d overlapping runs, %d firings", rounds, len(runs), len(firedLines(t, log)))
 }
+
+// list --status waiting,blocked -q / --count: the scriptable "who needs me".
+func TestListNeedsMeQuietAndCount(t *testing.T) {
+	h, out, _, home := notifyHost(t, nil)
+	f := newClaudeFleet(t, home, 3)
+	f.set(t, 0, "waiting", "question")
+	f.set(t, 1, "busy", "")
+	f.set(t, 2, "waiting", "permission: Bash(ls)")
+	if err := runList(context.Background(), h, listOptions{Statuses: []string{"waiting,blocked"}, Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(out.String())
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{f.ids[0], f.ids[2]}, got); diff != "" {
+		t.Errorf("list --status waiting,blocked -q (-want +got):\n%s", diff)
+	}
+	out.Reset()
+	if err := runList(context.Background(), h, listOptions{Statuses: []string{"waiting", "blocked"}, Count: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "2\n" {
+		t.Errorf("--count printed %q, want 2", out)
+	}
+}
