@@ -25,6 +25,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -422,5 +423,46 @@ func TestListNeedsMeQuietAndCount(t *testing.T) {
 	}
 	if out.String() != "2\n" {
 		t.Errorf("--count printed %q, want 2", out)
+	}
+}
+
+// A launch's supervisor applies the config's notify rules to its own session,
+// sharing the marks: a cron `notify` with the same rule does not fire the same
+// transition again, and the supervisor never marks other sessions gone.
+func TestSupervisorNotifyRulesShareTheMarks(t *testing.T) {
+	h, _, errOut, home := notifyHost(t, nil)
+	f := newClaudeFleet(t, home, 2)
+	f.set(t, 0, "waiting", "question")
+	f.set(t, 1, "waiting", "question")
+	log := filepath.Join(t.TempDir(), "fired")
+	cfg := `{"notify": [{"on": "waiting", "exec": "echo $AGENTCTL_SESSION_ID >> ` + log + `"}, {"on": "sleeping", "desktop": true}]}`
+	c, warns, err := meta.ParseConfig("config.json", []byte(cfg))
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("config with notify rules: %v %v", err, warns)
+	}
+	var logged []string
+	ws := notifyWatchers(c.Notify, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+	if len(ws) != 1 || len(logged) != 1 || !strings.Contains(logged[0], `config notify rule 2: --on "sleeping"`) {
+		t.Fatalf("rules: %d watchers, logged %q; want the good one, the bad one reported", len(ws), logged)
+	}
+	e, err := setup(h, globalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	notifyOwn(ctx, e, ws, func() string { return f.ids[0] }, 100*time.Millisecond, func(f string, a ...any) { t.Errorf(f, a...) })
+	if got := firedLines(t, log); len(got) != 1 || got[0] != f.ids[0] {
+		t.Fatalf("the supervisor's rule fired %q; want its own session once\nstderr: %s", got, errOut)
+	}
+	// The same rule from cron: only the other session is new to it.
+	o := notifyOptions{notifyRule: notifyRule{On: "waiting", Exec: "echo $AGENTCTL_SESSION_ID >> " + log}}
+	for i := 0; i < 2; i++ {
+		if err := runNotify(context.Background(), h, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{f.ids[0], f.ids[1]}, firedLines(t, log)); diff != "" {
+		t.Errorf("supervisor then cron with the same rule (-want +got):\n%s", diff)
 	}
 }

@@ -49,11 +49,24 @@ type Config struct {
 	Adapters      map[string]AdapterConfig `json:"adapters,omitempty"`
 	Prices        map[string]Price         `json:"prices,omitempty"`
 	Hosts         []string                 `json:"hosts,omitempty"`
+	// Notify rules are applied by each launch's supervisor to its own session
+	// (README "Notifications").
+	Notify []NotifyRule `json:"notify,omitempty"`
+}
+
+// NotifyRule is one config notify rule: the flags of `agentctl notify`.
+type NotifyRule struct {
+	Name    string `json:"name,omitempty"`
+	On      string `json:"on"`
+	Exec    string `json:"exec,omitempty"`
+	Desktop bool   `json:"desktop,omitempty"`
+	Webhook string `json:"webhook,omitempty"`
 }
 
 var knownConfigKeys = map[string]bool{
 	"schema": true, "adapter": true, "model": true, "cwd": true, "timeout": true, "launch_ttl": true,
 	"webhook_url": true, "webhook_secret": true, "adapters": true, "prices": true, "hosts": true,
+	"notify": true,
 }
 
 // LoadConfig reads config.json. A missing file is an empty config; a malformed one
