@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,5 +145,47 @@ func TestNotifyClaudeTUIPermissionPrompt(t *testing.T) {
 		mu.Unlock()
 		typeLine(t, p, "/exit")
 		p.Wait(t, 20*time.Second)
+	})
+}
+
+// A launched session: the config's notify rule is applied by the launch's own
+// supervisor (no cron, no terminal), and a one-shot `notify` with the same rule
+// afterwards does not fire the transition again.
+func TestNotifyRuleOfALaunchedClaude(t *testing.T) {
+	forEachClaude(t, func(t *testing.T, c *harness.Claude, srv *stub.Server) {
+		a := launcher(t, c)
+		log := filepath.Join(t.TempDir(), "fired")
+		exe := `echo "$AGENTCTL_SESSION_ID:$AGENTCTL_STATUS" >> ` + log
+		cfg, _ := json.Marshal(map[string]any{"notify": []map[string]any{{"on": "running", "exec": exe}}})
+		if err := os.MkdirAll(a.State, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(a.State, "config.json"), cfg, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := harness.WorkDir(t, "notified")
+		l := launchClaude(t, a, dir, "held for notify HOLD=notify")
+		waitHeld(t, srv, "notify")
+		read := func() []string {
+			b, _ := os.ReadFile(log)
+			return strings.Fields(string(b))
+		}
+		harness.Eventually(t, 10*time.Second, func() string {
+			if got := read(); len(got) != 1 || got[0] != l.ID+":running" {
+				b, _ := os.ReadFile(l.Log)
+				return "the supervisor's notify rule fired " + strings.Join(got, " ") + "; want " + l.ID + ":running once\nlaunch log:\n" + string(b)
+			}
+			return ""
+		})
+		if _, errOut, code := a.Run(t, "notify", "--on", "running", "--exec", exe); code != 0 {
+			t.Fatalf("notify: exit %d\n%s", code, errOut)
+		}
+		if got := read(); len(got) != 1 {
+			t.Errorf("a one-shot notify with the supervisor's rule fired again: %q", got)
+		}
+		srv.Release("notify")
+		if out, errOut, code := a.Run(t, "wait", "--timeout", "30s", l.ID); code != 0 {
+			t.Fatalf("wait: exit %d, %q\n%s", code, out, errOut)
+		}
 	})
 }
