@@ -11,7 +11,12 @@ import (
 // included): the scriptable forms, e.g. `list --status waiting,blocked -q`.
 func (e *cmdEnv) listIDs(ctx context.Context, f discover.Filter, count bool) (failed bool, err error) {
 	limitListMemory()
-	e.onlyAlive = !f.All && len(f.Statuses) == 0
+	// Only live statuses asked for (the usual "who needs me"): the adapters may
+	// skip ended sessions, as for a plain list.
+	e.onlyAlive = !f.All
+	for _, st := range f.Statuses {
+		e.onlyAlive = e.onlyAlive && discover.Alive(st)
+	}
 	res, ls := e.listing(ctx)
 	f.Now = e.s.now()
 	ls.Keep(f.Keep)
