@@ -198,11 +198,12 @@ func (e *cmdEnv) notifier() *notifier {
 	return &notifier{e: e, deps: e.deps()}
 }
 
-// watchesEnded: a watcher of stopped or failed needs the ended sessions too;
-// others read the alive ones only (the cheap listing).
+// watchesEnded: a watcher of stopped, failed or blocked needs the ended
+// sessions too (a Codex exec run that hit its quota has ended, failed and
+// blocked); others read the alive ones only (the cheap listing).
 func watchesEnded(ws []*watcher) bool {
 	for _, w := range ws {
-		if w.on[discover.StatusStopped] || w.on[discover.StatusFailed] {
+		if w.on[discover.StatusStopped] || w.on[discover.StatusFailed] || w.on["blocked"] {
 			return true
 		}
 	}
