@@ -466,3 +466,44 @@ func TestSupervisorNotifyRulesShareTheMarks(t *testing.T) {
 		t.Errorf("supervisor then cron with the same rule (-want +got):\n%s", diff)
 	}
 }
+
+// --follow polls every --interval and fires within one interval of a change;
+// Ctrl-C (the context) ends it with exit 0.
+func TestNotifyFollow(t *testing.T) {
+	h, _, errOut, home := notifyHost(t, nil)
+	f := newClaudeFleet(t, home, 1)
+	f.set(t, 0, "busy", "")
+	log := filepath.Join(t.TempDir(), "fired")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runNotify(ctx, h, notifyOptions{notifyRule: notifyRule{On: "waiting",
+			Exec: "echo $AGENTCTL_SESSION_ID >> " + log}, Follow: true, Interval: "200ms"})
+	}()
+	waitFired := func(n int) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for len(firedLines(t, log)) < n {
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("--follow fired %d times in 10 s, want %d\nstderr: %s", len(firedLines(t, log)), n, errOut)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	time.Sleep(500 * time.Millisecond)
+	f.set(t, 0, "waiting", "question")
+	t.Logf("first prompt fired after %s", waitFired(1))
+	f.set(t, 0, "busy", "")
+	time.Sleep(600 * time.Millisecond)
+	f.set(t, 0, "waiting", "question")
+	t.Logf("second prompt fired after %s", waitFired(2))
+	time.Sleep(600 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("--follow ended with %v, want nil on Ctrl-C", err)
+	}
+	if got := len(firedLines(t, log)); got != 2 {
+		t.Errorf("--follow fired %d times for two prompts, want 2", got)
+	}
+}
