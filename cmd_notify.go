@@ -42,7 +42,7 @@ Targets (at least one):
   --exec CMD     sh -c CMD with AGENTCTL_SESSION_ID, AGENTCTL_STATUS,
                  AGENTCTL_PREV_STATUS, AGENTCTL_ADAPTER, AGENTCTL_CWD,
                  AGENTCTL_DETAIL (what it waits for, why it is blocked),
-                 AGENTCTL_HOST; 300 s timeout; output in notify.log in the state dir
+                 AGENTCTL_HOST; 300 s timeout; output in logs/notify.log in the state dir
   --desktop      notify-send (Linux) or osascript (macOS)
   --webhook URL  POST the event JSON, signed like session webhooks
                  (webhook_secret / AGENTCTL_WEBHOOK_SECRET); a failed delivery
@@ -394,9 +394,10 @@ func (n *notifier) fire(ctx context.Context, w *watcher, ev notifyEvent) []error
 		if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
 			dir = e.home
 		}
-		if err := e.store.EnsureDir(); err != nil {
+		log := e.store.Path(launch.NotifyLog)
+		if err := launch.PrepareNotifyLog(log); err != nil {
 			errs = append(errs, err)
-		} else if _, err := n.deps.RunHook(ctx, "notify "+w.Name, w.Exec, dir, env, e.store.Path("notify.log")); err != nil {
+		} else if _, err := n.deps.RunHook(ctx, "notify "+w.Name, w.Exec, dir, env, log); err != nil {
 			errs = append(errs, err)
 		}
 	}
