@@ -250,7 +250,9 @@ func flagValues(flag, cur string) []string {
 		return withPrefix(agents.Names(), cur, "adapter")
 	case "status":
 		return withPrefix([]string{discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting,
-			discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown}, cur, "status")
+			discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked"}, cur, "status")
+	case "on": // notify --on
+		return withPrefix(notifyStates, cur, "status")
 	}
 	return nil
 }

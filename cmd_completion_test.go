@@ -31,6 +31,8 @@ func TestComplete(t *testing.T) {
 		{[]string{"wait", "a", "b", "c"}, []string{"ID(c)"}},
 		{[]string{"launch", "co"}, []string{"codex"}},
 		{[]string{"list", "--status", "s"}, []string{"stopped"}},
+		{[]string{"list", "--status", "b"}, []string{"blocked"}},
+		{[]string{"notify", "--on", "w"}, []string{"waiting"}},
 		{[]string{"list", "--adapter", "pi"}, []string{"pi", "pi-rust"}},
 		{[]string{"list", "--wa"}, []string{"--watch"}},
 		{[]string{"metrics", "--text"}, []string{"--textfile"}},

@@ -26,10 +26,14 @@ Examples:
   agentctl list
   agentctl list -a --since 30d --adapter codex
   agentctl list --status running --json | jq -r '.[].id'
-  agentctl list --cwd ~/code/webapp`,
+  agentctl list --cwd ~/code/webapp
+  agentctl list --status waiting,blocked -q     full ids of the sessions that need you
+  agentctl list --status waiting,blocked --count`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "include stopped and failed sessions"},
-			&cli.StringSliceFlag{Name: "status", Usage: "only sessions with this status (repeatable)"},
+			&cli.StringSliceFlag{Name: "status", Usage: "only sessions with this `STATUS[,…]` (repeatable): running, idle, waiting, stopped, failed, unknown, blocked"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print full session ids only, one per line"},
+			&cli.BoolFlag{Name: "count", Usage: "print the number of sessions only (0 included)"},
 			&cli.StringFlag{Name: "group", Usage: "only sessions of this launch group"},
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions started in `DIR` or below"},
 			&cli.StringFlag{Name: "since", Usage: "window for ended sessions (`DUR`, e.g. 2h, 30d; default 7d)"},
@@ -49,19 +53,23 @@ type listOptions struct {
 	Args              []string // none are accepted
 	All, JSON, Watch  bool
 	Strict            bool
+	Quiet, Count      bool // -q: ids only; --count: the number only
 	Statuses          []string
 	Group, Cwd, Since string
 }
 
 func listOptionsFrom(c *cli.Context) listOptions {
 	return listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
-		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Statuses: c.StringSlice("status"),
+		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Quiet: c.Bool("quiet"), Count: c.Bool("count"), Statuses: c.StringSlice("status"),
 		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since")}
 }
 
 func runList(ctx context.Context, s *host, o listOptions) error {
 	if len(o.Args) > 0 {
 		return usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", o.Args[0])
+	}
+	if n := countTrue(o.Quiet, o.Count, o.JSON); n > 1 {
+		return usageErrorf("-q, --count and --json exclude each other: pick one output")
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
@@ -72,10 +80,10 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 		for _, st := range strings.Split(st, ",") {
 			st = strings.TrimSpace(st)
 			switch st {
-			case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown:
+			case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked":
 				f.Statuses = append(f.Statuses, st)
 			default:
-				return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown", st)
+				return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown, blocked", st)
 			}
 		}
 	}
@@ -100,7 +108,12 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 	if o.Watch {
 		return e.watch(ctx, f, o.JSON)
 	}
-	failed, err := e.listOnce(ctx, f, o.JSON)
+	var failed bool
+	if o.Quiet || o.Count {
+		failed, err = e.listIDs(ctx, f, o.Count)
+	} else {
+		failed, err = e.listOnce(ctx, f, o.JSON)
+	}
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,10 @@ func superviseCommand(s *host) *cli.Command {
 				return usageErrorf("__supervise is internal: agentctl launch starts it with its report pipe and prompt")
 			}
 			deps, logw := internalDeps(state, s, "supervisor")
-			if err := deps.Supervise(c.Context, c.Args().First(), ready, prompt, os.Environ(), timeout); err != nil {
+			stopNotify := startSuperviseNotify(c.Context, s, state, c.Args().First(), deps.Config.Notify, logw)
+			err := deps.Supervise(c.Context, c.Args().First(), ready, prompt, os.Environ(), timeout)
+			stopNotify()
+			if err != nil {
 				logw("%v", err)
 				return &exitError{exitFailed, nil}
 			}

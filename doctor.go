@@ -63,7 +63,7 @@ type stateReport struct {
 
 // jsonStateFiles are the state dir's JSON files (product.md §9), each with its
 // "schema" envelope.
-var jsonStateFiles = []string{meta.ConfigFile, meta.LaunchesFile, "locks.json", "fuses.json", meta.OutboxFile, meta.ChecksFile}
+var jsonStateFiles = []string{meta.ConfigFile, meta.LaunchesFile, "locks.json", "fuses.json", meta.OutboxFile, meta.ChecksFile, meta.NotifyFile}
 
 // largeStateFile is the size past which a JSON state file is worth a warning:
 // records are evicted by TTL, so a file this big means something accumulates.

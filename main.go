@@ -187,6 +187,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			stopCommand(s),
 			resumeCommand(s),
 			waitCommand(s),
+			notifyCommand(s),
 			lockCommand(s),
 			unlockCommand(s),
 			locksCommand(s),

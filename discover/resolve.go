@@ -135,7 +135,8 @@ func (f Filter) Apply(ss []Session) []Session {
 func (f Filter) Keep(s *Session) bool { return f.keep(s) }
 
 func (f Filter) keep(s *Session) bool {
-	if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) {
+	// "blocked" selects sessions with a blocked_reason, whatever their status.
+	if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) && (s.BlockedReason == "" || !contains(f.Statuses, "blocked")) {
 		return false
 	}
 	if len(f.Statuses) == 0 && !f.All && !Alive(s.Status) {

@@ -51,12 +51,25 @@ type Config struct {
 	Hosts         []HostEntry              `json:"hosts,omitempty"` // §11, hosts.go
 	// Budget holds the default limits of launch and resume (see Budget).
 	Budget *Budget `json:"budget,omitempty"`
+	// Notify rules are applied by each launch's supervisor to its own session
+	// (README "Notifications").
+	Notify []NotifyRule `json:"notify,omitempty"`
+}
+
+// NotifyRule is one config notify rule: the flags of `agentctl notify`.
+type NotifyRule struct {
+	Name    string `json:"name,omitempty"`
+	On      string `json:"on"`
+	Exec    string `json:"exec,omitempty"`
+	Desktop bool   `json:"desktop,omitempty"`
+	Webhook string `json:"webhook,omitempty"`
 }
 
 var knownConfigKeys = map[string]bool{
 	"schema": true, "adapter": true, "model": true, "cwd": true, "timeout": true, "launch_ttl": true,
 	"webhook_url": true, "webhook_secret": true, "adapters": true, "prices": true, "hosts": true,
 	"budget": true,
+	"notify": true,
 }
 
 // LoadConfig reads config.json. A missing file is an empty config; a malformed one

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// listIDs is list -q (full ids, one per line) or --count (the number, 0
+// included): the scriptable forms, e.g. `list --status waiting,blocked -q`.
+func (e *cmdEnv) listIDs(ctx context.Context, f discover.Filter, count bool) (failed bool, err error) {
+	limitListMemory()
+	// Only live statuses asked for (the usual "who needs me"): the adapters may
+	// skip ended sessions, as for a plain list.
+	e.onlyAlive = !f.All
+	for _, st := range f.Statuses {
+		e.onlyAlive = e.onlyAlive && discover.Alive(st)
+	}
+	res, ls := e.listing(ctx)
+	f.Now = e.s.now()
+	ls.Keep(f.Keep)
+	if count {
+		_, err = fmt.Fprintln(e.s.Out, ls.Len())
+		return len(res.Warnings) > 0, err
+	}
+	for i := 0; i < ls.Len(); i++ {
+		if _, err := fmt.Fprintln(e.s.Out, termSafeText(ls.At(i).ID)); err != nil {
+			return false, err
+		}
+	}
+	return len(res.Warnings) > 0, nil
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
