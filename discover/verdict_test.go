@@ -48,6 +48,9 @@ func TestBlockedBy(t *testing.T) {
 		"ProviderAuthError: missing key":                                                                          BlockedAuth,
 		"You've hit your usage limit":                                                                             BlockedQuota,
 		"unexpected status 500 Internal Server Error":                                                             "",
+		"exceeded retry limit, last status: 500 Internal Server Error":                                            BlockedAPIErrors,
+		`API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`:              BlockedAPIErrors,
+		"API Error: 400 bad request":                                                                              "",
 		"stream disconnected before completion":                                                                   "",
 	} {
 		if got := BlockedBy(msg); got != want {
