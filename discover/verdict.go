@@ -72,7 +72,8 @@ const (
 // auth, api-error or "" (any other error, which is not the user's to fix).
 // api-error is an error loop: every agent retries a failing provider itself and
 // records a turn-ending error only once it gives up (Codex "exceeded retry
-// limit", Claude Code's "API Error: 5xx" after its retries), so such a record
+// limit", or on 500s its "experiencing high demand" error with codexErrorInfo
+// internalServerError; Claude Code's "API Error: 5xx" after its retries), so such a record
 // stands for a run of failures, not one. The agents write
 // the provider's HTTP status into their messages ("429 Too Many Requests",
 // "401 Unauthorized"), so a message is enough; docs/agents/*.md show each shape.
@@ -92,7 +93,8 @@ func BlockedBy(msg string) string {
 	case has("401", "403 forbidden", "unauthorized", "unauthenticated", "authentication", "invalid api key",
 		"invalid_api_key", "invalid x-api-key", "not logged in", "please run /login", "providerautherror"):
 		return BlockedAuth
-	case has("exceeded retry limit", "retries exhausted", "max retries exceeded", "api error: 5", "overloaded_error", "overloaded"):
+	case has("exceeded retry limit", "retries exhausted", "max retries exceeded", "api error: 5", "overloaded_error", "overloaded",
+		"internalservererror", "experiencing high demand"):
 		return BlockedAPIErrors
 	}
 	return ""
