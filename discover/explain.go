@@ -44,7 +44,7 @@ type Explanation struct {
 }
 
 // evidenceRank is the order of strength README "How status is decided" gives.
-var evidenceRank = []string{EvidenceLaunchRecord, EvidenceRegistry, EvidenceArgv, EvidenceProcess,
+var evidenceRank = []string{EvidenceLaunchRecord, EvidenceRegistry, EvidenceArgv, EvidenceServer, EvidenceProcess,
 	EvidenceStaleRegistry, EvidenceGateway, EvidenceTranscript, EvidenceNone}
 
 // Explain gathers every signal behind s's status: agentctl's launch records, the
@@ -189,6 +189,8 @@ func why(s Session) []string {
 		out = append(out, "the agent's own record names a live writer of this session (registry entry or lock holder) whose identity is verified: proof, outranked only by a live launch record")
 	case EvidenceArgv:
 		out = append(out, "a live agent process names this session in its arguments (--resume / --session-id): proof, though no registry entry was found")
+	case EvidenceServer:
+		out = append(out, "the agent's own server (opencode serve or TUI), asked over loopback HTTP, reports the session busy or waiting on the user: exact")
 	case EvidenceProcess:
 		out = append(out, "no record proves a live writer; a live agent process matched by working directory and start time is taken to host it (inferred)")
 	case EvidenceStaleRegistry:
