@@ -55,16 +55,21 @@ func Explain(ctx context.Context, env *Env, a Adapter, s Session) Explanation {
 	x.Signals = append(x.Signals, launchSignals(env, s)...)
 	if ex, ok := a.(Explainer); ok && a != nil {
 		x.Signals = append(x.Signals, ex.Explain(ctx, env, s)...)
-	} else if s.Evidence == EvidenceGateway {
-		x.Signals = append(x.Signals, Signal{Source: "gateway", Found: true, Says: s.EvidenceDetail, Evidence: EvidenceGateway})
 	}
 	x.Signals = append(x.Signals, processSignal(env, s))
 	if a != nil {
 		x.Signals = append(x.Signals, lastRecordSignal(ctx, env, a, s))
 	}
+	decided := false
 	for i := range x.Signals {
 		g := &x.Signals[i]
 		g.Decides = g.Found && g.Evidence != "" && g.Evidence == s.Evidence
+		decided = decided || g.Decides
+	}
+	if !decided && s.Evidence != "" && s.Evidence != EvidenceNone {
+		// An adapter without its own signals (a gateway's or a server's answer, a
+		// process inference): the verdict's evidence is the signal.
+		x.Signals = append(x.Signals, Signal{Source: s.Evidence, Found: true, Says: s.EvidenceDetail, Evidence: s.Evidence, Decides: true})
 	}
 	x.Why = why(s)
 	return x

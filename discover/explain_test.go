@@ -69,12 +69,33 @@ func TestExplainDeadLaunchAndBlocked(t *testing.T) {
 		if g := x.Signals[0]; g.Source != "launch-record" || !g.Found || g.Decides || g.Says != "launch l-2: agent not alive (pid 7 is gone); exit code 1" {
 			t.Errorf("launch signal %+v", g)
 		}
-		if g := x.Signals[len(x.Signals)-1]; g.Found || g.Says != "no conversation record yet" {
+		var g Signal
+		for _, sg := range x.Signals {
+			if sg.Source == "last-record" {
+				g = sg
+			}
+		}
+		if g.Found || g.Says != "no conversation record yet" {
 			t.Errorf("last record signal %+v", g)
 		}
 		why := strings.Join(x.Why, "\n")
 		if !strings.Contains(why, "blocked on "+reason+": ") || !strings.Contains(why, BlockedWhy(reason)) || BlockedWhy(reason) == reason {
 			t.Errorf("%s: why:\n%s", reason, why)
 		}
+	}
+}
+
+// An adapter without signals of its own (OpenCode's server, OpenClaw's
+// gateway): the verdict's evidence is listed as the deciding signal.
+func TestExplainVerdictEvidenceAsSignal(t *testing.T) {
+	s := Session{ID: "ses_1", Adapter: "fake", Status: StatusWaiting, Evidence: EvidenceServer,
+		EvidenceDetail: "opencode server 127.0.0.1:4096 (pid 9): permission per_1 asks to run bash \"x\""}
+	x := Explain(context.Background(), &Env{Procs: &proc.Fake{}}, peekOnly{}, s)
+	last := x.Signals[len(x.Signals)-1]
+	if last.Source != EvidenceServer || !last.Found || !last.Decides || last.Says != s.EvidenceDetail {
+		t.Errorf("last signal %+v, want the server's answer deciding", last)
+	}
+	if !strings.Contains(strings.Join(x.Why, "\n"), "asked over loopback HTTP") {
+		t.Errorf("why does not explain server evidence: %q", x.Why)
 	}
 }
