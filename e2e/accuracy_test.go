@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,6 +76,7 @@ func (tr *truth) at(t time.Time) string {
 type sample struct {
 	start, end time.Time
 	state      string
+	detail     string // evidence: evidence_detail, shown for wrong samples
 }
 
 // sampler runs `agentctl status --json id` every 250 ms until stopped.
@@ -98,8 +101,10 @@ func startSampler(t *testing.T, a *harness.Agentctl, id string) *sampler {
 			cancel()
 			state := "error"
 			var v struct {
-				Status        string `json:"status"`
-				BlockedReason string `json:"blocked_reason"`
+				Status         string `json:"status"`
+				BlockedReason  string `json:"blocked_reason"`
+				Evidence       string `json:"evidence"`
+				EvidenceDetail string `json:"evidence_detail"`
 			}
 			if err == nil && json.Unmarshal(out, &v) == nil {
 				state = v.Status
@@ -107,7 +112,7 @@ func startSampler(t *testing.T, a *harness.Agentctl, id string) *sampler {
 					state += "!" + v.BlockedReason
 				}
 			}
-			s.samples = append(s.samples, sample{start, time.Now(), state})
+			s.samples = append(s.samples, sample{start, time.Now(), state, v.Evidence + ": " + v.EvidenceDetail})
 			select {
 			case <-s.stop:
 				return
@@ -132,7 +137,7 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 		if tr.ok(sm.state, sm.start) || tr.ok(sm.state, sm.end) {
 			correct++
 		} else if len(wrong) < 8 {
-			wrong = append(wrong, fmt.Sprintf("%s: %s, true %s", sm.start.Format("15:04:05.000"), sm.state, tr.at(sm.end)))
+			wrong = append(wrong, fmt.Sprintf("%s: %s (%s), true %s", sm.start.Format("15:04:05.000"), sm.state, sm.detail, tr.at(sm.end)))
 		}
 	}
 	pct := 100 * float64(correct) / float64(max(len(s.samples), 1))
@@ -142,8 +147,11 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 		if i == 0 || strings.Contains(c.state, "|") {
 			continue
 		}
+		// Samples are looked at from the start of an either-state window before
+		// the change (a sample there showing the new state counts as 0 latency).
+		from := c.at
 		if prev := tr.changes[i-1]; strings.HasSuffix(prev.state, "|"+c.state) {
-			c.at = prev.at // the transition may have happened from there on
+			from = prev.at
 		}
 		end := time.Time{}
 		if i+1 < len(tr.changes) {
@@ -151,7 +159,7 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 		}
 		seen := time.Duration(-1)
 		for _, sm := range s.samples {
-			if sm.end.Before(c.at) || (!end.IsZero() && sm.start.After(end)) {
+			if sm.end.Before(from) || (!end.IsZero() && sm.start.After(end)) {
 				continue
 			}
 			if sm.state == c.state {
@@ -302,4 +310,171 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	tr.set("stopped")
 	time.Sleep(3 * time.Second)
 	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, permission prompt, reject, /exit", &tr)
+}
+
+// heldPrint scores one print-mode run whose reply the stub holds as hold: running
+// while held, stopped after the exit (either while the reply streams and the
+// process exits).
+func heldPrint(t *testing.T, name string, a *harness.Agentctl, srv *stub.Server, id, hold string, p *harness.Proc) {
+	t.Helper()
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(5 * time.Second)
+	tr.between("running|idle", "stopped")
+	srv.Release(hold)
+	waitExit(t, name, p)
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, name, &tr)
+}
+
+// Claude Code print mode (-p): running while the reply is held, stopped after.
+// Plain -p cannot ask (what would prompt is denied); with prompts routed to the
+// SDK host it waits (claude_printperm_test.go).
+func TestStatusAccuracyClaudePrint(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, c.Home)
+	id := uuid.NewString()
+	p := c.Print(t, dir, "accuracy HOLD=cp", "--session-id", id)
+	waitHeldFor(t, srv, "cp", 180*time.Second)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(c.Transcript(dir, id)) {
+			return "no transcript yet"
+		}
+		return ""
+	})
+	heldPrint(t, "Claude Code "+c.Version+" -p: held reply, reply, exit", a, srv, id, "cp", p)
+}
+
+// OpenCode run: running while the reply is held, stopped after; a 401 ends the
+// run failed and blocked on auth. `opencode run` cannot wait (it rejects an
+// "ask" permission by itself).
+func TestStatusAccuracyOpenCodeRun(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	oc := harness.NewOpenCode(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, oc.Home)
+	p := oc.Run(t, dir, "accuracy HOLD=ocacc")
+	waitHeldFor(t, srv, "ocacc", 400*time.Second)
+	id := openCodeSessionIn(t, oc, dir)
+	heldPrint(t, "OpenCode run: held reply, reply, exit", a, srv, id, "ocacc", p)
+}
+
+// Pi print mode: running while the reply is held, stopped after. Pi has no
+// permission prompts.
+func TestStatusAccuracyPiPrint(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult && strings.Contains(string(r.Body), "PAUSE-AFTER-TOOL") {
+			rep.Hold = "piacc"
+		}
+		return rep
+	})
+	pi := harness.NewPi(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, pi.Home)
+	// Pi writes nothing before its first reply: hold the reply after a tool.
+	p := pi.Print(t, dir, "accuracy PAUSE-AFTER-TOOL TOOLCMD: echo acc")
+	id := p.WaitStdout(t, 180*time.Second, "session header", harness.PiSessionID)
+	waitHeldFor(t, srv, "piacc", 180*time.Second)
+	harness.Eventually(t, 10*time.Second, func() string {
+		if len(pi.Sessions()) != 1 {
+			return "no session file yet"
+		}
+		return ""
+	})
+	heldPrint(t, "Pi -p: held reply after a tool, reply, exit", a, srv, id, "piacc", p)
+}
+
+// The Codex TUI on a pty (approval policy on-request): running while the reply
+// is held, waiting while it asks to approve an escalated command, idle once
+// the reply to the approved call is on screen; killed, stopped.
+func TestStatusAccuracyCodexTUI(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewCodex(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	cfg := filepath.Join(c.Home, ".codex", "config.toml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, []byte("\n[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n")...)
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := harness.StartPTY(t, harness.Spec{Path: c.Bin, Args: []string{"-a", "on-request", "-s", "read-only", "-C", dir},
+		Dir: dir, Env: c.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "codex-tui-acc"})
+	a := harness.NewAgentctl(t, c.Home)
+	p.WaitOutput(t, 90*time.Second, 0, "Ask Codex")
+	time.Sleep(2 * time.Second)
+	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: touch acc-made-this"
+	p.Type(t, prompt)
+	for i := 0; ; i++ {
+		time.Sleep(time.Second)
+		p.Type(t, "\r")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := srv.WaitHeld(ctx, "cxacc")
+		cancel()
+		if err == nil {
+			break
+		}
+		if i == 30 { // Codex may show "loading" for a long while on a busy machine
+			t.Fatalf("the prompt never reached the stub\nscreen:\n%s", harness.Tail(harness.StripANSI(p.Output()), 15))
+		}
+	}
+	waitRollout(t, c, prompt)
+	id := strings.TrimSuffix(filepath.Base(c.Rollouts()[0]), ".jsonl")
+	id = id[len(id)-36:]
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(4 * time.Second)
+	from := p.Len()
+	srv.Release("cxacc")
+	p.WaitOutput(t, 30*time.Second, from, "Would you like to run")
+	tr.set("waiting")
+	time.Sleep(4 * time.Second)
+	p.Type(t, "y")
+	tr.set("running")
+	// The stub sends the final reply once the approved call's output comes
+	// back; the TUI then ends its turn, a moment the ground truth cannot see:
+	// both states count for 2 s after the reply was sent.
+	harness.Eventually(t, 120*time.Second, func() string {
+		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })) == 0 {
+			return "the reply to the approved call was not sent"
+		}
+		return ""
+	})
+	tr.between("running", "idle")
+	time.Sleep(2 * time.Second)
+	tr.set("idle")
+	time.Sleep(4 * time.Second)
+	p.Signal(syscall.SIGTERM)
+	tr.between("idle", "stopped")
+	p.Wait(t, 30*time.Second)
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, reply, killed", &tr)
+}
+
+// waitHeldFor is waitHeld with a longer limit: on a loaded machine an agent can
+// take minutes to start.
+func waitHeldFor(t *testing.T, srv *stub.Server, name string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if err := srv.WaitHeld(ctx, name); err != nil {
+		t.Fatal(err)
+	}
 }
