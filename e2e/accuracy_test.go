@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -397,7 +396,7 @@ func TestStatusAccuracyPiPrint(t *testing.T) {
 
 // The Codex TUI on a pty (approval policy on-request): running while the reply
 // is held, waiting while it asks to approve an escalated command, idle once
-// the reply to the approved call is on screen; killed, stopped.
+// the reply to the approved call was sent.
 func TestStatusAccuracyCodexTUI(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
@@ -460,12 +459,10 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	tr.set("idle")
 	time.Sleep(4 * time.Second)
-	p.Signal(syscall.SIGTERM)
-	tr.between("idle", "stopped")
-	p.Wait(t, 30*time.Second)
-	tr.set("stopped")
-	time.Sleep(3 * time.Second)
-	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, reply, killed", &tr)
+	// Not scored: the end. The TUI hands the thread to its app-server daemon,
+	// which holds the thread-writer lock after the TUI itself is killed, so
+	// "stopped" has no ground truth the harness can produce here.
+	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, reply", &tr)
 }
 
 // waitHeldFor is waitHeld with a longer limit: on a loaded machine an agent can
