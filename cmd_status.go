@@ -21,9 +21,12 @@ func statusCommand(s *host) *cli.Command {
 
 Examples:
   agentctl status 75098152
-  agentctl status --json 75098152 | jq .tokens`,
+  agentctl status --json 75098152 | jq .tokens
+  agentctl status --explain 75098152     # every signal considered and why the status won
+  agentctl status --explain --json 75098152 | jq .explain.signals`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+			&cli.BoolFlag{Name: "explain", Usage: "also list every signal considered (launch record, registry, argv, lock, process, last record) and why the status won"},
 		},
 		Action: func(c *cli.Context) error {
 			return runStatus(c.Context, s, statusOptionsFrom(c))
@@ -34,12 +37,13 @@ Examples:
 // statusOptions are status's flags and arguments.
 type statusOptions struct {
 	globalOptions
-	Args []string // the session ID
-	JSON bool
+	Args    []string // the session ID
+	JSON    bool
+	Explain bool
 }
 
 func statusOptionsFrom(c *cli.Context) statusOptions {
-	return statusOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")}
+	return statusOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json"), Explain: c.Bool("explain")}
 }
 
 func runStatus(ctx context.Context, s *host, o statusOptions) error {
@@ -62,6 +66,9 @@ func runStatus(ctx context.Context, s *host, o statusOptions) error {
 	}
 	for _, m := range scrubWarnings(&sess, scrubSession(&sess)) {
 		warn(s, m)
+	}
+	if o.Explain {
+		return e.explainStatus(ctx, env, sess, o.JSON)
 	}
 	if o.JSON {
 		return writeJSON(s.Out, sess)
@@ -91,7 +98,11 @@ func (e *cmdEnv) printStatus(s discover.Session) {
 	}
 	add("status", status)
 	if s.BlockedReason != "" {
-		add("blocked", s.BlockedReason+" (the latest turn failed on the agent's account; fix it, then resume)")
+		if s.BlockedReason == discover.BlockedAPIErrors {
+			add("blocked", s.BlockedReason+" (the provider's API kept failing until the agent gave up retrying; check the provider or switch model, then resume)")
+		} else {
+			add("blocked", s.BlockedReason+" (the latest turn failed on the agent's account; fix it, then resume)")
+		}
 	}
 	ev := s.Evidence
 	if s.EvidenceDetail != "" {

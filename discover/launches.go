@@ -167,7 +167,7 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 // its own (as opposed to an inference a dead launch record outweighs).
 func provesLife(evidence string) bool {
 	switch evidence {
-	case EvidenceRegistry, EvidenceArgv, EvidenceGateway:
+	case EvidenceRegistry, EvidenceArgv, EvidenceGateway, EvidenceServer:
 		return true
 	}
 	return false

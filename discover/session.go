@@ -28,6 +28,7 @@ const (
 	EvidenceLaunchRecord  = "launch-record"
 	EvidenceRegistry      = "registry"
 	EvidenceArgv          = "argv"
+	EvidenceServer        = "server" // the agent's own server API (OpenCode serve/TUI), asked over loopback HTTP
 	EvidenceProcess       = "process"
 	EvidenceStaleRegistry = "stale-registry"
 	EvidenceGateway       = "gateway"

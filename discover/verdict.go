@@ -62,10 +62,19 @@ func TranscriptVerdict(o Outcome, detail string) Verdict {
 const (
 	BlockedQuota = "quota" // quota, usage or rate limit exhausted (HTTP 429)
 	BlockedAuth  = "auth"  // login or API key refused (HTTP 401/403)
+	// BlockedAPIErrors: the provider's API kept failing until the agent gave up
+	// retrying (5xx, overloaded, retry limit): no new turn will fare better until
+	// the provider recovers or the user switches model or provider.
+	BlockedAPIErrors = "api-error"
 )
 
 // BlockedBy classifies the error an agent recorded for its latest turn: quota,
-// auth or "" (any other error, which is not the user's to fix). The agents write
+// auth, api-error or "" (any other error, which is not the user's to fix).
+// api-error is an error loop: every agent retries a failing provider itself and
+// records a turn-ending error only once it gives up (Codex "exceeded retry
+// limit", or on 500s its "experiencing high demand" error with codexErrorInfo
+// internalServerError; Claude Code's "API Error: 5xx" after its retries), so such a record
+// stands for a run of failures, not one. The agents write
 // the provider's HTTP status into their messages ("429 Too Many Requests",
 // "401 Unauthorized"), so a message is enough; docs/agents/*.md show each shape.
 func BlockedBy(msg string) string {
@@ -84,6 +93,9 @@ func BlockedBy(msg string) string {
 	case has("401", "403 forbidden", "unauthorized", "unauthenticated", "authentication", "invalid api key",
 		"invalid_api_key", "invalid x-api-key", "not logged in", "please run /login", "providerautherror"):
 		return BlockedAuth
+	case has("exceeded retry limit", "retries exhausted", "max retries exceeded", "api error: 5", "overloaded_error", "overloaded",
+		"internalservererror", "experiencing high demand"):
+		return BlockedAPIErrors
 	}
 	return ""
 }

@@ -48,7 +48,12 @@ func TestBlockedBy(t *testing.T) {
 		"ProviderAuthError: missing key":                                                                          BlockedAuth,
 		"You've hit your usage limit":                                                                             BlockedQuota,
 		"unexpected status 500 Internal Server Error":                                                             "",
-		"stream disconnected before completion":                                                                   "",
+		"exceeded retry limit, last status: 500 Internal Server Error":                                            BlockedAPIErrors,
+		`API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`:              BlockedAPIErrors,
+		// Codex 0.169 after retrying the stub's 500s for 27 s (TestCodexAPIErrorLoopBlocked).
+		`error: {"message":"We’re currently experiencing high demand, which may cause temporary errors.","codexErrorInfo":"internalServerError","additionalDetails":null}`: BlockedAPIErrors,
+		"API Error: 400 bad request":            "",
+		"stream disconnected before completion": "",
 	} {
 		if got := BlockedBy(msg); got != want {
 			t.Errorf("BlockedBy(%q) = %q, want %q", msg, got, want)

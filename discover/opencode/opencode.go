@@ -182,6 +182,20 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		}
 	}
 	verdicts := judge(recs, procs, procsOK)
+	if procsOK {
+		// A server's own answer is exact: it outranks the inference above.
+		if dirs := openDirs(recs, procs); len(dirs) > 0 {
+			srv := askServers(ctx, procs, dirs)
+			for i, r := range recs {
+				if turn, detail := turnOf(r.Last); turn == discover.OutcomeOpen || turn == discover.OutcomeUnknown {
+					ss, ok := srv[r.ID]
+					if v, ok := serverVerdict(ss, ok, detail); ok {
+						verdicts[i] = v
+					}
+				}
+			}
+		}
+	}
 
 	out := make([]discover.Session, 0, len(recs))
 	for i := range recs {

@@ -1,0 +1,185 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// A live `opencode serve`/`web` or TUI is asked over its own HTTP API which of
+// its sessions are busy and which wait on the user (docs/agents/opencode.md
+// §4.1 (2), §4.3): a permission request (`GET /permission`) or a question-tool
+// request (`GET /question`) exists only there, never in the store.
+
+// serverTimeout bounds each request to a local server: one that does not answer
+// at once is left out, never waited for.
+const serverTimeout = 700 * time.Millisecond
+
+// serverSession is what one server says about one session.
+type serverSession struct {
+	PID  int
+	Addr string // host:port
+	Busy string // "busy", "retry" or "" (idle or not its session)
+	Asks string // the pending permission or question, "" when none
+}
+
+// listenAddrs returns the loopback TCP addresses a process listens on
+// (platform-specific; nil when they cannot be read).
+var listenAddrs = procListenAddrs
+
+// askServers asks every server-capable opencode process that listens on
+// loopback about the open sessions of dirs (each server answers per project
+// directory). Sessions no server knows are absent.
+func askServers(ctx context.Context, procs []ocProc, dirs []string) map[string]serverSession {
+	out := map[string]serverSession{}
+	if len(dirs) == 0 {
+		return out
+	}
+	client := &http.Client{Timeout: serverTimeout}
+	for _, p := range procs {
+		if p.Kind != kindHost && p.Kind != kindTUI {
+			continue
+		}
+		for _, addr := range listenAddrs(p.PID) {
+			if ctx.Err() != nil {
+				return out
+			}
+			base := "http://" + addr
+			var health struct {
+				Healthy bool   `json:"healthy"`
+				Version string `json:"version"`
+			}
+			if getJSON(ctx, client, base+"/global/health", &health) != nil || !health.Healthy {
+				continue // another listener of the process, or not an opencode server
+			}
+			for _, d := range dirs {
+				askDir(ctx, client, base, addr, p.PID, d, out)
+			}
+		}
+	}
+	return out
+}
+
+type pendingRequest struct {
+	ID         string          `json:"id"`
+	SessionID  string          `json:"sessionID"`
+	Permission string          `json:"permission"`
+	Patterns   []string        `json:"patterns"`
+	Questions  json.RawMessage `json:"questions"`
+	Tool       struct {
+		CallID string `json:"callID"`
+	} `json:"tool"`
+}
+
+func askDir(ctx context.Context, client *http.Client, base, addr string, pid int, dir string, out map[string]serverSession) {
+	q := "?directory=" + url.QueryEscape(dir)
+	var status map[string]struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	if getJSON(ctx, client, base+"/session/status"+q, &status) != nil {
+		return
+	}
+	for id, st := range status {
+		s := out[id]
+		s.PID, s.Addr, s.Busy = pid, addr, st.Type
+		out[id] = s
+	}
+	for _, path := range []string{"/permission", "/question"} {
+		var reqs []pendingRequest
+		if getJSON(ctx, client, base+path+q, &reqs) != nil {
+			continue
+		}
+		for _, r := range reqs {
+			if r.SessionID == "" {
+				continue
+			}
+			s := out[r.SessionID]
+			s.PID, s.Addr = pid, addr
+			if s.Asks == "" {
+				s.Asks = describeRequest(path, r)
+			}
+			out[r.SessionID] = s
+		}
+	}
+}
+
+// describeRequest is the evidence detail of a pending request, naming it.
+func describeRequest(path string, r pendingRequest) string {
+	if path == "/question" {
+		return fmt.Sprintf("question %s asks the user (GET /question)", r.ID)
+	}
+	pat := strings.Join(r.Patterns, " ")
+	d := fmt.Sprintf("permission %s asks to run %s %q", r.ID, r.Permission, discover.OneLine(pat, 100))
+	if r.Tool.CallID != "" {
+		d += " (call " + r.Tool.CallID + ")"
+	}
+	return d + " (GET /permission)"
+}
+
+func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", u, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(v)
+}
+
+// serverVerdict is the status a server's answer gives an open session, ok false
+// when no server knows it.
+func serverVerdict(s serverSession, ok bool, tdetail string) (discover.Verdict, bool) {
+	if !ok {
+		return discover.Verdict{}, false
+	}
+	where := fmt.Sprintf("opencode server %s (pid %d)", s.Addr, s.PID)
+	switch {
+	case s.Asks != "":
+		return discover.Verdict{Status: discover.StatusWaiting, Evidence: discover.EvidenceServer, PID: s.PID,
+			Detail: where + ": " + s.Asks}, true
+	case s.Busy == "retry":
+		return discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceServer, PID: s.PID,
+			Detail: where + ": retrying; " + tdetail}, true
+	case s.Busy != "":
+		return discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceServer, PID: s.PID,
+			Detail: where + ": " + s.Busy + "; " + tdetail}, true
+	}
+	return discover.Verdict{}, false
+}
+
+// openDirs are the directories of the open sessions a server could host.
+func openDirs(recs []record, procs []ocProc) []string {
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if turn, _ := turnOf(r.Last); turn != discover.OutcomeOpen && turn != discover.OutcomeUnknown {
+			continue
+		}
+		for _, p := range candidatesFor(r, procs) {
+			if (p.Kind == kindHost || p.Kind == kindTUI) && r.Dir != "" {
+				seen[r.Dir] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}

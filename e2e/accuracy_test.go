@@ -1,0 +1,477 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentctl/agentctl/e2e/harness"
+	"github.com/agentctl/agentctl/e2e/stub"
+)
+
+// The status accuracy benchmark (issue 15): a scripted scenario through the stub
+// while `agentctl status --json` is sampled every 250 ms. Ground truth comes
+// from the stub (a request is held, a reply was sent) and the harness (a
+// prompt is on screen, the process exited), never from agentctl's own
+// evidence. Each agent reports samples, % correct and the worst latency from a
+// transition to the first sample showing it; the target is ≥ 99% and ≤ 1 s.
+// AGENTCTL_ACCURACY_OUT=file appends one Markdown table row per scenario.
+
+const sampleEvery = 250 * time.Millisecond
+
+// truth is the ground-truth timeline of one session: state changes in order.
+type truth struct {
+	mu      sync.Mutex
+	changes []truthChange
+}
+
+type truthChange struct {
+	at    time.Time
+	state string // a status, with "!reason" when blocked
+}
+
+func (tr *truth) set(state string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.changes = append(tr.changes, truthChange{time.Now(), state})
+}
+
+// between marks a transition whose exact moment the ground truth cannot pin
+// (from the stub sending the reply to the harness seeing the process exit):
+// both states are correct until set(to) is called.
+func (tr *truth) between(from, to string) { tr.set(from + "|" + to) }
+
+// ok reports whether state is true at t.
+func (tr *truth) ok(state string, t time.Time) bool {
+	for _, s := range strings.Split(tr.at(t), "|") {
+		if s == state {
+			return true
+		}
+	}
+	return false
+}
+
+func (tr *truth) at(t time.Time) string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	s := ""
+	for _, c := range tr.changes {
+		if !c.at.After(t) {
+			s = c.state
+		}
+	}
+	return s
+}
+
+type sample struct {
+	start, end time.Time
+	state      string
+	detail     string // evidence: evidence_detail, shown for wrong samples
+}
+
+// sampler runs `agentctl status --json id` every 250 ms until stopped.
+type sampler struct {
+	samples []sample
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func startSampler(t *testing.T, a *harness.Agentctl, id string) *sampler {
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
+		for {
+			start := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			cmd := exec.CommandContext(ctx, a.Bin, "status", "--json", id, "--home", a.Home)
+			cmd.Env = a.Env.List()
+			out, err := cmd.Output()
+			cancel()
+			state := "error"
+			var v struct {
+				Status         string `json:"status"`
+				BlockedReason  string `json:"blocked_reason"`
+				Evidence       string `json:"evidence"`
+				EvidenceDetail string `json:"evidence_detail"`
+			}
+			if err == nil && json.Unmarshal(out, &v) == nil {
+				state = v.Status
+				if v.BlockedReason != "" {
+					state += "!" + v.BlockedReason
+				}
+			}
+			s.samples = append(s.samples, sample{start, time.Now(), state, v.Evidence + ": " + v.EvidenceDetail})
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// finish stops sampling and scores the samples against tr: a sample is correct
+// when it shows the true state at its start or at its end (the snapshot is
+// taken in between); a transition's latency is from the change to the end of
+// the first sample that shows the new state.
+func (s *sampler) finish(t *testing.T, name string, tr *truth) {
+	t.Helper()
+	close(s.stop)
+	<-s.done
+	correct := 0
+	var wrong []string
+	for _, sm := range s.samples {
+		if tr.ok(sm.state, sm.start) || tr.ok(sm.state, sm.end) {
+			correct++
+		} else if len(wrong) < 8 {
+			wrong = append(wrong, fmt.Sprintf("%s: %s (%s), true %s", sm.start.Format("15:04:05.000"), sm.state, sm.detail, tr.at(sm.end)))
+		}
+	}
+	pct := 100 * float64(correct) / float64(max(len(s.samples), 1))
+	var worst time.Duration
+	var lat []string
+	for i, c := range tr.changes {
+		if i == 0 || strings.Contains(c.state, "|") {
+			continue
+		}
+		// Samples are looked at from the start of an either-state window before
+		// the change (a sample there showing the new state counts as 0 latency).
+		from := c.at
+		if prev := tr.changes[i-1]; strings.HasSuffix(prev.state, "|"+c.state) {
+			from = prev.at
+		}
+		end := time.Time{}
+		if i+1 < len(tr.changes) {
+			end = tr.changes[i+1].at
+		}
+		seen := time.Duration(-1)
+		for _, sm := range s.samples {
+			if sm.end.Before(from) || (!end.IsZero() && sm.start.After(end)) {
+				continue
+			}
+			if sm.state == c.state {
+				seen = max(sm.end.Sub(c.at), 0)
+				break
+			}
+		}
+		if seen < 0 {
+			lat = append(lat, c.state+" never seen")
+			worst = time.Hour
+			continue
+		}
+		lat = append(lat, fmt.Sprintf("%s %s", c.state, seen.Round(10*time.Millisecond)))
+		worst = max(worst, seen)
+	}
+	worstS := worst.Round(10 * time.Millisecond).String()
+	if worst == time.Hour {
+		worstS = "never"
+	}
+	t.Logf("accuracy %s: %d samples, %.1f%% correct, worst latency %s; transitions: %s", name, len(s.samples), pct, worstS, strings.Join(lat, ", "))
+	if out := os.Getenv("AGENTCTL_ACCURACY_OUT"); out != "" {
+		if f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "| %s | %d | %.1f%% | %s | %s |\n", name, len(s.samples), pct, worstS, strings.Join(lat, ", "))
+			f.Close()
+		}
+	}
+	if pct < 99 {
+		t.Errorf("accuracy %s: %.1f%% of %d samples correct, want ≥ 99%%; wrong: %s", name, pct, len(s.samples), strings.Join(wrong, "; "))
+	}
+	if worst > time.Second {
+		t.Errorf("accuracy %s: worst transition latency %s, want ≤ 1 s", name, worstS)
+	}
+}
+
+// Codex exec (print mode): a held reply (running), the reply (the run ends:
+// stopped), and a second run whose replies are all 429 (failed, blocked on
+// quota). Codex exec cannot ask for approval (its policy is never): waiting
+// is not a state it has.
+func TestStatusAccuracyCodexExec(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewCodex(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, c.Home)
+
+	p := c.Exec(t, dir, "accuracy HOLD=acc")
+	id := p.WaitStdout(t, 60*time.Second, "thread.started", harness.CodexThreadID)
+	waitHeld(t, srv, "acc")
+	waitRollout(t, c, "accuracy HOLD=acc")
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(5 * time.Second)
+	tr.between("running|idle", "stopped")
+	srv.Release("acc")
+	if code := p.Wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("codex exec exited %d", code)
+	}
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "Codex exec: prompt, held reply, reply, exit", &tr)
+
+	q := c.Exec(t, dir, "accuracy quota STATUS=429")
+	qid := q.WaitStdout(t, 60*time.Second, "thread.started", harness.CodexThreadID)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if _, _, code := a.Run(t, "status", qid); code != 0 {
+			return "the second run's rollout is not found yet"
+		}
+		return ""
+	})
+	var qt truth
+	qt.set("running")
+	qs := startSampler(t, a, qid)
+	// Codex retries the 429s; when it gives up, the error record comes just
+	// before the exit.
+	harness.Eventually(t, 120*time.Second, func() string {
+		if n := len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 })); n == 0 {
+			return "no 429 sent yet"
+		}
+		return ""
+	})
+	// Between giving up and exiting, the exec is alive with its turn over:
+	// idle and blocked is true too.
+	qt.between("running|idle!quota", "failed!quota")
+	q.Wait(t, 120*time.Second)
+	qt.set("failed!quota")
+	time.Sleep(3 * time.Second)
+	qs.finish(t, "Codex exec: 429 until it gives up", &qt)
+}
+
+// The Claude Code TUI on a pty: idle before a prompt, running while the stub
+// holds the reply, idle after it, waiting at a permission prompt, idle after
+// rejecting it, stopped after /exit.
+func TestStatusAccuracyClaudeTUI(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	dir := harness.WorkDir(t, "acc")
+	seedClaudeJSON(t, c, dir)
+	id := uuid.NewString()
+	p := harness.StartPTY(t, harness.Spec{Path: c.Bin, Args: []string{"--session-id", id, "--permission-mode", "default"},
+		Dir: dir, Env: c.Env, Name: "claude-tui-acc"})
+	a := harness.NewAgentctl(t, c.Home)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(c.Registry(p.PID)) {
+			return "no registry file yet"
+		}
+		return ""
+	})
+	time.Sleep(2 * time.Second) // the TUI takes keys a moment after it registers
+	var tr truth
+	tr.set("idle")
+	s := startSampler(t, a, id)
+	time.Sleep(3 * time.Second)
+
+	const prompt = "accuracy HOLD=tacc"
+	typeLine(t, p, prompt)
+	waitHeld(t, srv, "tacc")
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	from := p.Len()
+	srv.Release("tacc")
+	p.WaitOutput(t, 30*time.Second, from, "FAKE-REPLY")
+	tr.set("idle")
+	time.Sleep(3 * time.Second)
+
+	from = p.Len()
+	n := len(srv.ModelExchanges(nil))
+	typeLine(t, p, "TOOLCMD: touch acc-made-this")
+	harness.Eventually(t, 30*time.Second, func() string {
+		if len(srv.ModelExchanges(nil)) == n {
+			return "the tool prompt never reached the stub"
+		}
+		return ""
+	})
+	tr.set("running")
+	p.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
+	tr.set("waiting")
+	time.Sleep(3 * time.Second)
+	p.Type(t, "\x1b") // reject: the turn ends
+	tr.set("idle")
+	time.Sleep(3 * time.Second)
+
+	typeLine(t, p, "/exit")
+	p.Wait(t, 30*time.Second)
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, permission prompt, reject, /exit", &tr)
+}
+
+// heldPrint scores one print-mode run whose reply the stub holds as hold: running
+// while held, stopped after the exit (either while the reply streams and the
+// process exits).
+func heldPrint(t *testing.T, name string, a *harness.Agentctl, srv *stub.Server, id, hold string, p *harness.Proc) {
+	t.Helper()
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(5 * time.Second)
+	tr.between("running|idle", "stopped")
+	srv.Release(hold)
+	waitExit(t, name, p)
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, name, &tr)
+}
+
+// Claude Code print mode (-p): running while the reply is held, stopped after.
+// Plain -p cannot ask (what would prompt is denied); with prompts routed to the
+// SDK host it waits (claude_printperm_test.go).
+func TestStatusAccuracyClaudePrint(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, c.Home)
+	id := uuid.NewString()
+	p := c.Print(t, dir, "accuracy HOLD=cp", "--session-id", id)
+	waitHeldFor(t, srv, "cp", 180*time.Second)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(c.Transcript(dir, id)) {
+			return "no transcript yet"
+		}
+		return ""
+	})
+	heldPrint(t, "Claude Code "+c.Version+" -p: held reply, reply, exit", a, srv, id, "cp", p)
+}
+
+// OpenCode run: running while the reply is held, stopped after; a 401 ends the
+// run failed and blocked on auth. `opencode run` cannot wait (it rejects an
+// "ask" permission by itself).
+func TestStatusAccuracyOpenCodeRun(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	oc := harness.NewOpenCode(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, oc.Home)
+	p := oc.Run(t, dir, "accuracy HOLD=ocacc")
+	waitHeldFor(t, srv, "ocacc", 400*time.Second)
+	id := openCodeSessionIn(t, oc, dir)
+	heldPrint(t, "OpenCode run: held reply, reply, exit", a, srv, id, "ocacc", p)
+}
+
+// Pi print mode: running while the reply is held, stopped after. Pi has no
+// permission prompts.
+func TestStatusAccuracyPiPrint(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult && strings.Contains(string(r.Body), "PAUSE-AFTER-TOOL") {
+			rep.Hold = "piacc"
+		}
+		return rep
+	})
+	pi := harness.NewPi(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, pi.Home)
+	// Pi writes nothing before its first reply: hold the reply after a tool.
+	p := pi.Print(t, dir, "accuracy PAUSE-AFTER-TOOL TOOLCMD: echo acc")
+	id := p.WaitStdout(t, 180*time.Second, "session header", harness.PiSessionID)
+	waitHeldFor(t, srv, "piacc", 180*time.Second)
+	harness.Eventually(t, 10*time.Second, func() string {
+		if len(pi.Sessions()) != 1 {
+			return "no session file yet"
+		}
+		return ""
+	})
+	heldPrint(t, "Pi -p: held reply after a tool, reply, exit", a, srv, id, "piacc", p)
+}
+
+// The Codex TUI on a pty (approval policy on-request): running while the reply
+// is held, waiting while it asks to approve an escalated command, idle once
+// the reply to the approved call was sent.
+func TestStatusAccuracyCodexTUI(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewCodex(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	cfg := filepath.Join(c.Home, ".codex", "config.toml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, []byte("\n[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n")...)
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := harness.StartPTY(t, harness.Spec{Path: c.Bin, Args: []string{"-a", "on-request", "-s", "read-only", "-C", dir},
+		Dir: dir, Env: c.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "codex-tui-acc"})
+	a := harness.NewAgentctl(t, c.Home)
+	p.WaitOutput(t, 90*time.Second, 0, "Ask Codex")
+	time.Sleep(2 * time.Second)
+	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: touch acc-made-this"
+	p.Type(t, prompt)
+	for i := 0; ; i++ {
+		time.Sleep(time.Second)
+		p.Type(t, "\r")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := srv.WaitHeld(ctx, "cxacc")
+		cancel()
+		if err == nil {
+			break
+		}
+		if i == 30 { // Codex may show "loading" for a long while on a busy machine
+			t.Fatalf("the prompt never reached the stub\nscreen:\n%s", harness.Tail(harness.StripANSI(p.Output()), 15))
+		}
+	}
+	waitRollout(t, c, prompt)
+	id := strings.TrimSuffix(filepath.Base(c.Rollouts()[0]), ".jsonl")
+	id = id[len(id)-36:]
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(4 * time.Second)
+	from := p.Len()
+	srv.Release("cxacc")
+	p.WaitOutput(t, 30*time.Second, from, "Would you like to run")
+	tr.set("waiting")
+	time.Sleep(4 * time.Second)
+	p.Type(t, "y")
+	tr.set("running")
+	// The stub sends the final reply once the approved call's output comes
+	// back; the TUI then ends its turn, a moment the ground truth cannot see:
+	// both states count for 2 s after the reply was sent.
+	harness.Eventually(t, 120*time.Second, func() string {
+		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })) == 0 {
+			return "the reply to the approved call was not sent"
+		}
+		return ""
+	})
+	tr.between("running", "idle")
+	time.Sleep(2 * time.Second)
+	tr.set("idle")
+	time.Sleep(4 * time.Second)
+	// Not scored: the end. The TUI hands the thread to its app-server daemon,
+	// which holds the thread-writer lock after the TUI itself is killed, so
+	// "stopped" has no ground truth the harness can produce here.
+	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, reply", &tr)
+}
+
+// waitHeldFor is waitHeld with a longer limit: on a loaded machine an agent can
+// take minutes to start.
+func waitHeldFor(t *testing.T, srv *stub.Server, name string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if err := srv.WaitHeld(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+}
