@@ -100,6 +100,9 @@ type remoteOptions struct {
 	flags []string      // the command line without the program, host flags and positional arguments
 	pos   []string      // positional arguments
 	json  bool
+	// quiet, count: list -q / --count, applied to the merged sessions here (the
+	// remote side answers --json).
+	quiet, count bool
 	// strict: --strict (list): a host or adapter warning exits 1.
 	strict  bool
 	follow  bool
@@ -182,6 +185,12 @@ func remoteOptionsFrom(c *cli.Context, s *host, name string, kind remoteKind) (r
 	}
 	o.pos = c.Args().Slice()
 	o.flags = stripHostFlags(s.argv, len(o.pos))
+	if name == "list" {
+		o.quiet, o.count = c.Bool("quiet"), c.Bool("count")
+		o.flags = slices.DeleteFunc(o.flags, func(a string) bool {
+			return a == "-q" || a == "--quiet" || a == "-quiet" || a == "--count" || a == "-count"
+		})
+	}
 	return o, true, nil
 }
 
@@ -438,6 +447,16 @@ func printRemoteList(s *host, o remoteOptions, outs []hostOut, failed *bool) err
 		*failed = true
 	}
 	at := func(i int) *discover.Session { return &ss[i] }
+	switch {
+	case o.count:
+		fmt.Fprintln(s.Out, len(ss))
+		return nil
+	case o.quiet:
+		for _, x := range ss {
+			fmt.Fprintln(s.Out, x.Host+":"+x.ID)
+		}
+		return nil
+	}
 	if o.json {
 		return writeSessionsJSON(s.Out, len(ss), at, func(m string) { warn(s, m); *failed = true })
 	}

@@ -160,6 +160,15 @@ func TestRemoteListMerge(t *testing.T) {
 	if d := cmp.Diff([]string{"HOST", "gpu", "gpu", "build"}, heads); d != "" {
 		t.Errorf("list table across hosts, first column (-want +got):\n%s\n%s", d, out.String())
 	}
+	// -q prints host:id, usable as an argument; --count the number.
+	out.Reset()
+	if err := printRemoteList(s, remoteOptions{quiet: true}, outs, &failed); err != nil || out.String() != "gpu:g1\ngpu:g2\nbuild:b1\n" {
+		t.Errorf("list -q across hosts: %v %q", err, out.String())
+	}
+	out.Reset()
+	if err := printRemoteList(s, remoteOptions{count: true}, outs, &failed); err != nil || out.String() != "3\n" {
+		t.Errorf("list --count across hosts: %v %q", err, out.String())
+	}
 }
 
 func TestRemoteArrayAndNDJSON(t *testing.T) {
