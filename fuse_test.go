@@ -194,7 +194,7 @@ func TestFuseFirerKilledMidActionIsRetriedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, pidFile, runs := filepath.Join(h.work, "first"), filepath.Join(h.work, "script.pid"), filepath.Join(h.work, "runs")
-	script := `if [ -e ` + first + ` ]; then echo retry >> ` + runs + `; else touch ` + first + `; echo $$ > ` + pidFile + `.tmp; mv ` + pidFile + `.tmp ` + pidFile + `; echo first >> ` + runs + `; sleep 60; fi`
+	script := `if [ -e ` + first + ` ]; then echo retry >> ` + runs + `; else touch ` + first + `; echo first >> ` + runs + `; echo $$ > ` + pidFile + `.tmp; mv ` + pidFile + `.tmp ` + pidFile + `; sleep 60; fi`
 	h.setExpired(dir, script)
 
 	sweep := h.cmd("sweep")
