@@ -18,6 +18,7 @@ type candidate struct {
 	Mtime      time.Time
 	Entrypoint string
 	Agg        *aggregate // nil: registry-only, no transcript yet
+	Job        *jobRecord // Claude's job record: a background session (nil: none)
 }
 
 // judge decides every session's status from the registry, the process table and
@@ -201,6 +202,10 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceRegistry, Detail: reg.Detail}
 	case !haveProcs:
 		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: "no process table (/proc) to check liveness"}
+	case c.Job.ended(c.Mtime) && c.Job.State == jobStopped:
+		// `claude stop <short>` (docs/agents/claude-code.md §4.5): Claude writes the transcript
+		// mid-turn while stopping, and its record says what happened.
+		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceJobRecord, Detail: c.Job.detail()}
 	case supersededBy != "":
 		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceRegistry, Detail: "superseded by " + supersededBy}
 	case reg != nil:
@@ -208,9 +213,13 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 	}
 	a := c.Agg
 	if a == nil {
+		if c.Job.ended(c.Mtime) {
+			return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceJobRecord, Detail: c.Job.detail()}
+		}
 		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
 	}
-	if a.midTurn() {
+	jobDone := c.Job.ended(c.Mtime) // state done: the process is gone, nobody else writes
+	if a.midTurn() && !jobDone {
 		if age := now.Sub(c.Mtime); age < midTurnRecent {
 			return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceTranscript,
 				Detail: fmt.Sprintf("transcript ends mid-turn and was written %s ago, but no live claude process was found", age.Round(time.Second))}
@@ -222,6 +231,9 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 			d = "API error"
 		}
 		return discover.TranscriptVerdict(discover.OutcomeError, d)
+	}
+	if jobDone {
+		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceJobRecord, Detail: c.Job.detail()}
 	}
 	// No live process and no failure recorded (a recent mid-turn end was judged
 	// unknown above): stopped, as the transcript tells.
