@@ -68,8 +68,15 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 				entry = c.Entrypoint
 			}
 		}
-		st, detail, inf := subState(liveInput{RegStatus: r.Status, WaitingFor: r.WaitingFor, Print: a.Print, Entrypoint: entry, Agg: agg, Now: now})
+		in := liveInput{RegStatus: r.Status, WaitingFor: r.WaitingFor, Print: a.Print, Entrypoint: entry, Agg: agg, Now: now}
 		d := r.Detail
+		if c := byID[id]; c != nil && r.Kind == "bg" && c.Job != nil && c.Job.State == jobBlocked && r.Status != "waiting" {
+			// Claude's daemon marks the job blocked as soon as a permission
+			// prompt opens, before the registry says waiting (docs/agents/claude-code.md §4.5).
+			in.RegStatus, in.WaitingFor = jobBlocked, "permission prompt"
+			d += "; " + c.Job.File + ": state blocked"
+		}
+		st, detail, inf := subState(in)
 		if detail != "" {
 			d += "; " + detail
 		}

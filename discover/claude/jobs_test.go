@@ -112,3 +112,22 @@ func TestBackgroundRegistryAndSpares(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedJobIsWaiting: Claude's job record says blocked (a permission
+// prompt is open) while the registry still says busy: waiting, as Claude's own
+// `claude agents` says.
+func TestBlockedJobIsWaiting(t *testing.T) {
+	home := copyHome(t)
+	const bgID = "0b0b0b0b-1111-4222-8333-444455556666"
+	writeRegistry(t, home, 31337, `{"pid":31337,"sessionId":"`+bgID+`","cwd":"/home/dev/cli-tool","startedAt":1795211130000,"procStart":"32460","version":"2.1.329","kind":"bg","entrypoint":"cli","jobId":"0b0b0b0b","status":"busy"}`)
+	procs := &proc.Fake{Procs: []proc.Process{{PID: 31337, Comm: "claude", StartTicks: 32460}}}
+	s := discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
+	if s.Status != discover.StatusRunning {
+		t.Fatalf("before the prompt: %s, want running", s.Status)
+	}
+	writeJob(t, home, bgID, jobBlocked, fixtureNow)
+	s = discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
+	if s.Status != discover.StatusWaiting || s.Evidence != discover.EvidenceRegistry || s.PID != 31337 {
+		t.Errorf("job blocked: %s on %s (%s), pid %d; want waiting on registry, pid 31337", s.Status, s.Evidence, s.EvidenceDetail, s.PID)
+	}
+}
