@@ -269,6 +269,46 @@ func TestClaudeBackgroundStatusOracle(t *testing.T) {
 			return ""
 		})
 		smp := startSampler(t, c, a, dir, short)
+		var trace []string
+		traceStop := make(chan struct{})
+		traceDone := make(chan struct{})
+		go func() { // what Claude's files and the process table say, for failure reports
+			defer close(traceDone)
+			last := ""
+			for {
+				var b strings.Builder
+				regs, _ := filepath.Glob(filepath.Join(c.Home, ".claude", "sessions", "*.json"))
+				for _, r := range regs {
+					x, _ := os.ReadFile(r)
+					var e struct{ Status, WaitingFor string }
+					_ = json.Unmarshal(x, &e)
+					b.WriteString(filepath.Base(r) + "=" + e.Status + "/" + e.WaitingFor + " ")
+				}
+				x, _ := os.ReadFile(filepath.Join(c.Home, ".claude", "jobs", short, "state.json"))
+				var j struct{ State string }
+				_ = json.Unmarshal(x, &j)
+				b.WriteString("job=" + j.State)
+				if ps, err := exec.Command("pgrep", "-af", short).Output(); err == nil {
+					b.WriteString(" procs: " + strings.ReplaceAll(strings.TrimSpace(string(ps)), "\n", " | "))
+				}
+				if b.String() != last {
+					last = b.String()
+					trace = append(trace, time.Now().Format("15:04:05.000")+" "+last)
+				}
+				select {
+				case <-traceStop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+		defer func() {
+			close(traceStop)
+			<-traceDone
+			if t.Failed() {
+				t.Logf("Claude's files over time:\n%s", strings.Join(trace, "\n"))
+			}
+		}()
 		phase := func(name, want string, d time.Duration) {
 			t.Helper()
 			harness.Eventually(t, 30*time.Second, func() string {

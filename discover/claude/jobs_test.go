@@ -92,14 +92,18 @@ func TestBackgroundRegistryAndSpares(t *testing.T) {
 			{PID: 500, Comm: "claude.exe", StartTicks: 100},
 			{PID: 501, PPID: 500, Comm: "claude", StartTicks: 101},
 			{PID: 502, PPID: 501, Comm: "claude", StartTicks: 102},
+			{PID: 503, PPID: 500, Comm: "claude.exe", StartTicks: 103},
 		},
 		Args: map[int][]string{
 			31337: {"claude", "bg-spare", "--bg-spare", "/tmp/cc-daemon-0/x/spare/a.claim.sock"},
 			500:   {"/opt/claude/bin/claude.exe", "daemon", "run", "--origin", "transient"},
-			501:   {"claude", "bg-pty-host", "--bg-pty-host", "/tmp/cc-daemon-0/x/spare/b.pty.sock", "200", "50", "--", "/opt/claude/bin/claude.exe", "--bg-spare", "/tmp/cc-daemon-0/x/spare/b.claim.sock"},
-			502:   {"claude", "bg-spare", "--bg-spare", "/tmp/cc-daemon-0/x/spare/b.claim.sock"},
+			501:   {"claude bg-pty-host", "--bg-pty-host", "/tmp/cc-daemon-0/x/spare/b.pty.sock", "200", "50", "--", "/opt/claude/bin/claude.exe", "--bg-spare", "/tmp/cc-daemon-0/x/spare/b.claim.sock"},
+			502:   {"claude bg-spare", "--bg-spare", "/tmp/cc-daemon-0/x/spare/b.claim.sock"},
+			// A pty host whose session was spawned without a spare: its argv
+			// names the session (and carries the prompt) as real argv.
+			503: {"claude bg-pty-host", "--bg-pty-host", "/tmp/cc-daemon-0/x/pty/d957d5fe.sock", "200", "50", "--", "/opt/claude/bin/claude.exe", "--session-id", idTUI329, "--", "hello"},
 		},
-		Cwds: map[int]string{31337: "/home/dev/cli-tool", 500: "/home/dev/cli-tool", 501: "/home/dev/cli-tool", 502: "/home/dev/cli-tool"},
+		Cwds: map[int]string{31337: "/home/dev/cli-tool", 500: "/home/dev/cli-tool", 501: "/home/dev/cli-tool", 502: "/home/dev/cli-tool", 503: "/home/dev/cli-tool"},
 	}
 	got := discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)
 	s := got[bgID]
@@ -107,7 +111,7 @@ func TestBackgroundRegistryAndSpares(t *testing.T) {
 		t.Errorf("bg session: %s (%s) pid %d kind %q job %q; want waiting on registry, pid 31337, background 0b0b0b0b", s.Status, s.Evidence, s.PID, s.Kind, s.JobID)
 	}
 	for id, s := range got {
-		if s.PID == 500 || s.PID == 501 || s.PID == 502 || s.Evidence == discover.EvidenceProcess {
+		if (s.PID >= 500 && s.PID <= 503) || s.Evidence == discover.EvidenceProcess || s.Evidence == discover.EvidenceArgv {
 			t.Errorf("%s: %s on %s evidence, pid %d: Claude's daemon machinery taken for a session", id, s.Status, s.Evidence, s.PID)
 		}
 	}
