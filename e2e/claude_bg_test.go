@@ -288,8 +288,19 @@ func TestClaudeBackgroundStatusOracle(t *testing.T) {
 				var j struct{ State string }
 				_ = json.Unmarshal(x, &j)
 				b.WriteString("job=" + j.State)
-				if ps, err := exec.Command("pgrep", "-af", short).Output(); err == nil {
-					b.WriteString(" procs: " + strings.ReplaceAll(strings.TrimSpace(string(ps)), "\n", " | "))
+				if x, err := os.ReadFile(filepath.Join(c.Home, ".claude", "daemon", "roster.json")); err == nil {
+					var ro struct {
+						Workers map[string]map[string]any `json:"workers"`
+					}
+					_ = json.Unmarshal(x, &ro)
+					w := ro.Workers[short]
+					delete(w, "spec")
+					delete(w, "env")
+					wb, _ := json.Marshal(w)
+					b.WriteString(" roster=" + string(wb))
+				}
+				if ps, err := exec.Command("pgrep", "-f", "session-id "+short).Output(); err == nil {
+					b.WriteString(" pids naming it: " + strings.ReplaceAll(strings.TrimSpace(string(ps)), "\n", " "))
 				}
 				if b.String() != last {
 					last = b.String()
@@ -305,7 +316,7 @@ func TestClaudeBackgroundStatusOracle(t *testing.T) {
 		defer func() {
 			close(traceStop)
 			<-traceDone
-			if t.Failed() {
+			if t.Failed() || testing.Verbose() {
 				t.Logf("Claude's files over time:\n%s", strings.Join(trace, "\n"))
 			}
 		}()
