@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -38,6 +39,11 @@ func (e *cmdEnv) stopBackground(ctx context.Context, o stopOptions, drv launch.D
 		bin = "claude"
 	}
 	ask := launch.ClaudeStopCommand(bin, sess.JobID, env.Home, claude.Root(env), os.Environ())
+	if ok, why := claude.DaemonStatus(claude.Root(env), env.Procs); !ok {
+		// `claude stop` would wait for a daemon that is gone (seen: > 10 s after
+		// the daemon was killed); the sessions outlive it, so signal at once.
+		ask = func(context.Context) error { return errors.New(why) }
+	}
 	d := e.deps()
 	opts := launch.StopOptions{Force: o.Force}
 	plan := drv.StopPlan(opts.Force)

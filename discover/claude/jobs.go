@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Job states Claude writes to jobs/<short>/state.json (docs/agents/claude-code.md §4.5).
@@ -157,3 +158,31 @@ func markBackground(s *discover.Session, live map[string]string, j *jobRecord) {
 
 // KindBackground is discover.Session.Kind for a session Claude's daemon hosts.
 const KindBackground = "background"
+
+// DaemonStatus reads <root>/daemon.status.json and checks its supervisor
+// (Claude's daemon, docs/agents/claude-code.md §4.5) against the process table by PID and
+// start ticks. alive is false with a reason when there is no daemon to ask.
+func DaemonStatus(root string, procs proc.Table) (alive bool, why string) {
+	b, err := os.ReadFile(filepath.Join(root, "daemon.status.json"))
+	if err != nil {
+		return false, "Claude's daemon has no daemon.status.json"
+	}
+	var st struct {
+		PID   int             `json:"supervisorPid"`
+		Start json.RawMessage `json:"supervisorProcStart"`
+	}
+	if json.Unmarshal(b, &st) != nil || st.PID <= 0 {
+		return false, "daemon.status.json names no daemon"
+	}
+	if procs == nil || !procs.Available() {
+		return true, "" // cannot tell: let Claude answer
+	}
+	p, ok := procs.Get(st.PID)
+	if !ok {
+		return false, fmt.Sprintf("Claude's daemon (pid %d) is not running", st.PID)
+	}
+	if want, ok := procStartOf(st.Start); ok && want != p.StartTicks {
+		return false, fmt.Sprintf("Claude's daemon (pid %d) is not running (the pid was reused)", st.PID)
+	}
+	return true, ""
+}

@@ -135,3 +135,27 @@ func TestBlockedJobIsWaiting(t *testing.T) {
 		t.Errorf("job blocked: %s on %s (%s), pid %d; want waiting on registry, pid 31337", s.Status, s.Evidence, s.EvidenceDetail, s.PID)
 	}
 }
+
+// TestDaemonStatus: the daemon is alive only as the PID with the recorded
+// start ticks; gone or reused, stop must not wait for it.
+func TestDaemonStatus(t *testing.T) {
+	root := t.TempDir()
+	if ok, _ := DaemonStatus(root, &proc.Fake{}); ok {
+		t.Errorf("no daemon.status.json: alive")
+	}
+	if err := os.WriteFile(filepath.Join(root, "daemon.status.json"), []byte(`{"supervisorPid":700,"supervisorProcStart":"5000","workers":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		procs *proc.Fake
+		want  bool
+	}{
+		{&proc.Fake{Procs: []proc.Process{{PID: 700, StartTicks: 5000}}}, true},
+		{&proc.Fake{Procs: []proc.Process{{PID: 700, StartTicks: 5001}}}, false},
+		{&proc.Fake{}, false},
+	} {
+		if ok, why := DaemonStatus(root, tc.procs); ok != tc.want {
+			t.Errorf("procs %v: alive %v (%s), want %v", tc.procs.Procs, ok, why, tc.want)
+		}
+	}
+}
