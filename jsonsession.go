@@ -115,6 +115,8 @@ func appendSessionJSON(b []byte, s *discover.Session) (_ []byte, ok bool) {
 	str("git_branch", s.GitBranch)
 	str("agent_version", s.AgentVersion)
 	str("entrypoint", s.Entrypoint)
+	str("kind", s.Kind)
+	str("job_id", s.JobID)
 	str("permission_mode", s.PermissionMode)
 	str("group", s.Group)
 	str("spec", s.Spec)
