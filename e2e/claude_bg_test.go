@@ -72,7 +72,7 @@ func claudeAgents(t *testing.T, c *harness.Claude, dir string, all bool) []claud
 		args = append(args, "--all")
 	}
 	p := harness.Start(t, harness.Spec{Path: c.Bin, Args: args, Dir: dir, Env: c.Env, Name: "claude-agents"})
-	if code := p.Wait(t, 30*time.Second); code != 0 {
+	if code := p.Wait(t, 90*time.Second); code != 0 {
 		t.Fatalf("claude agents --json exited %d\n%s", code, p.Stderr())
 	}
 	var out []claudeAgent
@@ -311,7 +311,7 @@ func TestClaudeBackgroundStatusOracle(t *testing.T) {
 		}()
 		phase := func(name, want string, d time.Duration) {
 			t.Helper()
-			harness.Eventually(t, 30*time.Second, func() string {
+			harness.Eventually(t, 90*time.Second, func() string {
 				if m := claudeMapped(claudeAgents(t, c, dir, true), short); m != want {
 					return name + ": claude says " + m + ", want " + want
 				}
