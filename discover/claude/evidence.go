@@ -80,6 +80,10 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		if detail != "" {
 			d += "; " + detail
 		}
+		if c := byID[id]; c != nil && r.Kind == "bg" && c.Job.endedSince(r.StartedAt) {
+			out[id] = c.Job.exiting(r.PID)
+			continue
+		}
 		out[id] = discover.Verdict{Status: st, Evidence: discover.EvidenceRegistry, Detail: d, Inferred: r.Inferred || inf, PID: r.PID}
 	}
 
@@ -101,6 +105,11 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		}
 		c := byID[p.Flags.Names]
 		if c == nil {
+			continue
+		}
+		if p.HasStart && c.Job.endedSince(p.StartMs) {
+			// Claude removes the registry entry just before the process exits.
+			out[p.Flags.Names] = c.Job.exiting(p.PID)
 			continue
 		}
 		st, detail, inf := subState(liveInput{Print: p.Flags.Print, Entrypoint: c.Entrypoint, Agg: c.Agg, Now: now})

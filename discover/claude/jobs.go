@@ -186,3 +186,22 @@ func DaemonStatus(root string, procs proc.Table) (alive bool, why string) {
 	}
 	return true, ""
 }
+
+// endedSince reports whether the job record says the job ended (stopped or
+// done) after a process that started at startMs (epoch ms) began: that process
+// is the job's own, on its way out. `claude stop` writes the record about
+// 0.5 s before the process exits (docs/agents/claude-code.md §4.5).
+func (j *jobRecord) endedSince(startMs int64) bool {
+	if j == nil || startMs == 0 || (j.State != jobStopped && j.State != jobDone) {
+		return false
+	}
+	u := j.updated()
+	return !u.IsZero() && u.UnixMilli() >= startMs
+}
+
+// exiting is the verdict for a job's process that Claude has already recorded
+// as ended: the job is over, the process is on its way out.
+func (j *jobRecord) exiting(pid int) discover.Verdict {
+	return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceJobRecord,
+		Detail: fmt.Sprintf("%s; pid %d is exiting", j.detail(), pid)}
+}

@@ -159,3 +159,31 @@ func TestDaemonStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestJobEndedWhileProcessExits: `claude stop` records the job stopped about
+// 0.5 s before the process exits; a registry entry or argv still showing that
+// process is the job on its way out: stopped, as Claude says. A record that
+// ended before the process started (a later resume) changes nothing.
+func TestJobEndedWhileProcessExits(t *testing.T) {
+	const bgID = "0b0b0b0b-1111-4222-8333-444455556666"
+	started := int64(1795211130000)
+	for _, tc := range []struct {
+		name    string
+		updated time.Time
+		want    string
+	}{
+		{"stopped after the process started", time.UnixMilli(started + 5000), discover.StatusStopped},
+		{"stopped before the process started", time.UnixMilli(started - 5000), discover.StatusWaiting},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := copyHome(t)
+			writeRegistry(t, home, 31337, `{"pid":31337,"sessionId":"`+bgID+`","cwd":"/home/dev/cli-tool","startedAt":1795211130000,"procStart":"32460","version":"2.1.329","kind":"bg","entrypoint":"cli","jobId":"0b0b0b0b","status":"waiting"}`)
+			writeJob(t, home, bgID, jobStopped, tc.updated)
+			procs := &proc.Fake{Procs: []proc.Process{{PID: 31337, Comm: "claude", StartTicks: 32460}}}
+			s := discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
+			if s.Status != tc.want {
+				t.Errorf("%s (%s: %s), want %s", s.Status, s.Evidence, s.EvidenceDetail, tc.want)
+			}
+		})
+	}
+}
