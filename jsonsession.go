@@ -115,8 +115,6 @@ func appendSessionJSON(b []byte, s *discover.Session) (_ []byte, ok bool) {
 	str("git_branch", s.GitBranch)
 	str("agent_version", s.AgentVersion)
 	str("entrypoint", s.Entrypoint)
-	str("kind", s.Kind)
-	str("job_id", s.JobID)
 	str("permission_mode", s.PermissionMode)
 	str("group", s.Group)
 	str("spec", s.Spec)
@@ -143,6 +141,8 @@ func appendSessionJSON(b []byte, s *discover.Session) (_ []byte, ok bool) {
 	str("log", s.Log)
 	str("host", s.Host)
 	str("path", s.Path)
+	str("kind", s.Kind)
+	str("job_id", s.JobID)
 	if len(s.Extra) > 0 {
 		key("extra")
 		if b, ok = appendExtraJSON(b, s.Extra); !ok {

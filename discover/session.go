@@ -30,11 +30,12 @@ const (
 	EvidenceStaleRegistry = "stale-registry"
 	EvidenceGateway       = "gateway"
 	EvidenceTranscript    = "transcript"
-	// EvidenceJobRecord: the agent's own record of a background job that
-	// outlives its process (Claude Code's jobs/<short>/state.json).
-	EvidenceJobRecord = "job-record"
-	EvidenceNone      = "none"
+	EvidenceNone          = "none"
 )
+
+// EvidenceJobRecord: the agent's own record of a background job that outlives
+// its process (Claude Code's jobs/<short>/state.json).
+const EvidenceJobRecord = "job-record"
 
 // Alive reports whether a status means the agent process is alive.
 func Alive(status string) bool {
@@ -107,30 +108,25 @@ type Session struct {
 	EvidenceDetail string `json:"evidence_detail,omitempty"`
 	// BlockedReason (quota | auth) says the latest turn failed on the agent's
 	// account: the user must act before any turn can succeed.
-	BlockedReason string     `json:"blocked_reason,omitempty"`
-	Inferred      bool       `json:"inferred,omitempty"`
-	PID           int        `json:"pid,omitempty"`
-	Cwd           string     `json:"cwd,omitempty"`
-	LastCwd       string     `json:"last_cwd,omitempty"`
-	Model         string     `json:"model,omitempty"`
-	Models        []string   `json:"models,omitempty"`
-	Title         string     `json:"title,omitempty"`
-	Prompt        string     `json:"prompt,omitempty"`
-	StartedAt     *time.Time `json:"started_at,omitempty"`
-	LastActivity  *time.Time `json:"last_activity,omitempty"`
-	EndedAt       *time.Time `json:"ended_at,omitempty"`
-	ExitCode      *int       `json:"exit_code,omitempty"`
-	Tokens        *Tokens    `json:"tokens,omitempty"`
-	CostUSD       *float64   `json:"cost_usd,omitempty"`
-	CostSource    string     `json:"cost_source,omitempty"` // agent | estimate
-	GitBranch     string     `json:"git_branch,omitempty"`
-	AgentVersion  string     `json:"agent_version,omitempty"`
-	Entrypoint    string     `json:"entrypoint,omitempty"`
-	// Kind is "background" for a session the agent's own daemon hosts (Claude
-	// Code's `claude --bg`); JobID is the agent's short id for it, accepted
-	// wherever an id is.
-	Kind           string            `json:"kind,omitempty"`
-	JobID          string            `json:"job_id,omitempty"`
+	BlockedReason  string            `json:"blocked_reason,omitempty"`
+	Inferred       bool              `json:"inferred,omitempty"`
+	PID            int               `json:"pid,omitempty"`
+	Cwd            string            `json:"cwd,omitempty"`
+	LastCwd        string            `json:"last_cwd,omitempty"`
+	Model          string            `json:"model,omitempty"`
+	Models         []string          `json:"models,omitempty"`
+	Title          string            `json:"title,omitempty"`
+	Prompt         string            `json:"prompt,omitempty"`
+	StartedAt      *time.Time        `json:"started_at,omitempty"`
+	LastActivity   *time.Time        `json:"last_activity,omitempty"`
+	EndedAt        *time.Time        `json:"ended_at,omitempty"`
+	ExitCode       *int              `json:"exit_code,omitempty"`
+	Tokens         *Tokens           `json:"tokens,omitempty"`
+	CostUSD        *float64          `json:"cost_usd,omitempty"`
+	CostSource     string            `json:"cost_source,omitempty"` // agent | estimate
+	GitBranch      string            `json:"git_branch,omitempty"`
+	AgentVersion   string            `json:"agent_version,omitempty"`
+	Entrypoint     string            `json:"entrypoint,omitempty"`
 	PermissionMode string            `json:"permission_mode,omitempty"`
 	Group          string            `json:"group,omitempty"`
 	Spec           string            `json:"spec,omitempty"`
@@ -140,6 +136,11 @@ type Session struct {
 	Host           string            `json:"host,omitempty"`
 	// Path is the agent file the session was read from (transcript, rollout, db).
 	Path string `json:"path,omitempty"`
+	// Kind is "background" for a session the agent's own daemon hosts (Claude
+	// Code's `claude --bg`); JobID is the agent's short id for it, accepted
+	// wherever an id is.
+	Kind  string `json:"kind,omitempty"`
+	JobID string `json:"job_id,omitempty"`
 	// Extra carries agent-specific fields for `status` (e.g. tokens_subagents).
 	Extra map[string]any `json:"extra,omitempty"`
 }
