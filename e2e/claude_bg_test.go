@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,6 +120,7 @@ type sampler struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	onSample func(reading)
+	transit  int // samples judged by the idle → busy → waiting path
 }
 
 // reading is one status read over [begin, end].
@@ -207,9 +209,19 @@ func (s *sampler) finish() (total, agree int, bad []string) {
 		if lastBefore < 0 || !judged {
 			continue // not bracketed by Claude's view: not a sample
 		}
-		seen = append(seen, s.oracle[lastBefore].status)
+		before := s.oracle[lastBefore].status
+		seen = append(seen, before)
 		for _, v := range seen {
 			ok = ok || v == smp.status
+		}
+		// idle → waiting passes through busy: the typed prompt's model turn,
+		// which Claude's own registry shows as busy for ~1 s under load. A
+		// reading of `claude agents` takes ~2 s here, so it can miss that phase
+		// entirely; agentctl saying running between an idle and a waiting
+		// reading is on the only path between them. Counted apart, and logged.
+		if !ok && smp.status == "running" && before == "idle" && slices.Contains(seen, "waiting") {
+			ok = true
+			s.transit++
 		}
 		total++
 		if ok {
@@ -370,7 +382,7 @@ func TestClaudeBackgroundStatusOracle(t *testing.T) {
 			}
 			t.Logf("claude processes after the stop:\n%s", strings.Join(mine, "\n"))
 		}
-		t.Logf("%d samples, %d agree with claude agents --json", total, agree)
+		t.Logf("%d samples, %d agree with claude agents --json (%d of them running between an idle and a waiting reading)", total, agree, smp.transit)
 		if total < 40 {
 			t.Errorf("only %d samples were bracketed by Claude's view; want at least 40 to judge 99 %%", total)
 		}
