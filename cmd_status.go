@@ -143,6 +143,13 @@ func (e *cmdEnv) printStatus(s discover.Session) {
 	add("git branch", s.GitBranch)
 	add("agent version", s.AgentVersion)
 	add("entrypoint", s.Entrypoint)
+	if s.Kind != "" {
+		k := s.Kind
+		if s.JobID != "" {
+			k += " (job " + s.JobID + "; `claude attach " + s.JobID + "` opens it)"
+		}
+		add("kind", k)
+	}
 	add("permission mode", s.PermissionMode)
 	add("group", s.Group)
 	add("spec", s.Spec)

@@ -26,6 +26,11 @@ pi get SIGTERM first (5 s), codex SIGINT to the PID (10 s). Prints
 "stopped ID (exit observed)" only once the exit is seen; otherwise exits 1.
 A session known only from a process-table scan needs --force.
 
+Claude Code background sessions (claude --bg) are stopped Claude's way first:
+` + "`claude stop <job id>`" + `, which keeps them attachable with ` + "`claude attach`" + `; the
+exit is verified by PID and start time, and the signals above follow only if
+Claude's stop fails. Claude's daemon, pty hosts and spares are never signalled.
+
 OpenClaw sessions live in their gateway: stop aborts the run (sessions.abort)
 and prints "stopped KEY (run RUN aborted)" once the gateway shows it ended. A
 run agentctl did not start needs --force (connects with operator.admin).
@@ -68,6 +73,9 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 	}
 	if drv.Gateway() {
 		return e.stopGateway(ctx, o, drv, sess, env)
+	}
+	if backgroundStoppable(sess) {
+		return e.stopBackground(ctx, o, drv, sess, env)
 	}
 	target, err := e.stopTarget(drv, sess, env, o.Force)
 	if err != nil {

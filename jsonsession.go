@@ -151,6 +151,8 @@ func appendSessionJSON(b []byte, s *discover.Session) (_ []byte, ok bool) {
 	str("log", s.Log)
 	str("host", s.Host)
 	str("path", s.Path)
+	str("kind", s.Kind)
+	str("job_id", s.JobID)
 	if len(s.Extra) > 0 {
 		key("extra")
 		if b, ok = appendExtraJSON(b, s.Extra); !ok {

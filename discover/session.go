@@ -36,6 +36,10 @@ const (
 	EvidenceNone          = "none"
 )
 
+// EvidenceJobRecord: the agent's own record of a background job that outlives
+// its process (Claude Code's jobs/<short>/state.json).
+const EvidenceJobRecord = "job-record"
+
 // Alive reports whether a status means the agent process is alive.
 func Alive(status string) bool {
 	switch status {
@@ -139,6 +143,11 @@ type Session struct {
 	Host           string            `json:"host,omitempty"`
 	// Path is the agent file the session was read from (transcript, rollout, db).
 	Path string `json:"path,omitempty"`
+	// Kind is "background" for a session the agent's own daemon hosts (Claude
+	// Code's `claude --bg`); JobID is the agent's short id for it, accepted
+	// wherever an id is.
+	Kind  string `json:"kind,omitempty"`
+	JobID string `json:"job_id,omitempty"`
 	// Extra carries agent-specific fields for `status` (e.g. tokens_subagents).
 	Extra map[string]any `json:"extra,omitempty"`
 }

@@ -198,12 +198,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		env.Warnf("%d transcripts were summarised without token totals to answer in time; the next run continues indexing them", partial)
 	}
 
+	jobs := loadJobIndex(root)
 	cands := make([]candidate, 0, len(files)+len(regs))
 	have := make(map[string]bool, len(files))
 	for _, f := range files {
 		have[f.ID] = true
 		cands = append(cands, candidate{ID: f.ID, Cwd: f.Agg.Cwd, LastCwd: f.Agg.LastCwd, LastMs: f.Agg.LastMs,
-			Mtime: f.Mtime, Entrypoint: f.Agg.Entrypoint, Agg: f.Agg})
+			Mtime: f.Mtime, Entrypoint: f.Agg.Entrypoint, Agg: f.Agg, Job: jobs.of(f.ID)})
 	}
 	var regOnly []*regCheck
 	for i := range regs {
@@ -211,7 +212,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		if r.Verdict == regLive && !have[r.SessionID] && sel.want(r.SessionID) {
 			have[r.SessionID] = true
 			regOnly = append(regOnly, r)
-			cands = append(cands, candidate{ID: r.SessionID, Cwd: r.Cwd, Entrypoint: r.Entrypoint})
+			cands = append(cands, candidate{ID: r.SessionID, Cwd: r.Cwd, Entrypoint: r.Entrypoint, Job: jobs.of(r.SessionID)})
 		}
 	}
 	verdicts := judge(cands, regs, procs, claudes, now())
@@ -225,17 +226,20 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		}
 	}
 	out := make([]discover.Session, 0, len(cands))
+	bg := backgroundOf(regs)
 	for i, f := range files {
 		if n := f.Agg.BadUsage; n > 0 {
 			env.Warnf("session %s: %d usage record(s) with a negative or impossible token count left out of its totals (%s)", f.ID, n, f.Path)
 		}
 		out = append(out, toSession(f, verdicts[i], prices, unknownModel))
+		markBackground(&out[len(out)-1], bg, cands[i].Job)
 		// Done with the aggregate: the sessions keep what they need, and a big
 		// history's aggregates need not all stay until the last is converted.
 		f.Agg, cands[i].Agg = nil, nil
 	}
 	for i, r := range regOnly {
 		out = append(out, registrySession(r, verdicts[len(files)+i]))
+		markBackground(&out[len(out)-1], bg, cands[len(files)+i].Job)
 	}
 	return out, nil
 }

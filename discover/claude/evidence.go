@@ -18,6 +18,7 @@ type candidate struct {
 	Mtime      time.Time
 	Entrypoint string
 	Agg        *aggregate // nil: registry-only, no transcript yet
+	Job        *jobRecord // Claude's job record: a background session (nil: none)
 }
 
 // judge decides every session's status from the registry, the process table and
@@ -67,10 +68,21 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 				entry = c.Entrypoint
 			}
 		}
-		st, detail, inf := subState(liveInput{RegStatus: r.Status, WaitingFor: r.WaitingFor, Print: a.Print, Entrypoint: entry, Agg: agg, Now: now})
+		in := liveInput{RegStatus: r.Status, WaitingFor: r.WaitingFor, Print: a.Print, Entrypoint: entry, Agg: agg, Now: now}
 		d := r.Detail
+		if c := byID[id]; c != nil && r.Kind == "bg" && c.Job != nil && c.Job.State == jobBlocked && r.Status != "waiting" {
+			// Claude's daemon marks the job blocked as soon as a permission
+			// prompt opens, before the registry says waiting (docs/agents/claude-code.md §4.5).
+			in.RegStatus, in.WaitingFor = jobBlocked, "permission prompt"
+			d += "; " + c.Job.File + ": state blocked"
+		}
+		st, detail, inf := subState(in)
 		if detail != "" {
 			d += "; " + detail
+		}
+		if c := byID[id]; c != nil && r.Kind == "bg" && c.Job.endedSince(r.StartedAt) {
+			out[id] = c.Job.exiting(r.PID)
+			continue
 		}
 		out[id] = discover.Verdict{Status: st, Evidence: discover.EvidenceRegistry, Detail: d, Inferred: r.Inferred || inf, PID: r.PID}
 	}
@@ -93,6 +105,11 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		}
 		c := byID[p.Flags.Names]
 		if c == nil {
+			continue
+		}
+		if p.HasStart && c.Job.endedSince(p.StartMs) {
+			// Claude removes the registry entry just before the process exits.
+			out[p.Flags.Names] = c.Job.exiting(p.PID)
 			continue
 		}
 		st, detail, inf := subState(liveInput{Print: p.Flags.Print, Entrypoint: c.Entrypoint, Agg: c.Agg, Now: now})
@@ -201,6 +218,10 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceRegistry, Detail: reg.Detail}
 	case !haveProcs:
 		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: "no process table (/proc) to check liveness"}
+	case c.Job.ended(c.Mtime) && c.Job.State == jobStopped:
+		// `claude stop <short>` (docs/agents/claude-code.md §4.5): Claude writes the transcript
+		// mid-turn while stopping, and its record says what happened.
+		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceJobRecord, Detail: c.Job.detail()}
 	case supersededBy != "":
 		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceRegistry, Detail: "superseded by " + supersededBy}
 	case reg != nil:
@@ -208,9 +229,13 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 	}
 	a := c.Agg
 	if a == nil {
+		if c.Job.ended(c.Mtime) {
+			return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceJobRecord, Detail: c.Job.detail()}
+		}
 		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
 	}
-	if a.midTurn() {
+	jobDone := c.Job.ended(c.Mtime) // state done: the process is gone, nobody else writes
+	if a.midTurn() && !jobDone {
 		if age := now.Sub(c.Mtime); age < midTurnRecent {
 			return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceTranscript,
 				Detail: fmt.Sprintf("transcript ends mid-turn and was written %s ago, but no live claude process was found", age.Round(time.Second))}
@@ -222,6 +247,9 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 			d = "API error"
 		}
 		return discover.TranscriptVerdict(discover.OutcomeError, d)
+	}
+	if jobDone {
+		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceJobRecord, Detail: c.Job.detail()}
 	}
 	// No live process and no failure recorded (a recent mid-turn end was judged
 	// unknown above): stopped, as the transcript tells.

@@ -33,6 +33,14 @@ var subcommands = map[string]bool{
 	"mcp": true, "doctor": true, "update": true, "upgrade": true, "install": true, "agents": true,
 	"auth": true, "plugin": true, "setup-token": true, "--version": true, "-v": true, "--help": true,
 	"--handle-uri": true,
+	// Claude's background machinery (docs/agents/claude-code.md §4.5): its daemon, pty hosts and
+	// pre-warmed spares. A claimed spare keeps its argv and is a session only
+	// through the registry entry that names its PID; none of them is ever
+	// matched to a session by cwd. The pty hosts and spares set their title:
+	// argv[0] is "claude bg-pty-host", so the first argument is the flag; a
+	// pty host's argv also carries its session's --session-id and prompt.
+	"daemon": true, "bg-pty-host": true, "bg-spare": true, "--bg-pty-host": true, "--bg-spare": true,
+	"stop": true, "attach": true, "logs": true,
 }
 
 // claudeArgs returns the arguments after the program when p is a Claude Code

@@ -32,6 +32,7 @@ type regEntry struct {
 	WaitingFor string          `json:"waitingFor"`
 	UpdatedAt  int64           `json:"updatedAt"` // ms
 	PidDomain  string          `json:"pidDomain"`
+	JobID      string          `json:"jobId"` // background sessions (kind "bg", docs/agents/claude-code.md §4.5)
 }
 
 // Registry verdicts.

@@ -143,6 +143,8 @@ type Session struct {
 	Tokens         *Tokens `json:"tokens"`
 	StartedAt      string  `json:"started_at"`
 	LastActivity   string  `json:"last_activity"`
+	Kind           string  `json:"kind"`
+	JobID          string  `json:"job_id"`
 	Extra          struct {
 		TokensSubagents *Tokens `json:"tokens_subagents"`
 	} `json:"extra"`
