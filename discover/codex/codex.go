@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 )
@@ -575,7 +576,7 @@ func launchRefs(env *discover.Env) map[string][]launchRef {
 
 // daemonPID reads app-server-daemon/daemon.pid (the TUI's background daemon).
 func daemonPID(home string) int {
-	b, err := os.ReadFile(filepath.Join(home, "app-server-daemon", "daemon.pid"))
+	b, err := agentfs.ReadFile(filepath.Join(home, "app-server-daemon", "daemon.pid"))
 	if err != nil {
 		return 0
 	}

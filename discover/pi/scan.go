@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/jsonl"
 )
@@ -104,7 +105,7 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 // update parses what the index does not cover yet: one streaming read of the
 // appended bytes, memory bounded by the longest line, never by the file.
 func (s *scanner) update(fl *file) error {
-	f, err := os.Open(fl.Path)
+	f, err := agentfs.Open(fl.Path)
 	if err != nil {
 		return err
 	}
