@@ -188,14 +188,14 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		markInherited(ctx, files)
 	}
 	files = dedupe(env, files)
-	partial := 0
+	var partial []string
 	for _, f := range files {
 		if !f.Complete {
-			partial++
+			partial = append(partial, f.ID)
 		}
 	}
-	if partial > 0 {
-		env.Warnf("%d transcripts were summarised without token totals to answer in time; the next run continues indexing them", partial)
+	if w := discover.NameIncomplete(partial, "transcripts"); w != "" {
+		env.Warnf("%s", w)
 	}
 
 	cands := make([]candidate, 0, len(files)+len(regs))

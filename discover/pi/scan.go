@@ -82,7 +82,7 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		}
 	})
 	out := make([]*file, 0, len(res))
-	incomplete := 0
+	var incomplete []string
 	for _, f := range res {
 		switch {
 		case f == nil || f.Sum == nil:
@@ -90,14 +90,14 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 			f.Flavour = flavour(f.Path, f.Sum.Header)
 			out = append(out, f)
 			if !f.Complete {
-				incomplete++
+				incomplete = append(incomplete, f.Sum.Header.ID)
 			}
 		case f.Sum.Bad > 0:
 			env.Warnf("%s: line 1 is not a pi session header; skipped", f.Path)
 		}
 	}
-	if incomplete > 0 {
-		env.Warnf("%d sessions were summarised without token totals to answer in time; the next run continues indexing them", incomplete)
+	if w := discover.NameIncomplete(incomplete, "sessions"); w != "" {
+		env.Warnf("%s", w)
 	}
 	return out
 }
