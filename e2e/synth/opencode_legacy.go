@@ -35,7 +35,7 @@ func WriteOpenCodeLegacy(storage string, sessions int, seed int64) error {
 	}
 	defer db.Close()
 	write := func(path string, v any) error {
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
