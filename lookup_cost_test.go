@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -204,4 +205,101 @@ func TestLookupOpensO1Files(t *testing.T) {
 	if diff := cmp.Diff(others[small], others[big]); diff != "" {
 		t.Errorf("files opened beyond the session's own grow with the history (-%d sessions +%d):\n%s", small, big, diff)
 	}
+}
+
+// TestCacheDeletionChangesNoOutput: on the legacy layouts, every reading
+// command prints the same with a cold parse index, a warm one, and after
+// cache/ is deleted: list (alive only and -a), status and peek of one session
+// per agent, and an ambiguous prefix.
+func TestCacheDeletionChangesNoOutput(t *testing.T) {
+	home := legacyHome(t, 14) // the 14th Pi session is pi-rust
+	state := filepath.Join(t.TempDir(), "state")
+	env := map[string]string{"HOME": home, "AGENTCTL_HOME": state, "USER": "tester"}
+	g := globalOptions{Home: home, Timeout: "1m"}
+	run := func(f func(context.Context, *host) error) string {
+		var out, errOut strings.Builder
+		h := &host{IOStreams: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+			getenv:     func(k string) string { return env[k] },
+			now:        time.Now,
+			executable: func() (string, error) { return "", errors.New("no agentctl executable in tests") }}
+		err := f(context.Background(), h)
+		return fmt.Sprintf("exit %d\n%s\n%s", codeOf(err), out.String(), errOut.String())
+	}
+	ids := map[string]string{}
+	var listed []struct {
+		ID, Adapter string
+	}
+	outAll := run(func(ctx context.Context, h *host) error {
+		return runList(ctx, h, listOptions{globalOptions: g, All: true, JSON: true, Since: "36500d"})
+	})
+	if err := jsonFrom(outAll, &listed); err != nil {
+		t.Fatalf("list -a --json: %v\n%s", err, outAll)
+	}
+	for _, s := range listed {
+		if ids[s.Adapter] == "" {
+			ids[s.Adapter] = s.ID
+		}
+	}
+	if len(ids) < 5 { // claude-code, codex, opencode, pi, pi-rust
+		t.Fatalf("listed adapters %v", ids)
+	}
+	commands := map[string]func(context.Context, *host) error{
+		"list -a --json": func(ctx context.Context, h *host) error {
+			return runList(ctx, h, listOptions{globalOptions: g, All: true, JSON: true, Since: "36500d"})
+		},
+		"list": func(ctx context.Context, h *host) error { return runList(ctx, h, listOptions{globalOptions: g}) },
+		"status ambiguous": func(ctx context.Context, h *host) error {
+			return runStatus(ctx, h, statusOptions{globalOptions: g, Args: []string{"0"}})
+		},
+	}
+	for a, id := range ids {
+		commands["status "+a] = func(ctx context.Context, h *host) error {
+			return runStatus(ctx, h, statusOptions{globalOptions: g, Args: []string{id}, JSON: true})
+		}
+		commands["peek "+a] = func(ctx context.Context, h *host) error {
+			return runPeek(ctx, h, peekOptions{globalOptions: g, Command: "peek", Args: []string{id}, N: 5, JSON: true})
+		}
+	}
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	outputs := func() map[string]string {
+		m := map[string]string{}
+		for _, n := range names {
+			m[n] = run(commands[n])
+		}
+		return m
+	}
+	if err := os.RemoveAll(filepath.Join(state, "cache")); err != nil {
+		t.Fatal(err)
+	}
+	cold := outputs()
+	warm := outputs()
+	if ents, _ := os.ReadDir(filepath.Join(state, "cache")); len(ents) == 0 {
+		t.Fatal("no parse index was written")
+	}
+	if err := os.RemoveAll(filepath.Join(state, "cache")); err != nil {
+		t.Fatal(err)
+	}
+	deleted := outputs()
+	for _, n := range names {
+		if diff := cmp.Diff(warm[n], cold[n]); diff != "" {
+			t.Errorf("%s (-warm +cold):\n%s", n, diff)
+		}
+		if diff := cmp.Diff(warm[n], deleted[n]); diff != "" {
+			t.Errorf("%s (-warm +cache deleted):\n%s", n, diff)
+		}
+	}
+}
+
+// jsonFrom decodes the JSON array after the "exit N" line of run's output.
+func jsonFrom(out string, v any) error {
+	i := strings.IndexByte(out, '[')
+	j := strings.LastIndexByte(out, ']')
+	if i < 0 || j < i {
+		return errors.New("no JSON array")
+	}
+	return json.Unmarshal([]byte(out[i:j+1]), v)
 }
