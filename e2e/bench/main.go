@@ -165,6 +165,7 @@ func build(dir, bin string) (string, error) {
 type result struct {
 	label      string
 	times      []time.Duration
+	cpu        []time.Duration // user + system time of the agentctl process
 	rss        []int64
 	sessions   int
 	targetNote string
@@ -172,6 +173,9 @@ type result struct {
 
 func (r *result) median() time.Duration { return r.times[len(r.times)/2] }
 func (r *result) max() time.Duration    { return r.times[len(r.times)-1] }
+func (r *result) cpuMedian() time.Duration {
+	return r.cpu[len(r.cpu)/2]
+}
 
 // measure times every command on one home: the cold `list -a` first (empty
 // state dir, page cache warm after generation), then each command runs times.
@@ -184,18 +188,18 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	env := append(os.Environ(), "AGENTCTL_HOME="+state, "HOME="+home, "NO_COLOR=1")
 	// agentctl runs one command and returns how many JSON array elements it
 	// printed (lines "  {"), streaming its output instead of keeping it.
-	agentctl := func(args ...string) (int, time.Duration, int64, error) {
+	agentctl := func(args ...string) (int, time.Duration, time.Duration, int64, error) {
 		cmd := exec.Command(bin, append([]string{"--home", home}, args...)...)
 		cmd.Env = env
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		t0 := time.Now()
 		if err := cmd.Start(); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		n := 0
 		br := bufio.NewReader(out)
@@ -211,18 +215,26 @@ func measure(home, bin string, runs int) ([]*result, error) {
 		err = cmd.Wait()
 		el := time.Since(t0)
 		if err != nil {
-			return 0, el, 0, fmt.Errorf("agentctl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+			return 0, el, 0, 0, fmt.Errorf("agentctl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		return n, el, ru.Maxrss * 1024, nil // Linux reports KiB
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		return n, el, cpu, ru.Maxrss * 1024, nil // Linux reports KiB
 	}
 
 	var out []*result
-	n, el, rss, err := agentctl("list", "-a", "--json", "--since", "3650d")
+	n, el, cpu, rss, err := agentctl("list", "-a", "--json", "--since", "3650d")
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, &result{label: "list -a --json (index cold)", times: []time.Duration{el}, rss: []int64{rss}, sessions: n})
+	out = append(out, &result{label: "list -a --json (index cold)", times: []time.Duration{el}, cpu: []time.Duration{cpu}, rss: []int64{rss}, sessions: n})
+	// A cold run that ran out of time (see its warning) leaves indexing to the
+	// next runs: finish it before timing warm runs.
+	for i := 0; i < 3; i++ {
+		if _, _, _, _, err := agentctl("list", "-a", "--json", "--since", "3650d"); err != nil {
+			return nil, err
+		}
+	}
 
 	type c struct {
 		label string
@@ -241,16 +253,18 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	for _, cs := range cases {
 		r := &result{label: cs.label}
 		for i := 0; i < runs; i++ {
-			n, el, rss, err := agentctl(cs.args...)
+			n, el, cpu, rss, err := agentctl(cs.args...)
 			if err != nil {
 				return nil, err
 			}
 			r.times = append(r.times, el)
+			r.cpu = append(r.cpu, cpu)
 			r.rss = append(r.rss, rss)
 			r.sessions = n
 		}
 		sort.Slice(r.times, func(i, j int) bool { return r.times[i] < r.times[j] })
 		sort.Slice(r.rss, func(i, j int) bool { return r.rss[i] < r.rss[j] })
+		sort.Slice(r.cpu, func(i, j int) bool { return r.cpu[i] < r.cpu[j] })
 		out = append(out, r)
 	}
 	return out, nil
@@ -329,10 +343,10 @@ func run(home string, sp spec, runs int, bin string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n| command | time median | time max | peak RSS median | peak RSS max |\n|---|---|---|---|---|\n")
+	fmt.Printf("\n| command | time median | time max | CPU median | peak RSS median | peak RSS max |\n|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		fmt.Printf("| `agentctl %s` | %s | %s | %.1f MB | %.1f MB |\n", r.label, r.median().Round(time.Millisecond), r.max().Round(time.Millisecond),
-			float64(r.rss[len(r.rss)/2])/1e6, float64(r.rss[len(r.rss)-1])/1e6)
+		fmt.Printf("| `agentctl %s` | %s | %s | %s | %.1f MB | %.1f MB |\n", r.label, r.median().Round(time.Millisecond), r.max().Round(time.Millisecond),
+			r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6, float64(r.rss[len(r.rss)-1])/1e6)
 	}
 	return nil
 }
@@ -373,7 +387,7 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 		}
 		cols = append(cols, rs)
 	}
-	fmt.Printf("\n%s layout, sessions per agent (Claude Code, Codex, OpenCode, Pi); median of %d runs (cold: one run)\n\n| command |", layout, runs)
+	fmt.Printf("\n%s layout, sessions per agent (Claude Code, Codex, OpenCode, Pi); median of %d runs (cold: one run): wall time / CPU time (user+sys) of the agentctl process\n\n| command |", layout, runs)
 	for _, n := range sizes {
 		fmt.Printf(" %d |", n)
 	}
@@ -393,9 +407,9 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 			}
 			r := rs[i]
 			if strings.HasPrefix(r.label, "list -a") {
-				fmt.Printf(" %s, %.0f MB |", r.median().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6)
+				fmt.Printf(" %s / %s, %.0f MB |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6)
 			} else {
-				fmt.Printf(" %s |", r.median().Round(time.Millisecond))
+				fmt.Printf(" %s / %s |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond))
 			}
 		}
 		fmt.Println()
