@@ -163,12 +163,11 @@ func build(dir, bin string) (string, error) {
 
 // result is one command's timings over the runs.
 type result struct {
-	label      string
-	times      []time.Duration
-	cpu        []time.Duration // user + system time of the agentctl process
-	rss        []int64
-	sessions   int
-	targetNote string
+	label    string
+	times    []time.Duration
+	cpu      []time.Duration // user + system time of the agentctl process
+	rss      []int64
+	sessions int
 }
 
 func (r *result) median() time.Duration { return r.times[len(r.times)/2] }
