@@ -46,8 +46,13 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	if env.OnlyAlive {
 		q := &discover.Query{}
 		for _, l := range env.Launches {
-			if l.Adapter == Name || l.Adapter == NameRust {
-				q.IDs = append(q.IDs, l.SessionID, l.CurrentSessionID())
+			if l.Adapter != Name && l.Adapter != NameRust {
+				continue
+			}
+			for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
+				if id != "" {
+					q.IDs = append(q.IDs, id)
+				}
 			}
 		}
 		return a.collectAlive(ctx, env, q)
