@@ -171,6 +171,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			}
 		}
 	}
+	// A lookup needs its bucket's other transcripts for the fork rule (fork.go):
+	// loaded before the index is saved, so that the next lookup finds them there
+	// instead of parsing them again.
+	var siblings []*fileState
+	if sel.query != nil {
+		siblings = sc.bucketSiblings(ctx, files)
+	}
 	if sel.query == nil {
 		ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
 	}
@@ -183,7 +190,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	// Fork families are per bucket, before dedupe (a hand-made copy elsewhere
 	// does not change what a fork copied from its parent).
 	if sel.query != nil {
-		markInherited(ctx, append(sc.bucketSiblings(ctx, files), files...))
+		markInherited(ctx, append(siblings, files...))
 	} else {
 		markInherited(ctx, files)
 	}
