@@ -35,6 +35,7 @@ fuzz time="2m":
 bench: build
     go test -run '^$' -bench . -benchmem ./discover/...
     go run ./e2e/bench -runs 10
+    go run ./e2e/bench -layout legacy -scale 100,1000 -runs 5
 
 # Regenerate testdata recordings from the real CLIs.
 record-fixtures:

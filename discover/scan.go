@@ -3,8 +3,11 @@ package discover
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,4 +131,21 @@ func ReadLinesUntil(r io.Reader, base int64, b Budget, fn func(line []byte, off 
 		return resume, stats, true, nil
 	}
 	return next, stats, false, err
+}
+
+// NameIncomplete is the warning for sessions listed without their token totals
+// because parsing ran out of time (the budget): it names them, up to five, so
+// the user knows which figures are missing. nil when ids is empty.
+func NameIncomplete(ids []string, what string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	sort.Strings(ids)
+	shown := ids
+	more := ""
+	if len(ids) > 5 {
+		shown, more = ids[:5], fmt.Sprintf(" and %d more", len(ids)-5)
+	}
+	return fmt.Sprintf("%d %s were summarised without token totals to answer in time (%s%s): their tokens and cost are missing from this output, every other field is listed; the next run continues indexing them",
+		len(ids), what, strings.Join(shown, ", "), more)
 }

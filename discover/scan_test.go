@@ -57,3 +57,15 @@ func TestReadLinesUntilStopsAtALineBoundary(t *testing.T) {
 		t.Fatalf("without a budget: next %d, partial %v, err %v; want the whole input", next, partial, err)
 	}
 }
+
+// The budget's warning names the sessions whose totals are missing, five at
+// most, sorted.
+func TestNameIncomplete(t *testing.T) {
+	if w := NameIncomplete(nil, "sessions"); w != "" {
+		t.Errorf("no incomplete sessions: %q", w)
+	}
+	w := NameIncomplete([]string{"g", "b", "a", "f", "e", "d", "c"}, "transcripts")
+	if !strings.HasPrefix(w, "7 transcripts were summarised without token totals to answer in time (a, b, c, d, e and 2 more)") {
+		t.Errorf("%q", w)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -24,7 +25,7 @@ type Tail struct {
 
 // OpenTail opens path for Window; the lines it returns stay valid after Close.
 func OpenTail(path string) (*Tail, error) {
-	f, err := os.Open(path)
+	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,8 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"os"
+
+	"github.com/agentctl/agentctl/discover/agentfs"
 )
 
 // MaxLine is the longest JSONL line agentctl parses; longer lines are skipped and
@@ -87,7 +88,7 @@ func Read(r io.Reader, base int64, fn func(line []byte, off int64) error) (next 
 
 // ReadFile opens path and runs Read from offset start.
 func ReadFile(path string, start int64, fn func(line []byte, off int64) error) (int64, Stats, error) {
-	f, err := os.Open(path)
+	f, err := agentfs.Open(path)
 	if err != nil {
 		return start, Stats{}, err
 	}
@@ -111,7 +112,7 @@ func Tail(path string, window int64) (lines [][]byte, offs []int64, atStart bool
 // as where a run began appending to a shared log): the window never reaches
 // before from, and a window that starts at from keeps its first line.
 func TailFrom(path string, from, window int64) (lines [][]byte, offs []int64, atStart bool, err error) {
-	f, err := os.Open(path)
+	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, nil, false, err
 	}

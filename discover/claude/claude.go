@@ -171,6 +171,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			}
 		}
 	}
+	// A lookup needs its bucket's other transcripts for the fork rule (fork.go):
+	// loaded before the index is saved, so that the next lookup finds them there
+	// instead of parsing them again.
+	var siblings []*fileState
+	if sel.query != nil {
+		siblings = sc.bucketSiblings(ctx, files)
+	}
 	if sel.query == nil {
 		ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
 	}
@@ -183,19 +190,19 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	// Fork families are per bucket, before dedupe (a hand-made copy elsewhere
 	// does not change what a fork copied from its parent).
 	if sel.query != nil {
-		markInherited(ctx, append(sc.bucketSiblings(ctx, files), files...))
+		markInherited(ctx, append(siblings, files...))
 	} else {
 		markInherited(ctx, files)
 	}
 	files = dedupe(env, files)
-	partial := 0
+	var partial []string
 	for _, f := range files {
 		if !f.Complete {
-			partial++
+			partial = append(partial, f.ID)
 		}
 	}
-	if partial > 0 {
-		env.Warnf("%d transcripts were summarised without token totals to answer in time; the next run continues indexing them", partial)
+	if w := discover.NameIncomplete(partial, "transcripts"); w != "" {
+		env.Warnf("%s", w)
 	}
 
 	jobs := loadJobIndex(root)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -121,7 +122,7 @@ func readEntry(ctx context.Context, path string) (regEntry, bool) {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		b, err := os.ReadFile(path)
+		b, err := agentfs.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return regEntry{}, false
 		}

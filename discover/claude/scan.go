@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/jsonl"
 )
@@ -206,7 +207,7 @@ func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, 
 
 // update parses what the index does not cover yet.
 func (s *scanner) update(fst *fileState) error {
-	f, err := os.Open(fst.Path)
+	f, err := agentfs.Open(fst.Path)
 	if err != nil {
 		return err // ENOENT: deleted by Claude's cleanup meanwhile
 	}

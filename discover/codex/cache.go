@@ -4,6 +4,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -37,7 +38,7 @@ func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (su
 			}
 		}
 	}
-	f, err := os.Open(path)
+	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, 0, time.Time{}, err
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 )
@@ -230,7 +231,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if st, err := os.Stat(home); err != nil || !st.IsDir() {
 		return nil, nil // Codex not used on this machine
 	}
-	st := &state{home: home, ix: index.Load[*summary](env.CacheDir(), Name, indexVersion), prices: discover.NewPrices(defaultPrices, env.Config)}
+	// A rollout's summary is its head and tail, read by seek: a lookup reads its
+	// few rollouts rather than load an index that holds every thread's.
+	cache := env.CacheDir()
+	if q != nil {
+		cache = ""
+	}
+	st := &state{home: home, ix: index.Load[*summary](cache, Name, indexVersion), prices: discover.NewPrices(defaultPrices, env.Config)}
 	files := findRollouts(home)
 	if q != nil {
 		kept := files[:0]
@@ -575,7 +582,7 @@ func launchRefs(env *discover.Env) map[string][]launchRef {
 
 // daemonPID reads app-server-daemon/daemon.pid (the TUI's background daemon).
 func daemonPID(home string) int {
-	b, err := os.ReadFile(filepath.Join(home, "app-server-daemon", "daemon.pid"))
+	b, err := agentfs.ReadFile(filepath.Join(home, "app-server-daemon", "daemon.pid"))
 	if err != nil {
 		return 0
 	}

@@ -65,10 +65,37 @@ func findScenarios(t *testing.T) []findScenario {
 			}
 			locks(id5425)(t, home)
 		}, adapter: held(map[string]int{id5425 + ".lock": 4242}), procs: procs(4242)},
+		// Older Codex, or a deleted database: rollouts only.
+		{name: "no state db, locks held", setup: func(t *testing.T, home string) {
+			noDB(t, home)
+			locks(id861e, id5425)(t, home)
+		}, adapter: held(map[string]int{id861e + ".lock": 4242}), procs: procs(4242)},
+		{name: "no state db, fd mode", setup: noDB, adapter: func(home string) *Adapter {
+			target := rolloutPath(t, home, id861e)
+			return &Adapter{OpenFiles: func(pid int) ([]string, error) {
+				if pid == 601 {
+					return []string{target}, nil
+				}
+				return nil, errors.New("permission denied")
+			}}
+		}, procs: procs(600, 601)},
 		{name: "launch records", setup: locks(id1023), adapter: held(nil), procs: procs(700), launches: []meta.Launch{
 			{ID: "l-live", Adapter: Name, SessionID: id5425, PID: 700, StartTicks: 7000, BootID: "boot-1", LaunchedAt: fixedNow.Add(-time.Hour)},
 			{ID: "l-gone", Adapter: Name, SessionID: id861e, PID: 701, StartTicks: 7010, BootID: "boot-1", LaunchedAt: fixedNow.Add(-time.Hour)},
 		}},
+	}
+}
+
+// noDB removes Codex's databases: the rollouts are all there is.
+func noDB(t *testing.T, home string) {
+	ms, _ := filepath.Glob(filepath.Join(codexDir(home), "*.sqlite*"))
+	if len(ms) == 0 {
+		t.Fatal("fixture home has no database to remove")
+	}
+	for _, m := range ms {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

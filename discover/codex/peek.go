@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -74,7 +75,7 @@ func lastN(msgs []discover.Message, n int) []discover.Message {
 }
 
 func peekRollout(ctx context.Context, path string, n int) ([]discover.Message, error) {
-	f, err := os.Open(path)
+	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, err
 	}

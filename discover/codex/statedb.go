@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite: keeps the binary static
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 )
 
@@ -273,7 +274,7 @@ func sqliteHome(env func(string) string, codexHome string) string {
 // that key is needed, so this is a line reader, not a TOML parser: top-level keys
 // end at the first [table] header.
 func configSQLiteHome(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := agentfs.ReadFile(path)
 	if err != nil {
 		return ""
 	}

@@ -2,13 +2,19 @@ package opencode
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/e2e/synth"
+	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -41,9 +47,18 @@ func findTables() map[string]proc.Table {
 func TestFindAgreesWithDiscover(t *testing.T) {
 	withLegacy, _ := dataCopy(t, testdata(t, "home/.local/share/opencode"))
 	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(withLegacy, ".local", "share", "opencode", "storage"))
-	homes := map[string]string{"db": testdata(t, "home"), "db+legacy": withLegacy}
+	legacyOnly := t.TempDir()
+	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacyOnly, ".local", "share", "opencode", "storage"))
+	synthLegacy := t.TempDir()
+	if err := synth.WriteOpenCodeLegacy(filepath.Join(synthLegacy, ".local", "share", "opencode", "storage"), 25, 7); err != nil {
+		t.Fatal(err)
+	}
+	homes := map[string]string{"db": testdata(t, "home"), "db+legacy": withLegacy, "legacy only": legacyOnly, "synthetic legacy": synthLegacy}
 	for hname, home := range homes {
 		for pname, procs := range findTables() {
+			if hname == "synthetic legacy" && pname != "no opencode process" && pname != "unique tie" {
+				continue // its size is for realistic prefixes, not for every verdict
+			}
 			t.Run(hname+"/"+pname, func(t *testing.T) {
 				env := newEnv(home, nil, procs)
 				a := testAdapter()
@@ -51,7 +66,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(all) < 5 {
+				if len(all) < 2 {
 					t.Fatalf("Discover listed %d sessions", len(all))
 				}
 				want := func(q discover.Query) []discover.Session {
@@ -82,6 +97,69 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 					check(q)
 				}
 			})
+		}
+	}
+}
+
+// TestOnlyAliveAgreesWithDiscover: with env.OnlyAlive the alive sessions, after
+// launch records are applied, are exactly the full listing's, field for field,
+// on every store layout and process table; and with no opencode process alive
+// nothing but the sessions launch records name is read.
+func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
+	withLegacy, _ := dataCopy(t, testdata(t, "home/.local/share/opencode"))
+	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(withLegacy, ".local", "share", "opencode", "storage"))
+	legacyOnly := t.TempDir()
+	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacyOnly, ".local", "share", "opencode", "storage"))
+	homes := map[string]string{"db": testdata(t, "home"), "db+legacy": withLegacy, "legacy only": legacyOnly}
+	alive := func(ss []discover.Session) []discover.Session { return byID(discover.Filter{}.Apply(ss)) }
+	for hname, home := range homes {
+		for pname, procs := range findTables() {
+			for _, launched := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/launched=%v", hname, pname, launched), func(t *testing.T) {
+					env := newEnv(home, nil, procs)
+					a := testAdapter()
+					all, err := a.Discover(context.Background(), env)
+					if err != nil || len(all) < 2 {
+						t.Fatalf("Discover: %d sessions, %v", len(all), err)
+					}
+					if launched {
+						// A live launch of the oldest session (alive by its record) and a
+						// dead one of another.
+						f, _ := procs.(*proc.Fake)
+						var pid int
+						var ticks uint64
+						if f != nil && len(f.Procs) > 0 {
+							pid, ticks = f.Procs[0].PID, f.Procs[0].StartTicks
+						}
+						env.Launches = []meta.Launch{
+							{ID: "l-live", Adapter: Name, SessionID: all[len(all)-1].ID, PID: pid, StartTicks: ticks, BootID: "b1", LaunchedAt: time.UnixMilli(1795211000000)},
+							{ID: "l-dead", Adapter: Name, SessionID: all[0].ID, PID: 9999, StartTicks: 1, BootID: "b1", LaunchedAt: time.UnixMilli(1795211000000)},
+						}
+					}
+					full := discover.All(context.Background(), env, []discover.Adapter{a}, time.Minute)
+					oenv := *env
+					oenv.OnlyAlive = true
+					var opened atomic.Int32
+					restore := agentfs.SetHook(func(string) { opened.Add(1) })
+					some := discover.All(context.Background(), &oenv, []discover.Adapter{a}, time.Minute)
+					restore()
+					if diff := cmp.Diff(alive(full.Sessions), alive(some.Sessions)); diff != "" {
+						t.Errorf("alive sessions (-full +OnlyAlive):\n%s", diff)
+					}
+					byID := map[string]discover.Session{}
+					for _, s := range full.Sessions {
+						byID[s.ID] = s
+					}
+					for _, s := range some.Sessions {
+						if diff := cmp.Diff(byID[s.ID], s); diff != "" {
+							t.Errorf("%s (-full +OnlyAlive):\n%s", s.ID, diff)
+						}
+					}
+					if pname == "no opencode process" && !launched && (opened.Load() != 0 || len(some.Sessions) != 0) {
+						t.Errorf("no opencode process alive, yet OnlyAlive opened %d files and listed %d sessions", opened.Load(), len(some.Sessions))
+					}
+				})
+			}
 		}
 	}
 }

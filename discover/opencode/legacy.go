@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -37,9 +39,13 @@ type legacySession struct {
 // files that do not parse.
 const scanLimit = 20
 
-// listLegacy reads every session of the legacy tree. Files that do not fit the
-// shapes (0.x formats, partial writes) are skipped.
-func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage]) ([]record, error) {
+// listLegacy reads the sessions of the legacy tree that q names (nil: every
+// one). A session file is named by its id (<ses>.json), so a lookup picks its
+// files from the directory listings and opens only those: never another
+// session's file, message or part tree. A file whose id is not its name is not
+// a session OpenCode wrote and is skipped by every listing alike, as are files
+// that do not fit the shapes (0.x formats, partial writes).
+func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage], q *discover.Query) ([]record, error) {
 	projects, err := os.ReadDir(filepath.Join(storage, "session"))
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -61,12 +67,13 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage])
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if !strings.HasSuffix(f.Name(), ".json") {
+			stem, ok := strings.CutSuffix(f.Name(), ".json")
+			if !ok || !strings.HasPrefix(stem, "ses_") || (q != nil && !q.Match(stem)) {
 				continue
 			}
 			path := filepath.Join(storage, "session", pd.Name(), f.Name())
 			var ls legacySession
-			if !readJSON(path, &ls) || !strings.HasPrefix(ls.ID, "ses_") || ls.Time.Created == 0 ||
+			if !readJSON(path, &ls) || ls.ID != stem || ls.Time.Created == 0 ||
 				ls.Directory == "" || ls.ProjectID == "" {
 				continue
 			}
@@ -163,7 +170,7 @@ func jsonNames(dir string) []string {
 }
 
 func readJSON(path string, v any) bool {
-	b, err := os.ReadFile(path)
+	b, err := agentfs.ReadFile(path)
 	return err == nil && json.Unmarshal(b, v) == nil
 }
 

@@ -53,8 +53,18 @@ func (a *Adapter) startTime(env *discover.Env) func(proc.Process) (time.Time, bo
 	return func(p proc.Process) (time.Time, bool) { return env.Procs.StartTime(p.PID) }
 }
 
-// Discover lists every session of OpenCode's stores with its status.
+// Discover lists every session of OpenCode's stores with its status. With
+// env.OnlyAlive and no opencode process alive, nothing but agentctl's launch
+// records can make a session alive (alive.go): only their sessions are read.
 func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	if env.OnlyAlive {
+		if q, ok := a.aliveQuery(env); ok {
+			if len(q.IDs) == 0 {
+				return nil, nil
+			}
+			return a.collect(ctx, env, &q)
+		}
+	}
 	return a.collect(ctx, env, nil)
 }
 
@@ -113,22 +123,20 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		add(got)
 	}
 	if legacy {
-		ix := index.Load[*msgUsage](env.CacheDir(), Name+"-legacy", legacyIndexVersion)
-		got, err := listLegacy(ctx, storage, ix)
+		// The index holds one entry per message file of every session: loading it
+		// costs what the whole history costs. A lookup reads its few sessions'
+		// message files instead, and indexes nothing it does not show.
+		cache := env.CacheDir()
+		if q != nil {
+			cache = ""
+		}
+		ix := index.Load[*msgUsage](cache, Name+"-legacy", legacyIndexVersion)
+		got, err := listLegacy(ctx, storage, ix, q)
 		if err == nil && q == nil {
 			ix.PruneUnseen(storage + string(filepath.Separator))
 		}
 		if err := ix.Save(); err != nil {
 			env.Warnf("%v", err)
-		}
-		if q != nil {
-			kept := got[:0]
-			for _, r := range got {
-				if q.Match(r.ID) {
-					kept = append(kept, r)
-				}
-			}
-			got = kept
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read %s: %w", storage, err))

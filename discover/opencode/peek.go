@@ -5,10 +5,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentctl/agentctl/discover/agentfs"
 )
 
 // peekDB reads the last n messages of a session (n <= 0: all) with their parts,
@@ -98,7 +99,7 @@ func peekLegacy(ctx context.Context, storage, id string, n int) ([]nativeMsg, er
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b, err := os.ReadFile(filepath.Join(dir, names[i]))
+		b, err := agentfs.ReadFile(filepath.Join(dir, names[i]))
 		if err != nil {
 			continue
 		}
@@ -113,7 +114,7 @@ func peekLegacy(ctx context.Context, storage, id string, n int) ([]nativeMsg, er
 		nm := nativeMsg{ID: mid, Created: m.Time.Created, Data: b, Raw: compact(b)}
 		pdir := filepath.Join(storage, "part", mid)
 		for _, pn := range jsonNames(pdir) {
-			pb, err := os.ReadFile(filepath.Join(pdir, pn))
+			pb, err := agentfs.ReadFile(filepath.Join(pdir, pn))
 			if err != nil || !json.Valid(pb) {
 				continue
 			}

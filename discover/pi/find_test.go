@@ -2,14 +2,19 @@ package pi
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -25,39 +30,7 @@ func byID(ss []discover.Session) []discover.Session {
 // files), Find returns exactly what Discover lists, by full id, by prefix and by
 // launch record id.
 func TestFindAgreesWithDiscover(t *testing.T) {
-	const second = "01a1faf5-0000-7000-8000-00000000b0b0"
-	scenarios := []struct {
-		name  string
-		setup func(t *testing.T, home string, f *proc.Fake) proc.Table
-	}{
-		{"no pi process", func(*testing.T, string, *proc.Fake) proc.Table { return nil }},
-		{"no process table", func(*testing.T, string, *proc.Fake) proc.Table { return &proc.Fake{NoProcs: true} }},
-		{"unique owner", func(_ *testing.T, _ string, f *proc.Fake) proc.Table {
-			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
-			return nil
-		}},
-		{"two candidates", func(_ *testing.T, _ string, f *proc.Fake) proc.Table {
-			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
-			piProc(f, 4343, "2026-11-20T21:55:00.100Z", liveCwd)
-			return nil
-		}},
-		{"one candidate, two files", func(t *testing.T, home string, f *proc.Fake) proc.Table {
-			simple(t, filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--"), second, "2026-11-20T21:55:02.000Z", liveCwd, "second")
-			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
-			return nil
-		}},
-		{"renamed copies", func(t *testing.T, home string, f *proc.Fake) proc.Table {
-			dir := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--")
-			b, err := os.ReadFile(filepath.Join(dir, "2026-11-20T21-55-00-300Z_"+liveID+".jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			os.WriteFile(filepath.Join(dir, "copy-by-hand.jsonl"), b, 0o644)
-			os.WriteFile(filepath.Join(dir, "2026-11-20T21-55-00-300Z_ffffffff-0000-7000-8000-000000000000.jsonl"), b, 0o644)
-			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
-			return nil
-		}},
-	}
+	scenarios := piScenarios()
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			home := liveHome(t)
@@ -102,5 +75,96 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 				check(q)
 			}
 		})
+	}
+}
+
+type piScenario struct {
+	name  string
+	setup func(t *testing.T, home string, f *proc.Fake) proc.Table
+}
+
+func piScenarios() []piScenario {
+	const second = "01a1faf5-0000-7000-8000-00000000b0b0"
+	return []piScenario{
+		{"no pi process", func(*testing.T, string, *proc.Fake) proc.Table { return nil }},
+		{"no process table", func(*testing.T, string, *proc.Fake) proc.Table { return &proc.Fake{NoProcs: true} }},
+		{"unique owner", func(_ *testing.T, _ string, f *proc.Fake) proc.Table {
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			return nil
+		}},
+		{"two candidates", func(_ *testing.T, _ string, f *proc.Fake) proc.Table {
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			piProc(f, 4343, "2026-11-20T21:55:00.100Z", liveCwd)
+			return nil
+		}},
+		{"one candidate, two files", func(t *testing.T, home string, f *proc.Fake) proc.Table {
+			simple(t, filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--"), second, "2026-11-20T21:55:02.000Z", liveCwd, "second")
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			return nil
+		}},
+		{"renamed copies", func(t *testing.T, home string, f *proc.Fake) proc.Table {
+			dir := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--")
+			b, err := os.ReadFile(filepath.Join(dir, "2026-11-20T21-55-00-300Z_"+liveID+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, "copy-by-hand.jsonl"), b, 0o644)
+			os.WriteFile(filepath.Join(dir, "2026-11-20T21-55-00-300Z_ffffffff-0000-7000-8000-000000000000.jsonl"), b, 0o644)
+			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			return nil
+		}},
+	}
+}
+
+// TestOnlyAliveAgreesWithDiscover: with env.OnlyAlive the alive sessions, after
+// launch records are applied, are exactly the full listing's, field for field;
+// with no pi process alive only the sessions launch records name are opened.
+func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
+	alive := func(ss []discover.Session) []discover.Session { return byID(discover.Filter{}.Apply(ss)) }
+	for _, sc := range piScenarios() {
+		for _, launched := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/launched=%v", sc.name, launched), func(t *testing.T) {
+				home := liveHome(t)
+				env, f := liveEnv(t, home)
+				if pt := sc.setup(t, home, f); pt != nil {
+					env.Procs = pt
+				}
+				env.StateDir = t.TempDir()
+				if launched {
+					f.Procs = append(f.Procs, proc.Process{PID: 900, PPID: 1, Comm: "pi", StartTicks: 77})
+					env.Launches = []meta.Launch{
+						{ID: "l-live", Adapter: NameRust, SessionID: "01a1faea-41e2-70ee-8a46-eefd8057a11e", PID: 900, StartTicks: 77, BootID: "boot-1", LaunchedAt: time.Now()},
+						{ID: "l-dead", Adapter: Name, SessionID: liveID, PID: 901, StartTicks: 1, BootID: "boot-1", LaunchedAt: time.Now()},
+					}
+				}
+				a := &Adapter{StartTime: msStart}
+				full := discover.All(context.Background(), env, []discover.Adapter{a}, time.Minute)
+				oenv := *env
+				oenv.OnlyAlive = true
+				var opened []string
+				var mu sync.Mutex
+				restore := agentfs.SetHook(func(p string) { mu.Lock(); opened = append(opened, p); mu.Unlock() })
+				some := discover.All(context.Background(), &oenv, []discover.Adapter{a}, time.Minute)
+				restore()
+				if diff := cmp.Diff(alive(full.Sessions), alive(some.Sessions)); diff != "" {
+					t.Errorf("alive sessions (-full +OnlyAlive):\n%s", diff)
+				}
+				byID := map[string]discover.Session{}
+				for _, s := range full.Sessions {
+					byID[s.ID] = s
+				}
+				for _, s := range some.Sessions {
+					if diff := cmp.Diff(byID[s.ID], s); diff != "" {
+						t.Errorf("%s (-full +OnlyAlive):\n%s", s.ID, diff)
+					}
+				}
+				if sc.name == "no pi process" && !launched && len(opened) != 0 {
+					t.Errorf("no pi process alive, yet OnlyAlive opened %v", opened)
+				}
+				if sc.name == "no pi process" && launched && len(opened) > 2 {
+					t.Errorf("no pi process alive, yet OnlyAlive opened %v (want the launched sessions' files only)", opened)
+				}
+			})
+		}
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -82,7 +82,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 }
 
 func peekFile(ctx context.Context, path string, n int) ([]discover.Message, error) {
-	f, err := os.Open(path)
+	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,23 @@ func New() *Adapter { return &Adapter{} }
 func (a *Adapter) Name() string { return Name }
 
 // Discover lists every session file under the scanned roots, once per header id.
+// With env.OnlyAlive and no pi process alive, only agentctl's launch records
+// can make a session alive: only their sessions are read.
 func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	if env.OnlyAlive {
+		q := &discover.Query{}
+		for _, l := range env.Launches {
+			if l.Adapter != Name && l.Adapter != NameRust {
+				continue
+			}
+			for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
+				if id != "" {
+					q.IDs = append(q.IDs, id)
+				}
+			}
+		}
+		return a.collectAlive(ctx, env, q)
+	}
 	return a.collect(ctx, env, nil)
 }
 
@@ -55,20 +71,16 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 
 // collect lists the sessions q names (nil: all).
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
-	paths := listFiles(env, roots(env))
-	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
-	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
-	files := sc.scan(ctx, env, paths)
-	if err := ctx.Err(); err != nil {
-		_ = ix.Save() // keep what was parsed; the next run continues from it
-		return nil, err
-	}
-	ix.PruneUnseen("")
-	if err := ix.Save(); err != nil {
-		env.Warnf("%v", err)
-	}
-	files = oneper(env, files, q)
+	return a.list(ctx, env, q, false)
+}
 
+// collectAlive is collect for an alive-only listing: the sessions q names
+// when no pi process is alive, else every one (a process may be tied to any).
+func (a *Adapter) collectAlive(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
+	return a.list(ctx, env, q, true)
+}
+
+func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query, onlyAlive bool) ([]discover.Session, error) {
 	// agentctl's own launches: the flavour they were launched as wins over the
 	// file-name classification, and their live processes are the core's to report,
 	// so they are neither candidates nor do their files compete for candidates.
@@ -92,11 +104,43 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			launchLive[l.CurrentSessionID()] = true
 		}
 	}
-
 	procsOK := env.Procs != nil && env.Procs.Available()
+	var cands []candidate
+	if procsOK {
+		cands = candidates(env, a.startTime(env), launchPIDs)
+	}
+
+	if onlyAlive && (!procsOK || len(cands) > 0) {
+		q = nil // without a process table or with a pi process: list everything
+	}
+	if q != nil && q.Prefix == "" && len(q.IDs) == 0 {
+		return nil, nil
+	}
+	paths := listFiles(env, roots(env))
+	complete := true // every file is read: the index may forget vanished ones
+	if q != nil && len(cands) == 0 {
+		// No process to tie to a file, so no session depends on another: only
+		// the files whose name can hold a named id are read (byName).
+		paths, complete = byName(paths, q), false
+	}
+	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
+	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
+	files := sc.scan(ctx, env, paths)
+	if err := ctx.Err(); err != nil {
+		_ = ix.Save() // keep what was parsed; the next run continues from it
+		return nil, err
+	}
+	if complete {
+		ix.PruneUnseen("")
+	}
+	if err := ix.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
+	files = misnamed(env, files, q)
+	files = oneper(env, files, q)
+
 	var owners map[*file]owner
 	if procsOK {
-		cands := candidates(env, a.startTime(env), launchPIDs)
 		var open []*file
 		for _, f := range files {
 			if !launchLive[f.Sum.Header.ID] {

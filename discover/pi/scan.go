@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/jsonl"
 )
@@ -81,7 +82,7 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		}
 	})
 	out := make([]*file, 0, len(res))
-	incomplete := 0
+	var incomplete []string
 	for _, f := range res {
 		switch {
 		case f == nil || f.Sum == nil:
@@ -89,14 +90,14 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 			f.Flavour = flavour(f.Path, f.Sum.Header)
 			out = append(out, f)
 			if !f.Complete {
-				incomplete++
+				incomplete = append(incomplete, f.Sum.Header.ID)
 			}
 		case f.Sum.Bad > 0:
 			env.Warnf("%s: line 1 is not a pi session header; skipped", f.Path)
 		}
 	}
-	if incomplete > 0 {
-		env.Warnf("%d sessions were summarised without token totals to answer in time; the next run continues indexing them", incomplete)
+	if w := discover.NameIncomplete(incomplete, "sessions"); w != "" {
+		env.Warnf("%s", w)
 	}
 	return out
 }
@@ -104,7 +105,7 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 // update parses what the index does not cover yet: one streaming read of the
 // appended bytes, memory bounded by the longest line, never by the file.
 func (s *scanner) update(fl *file) error {
-	f, err := os.Open(fl.Path)
+	f, err := agentfs.Open(fl.Path)
 	if err != nil {
 		return err
 	}

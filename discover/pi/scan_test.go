@@ -115,6 +115,11 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 	if len(*warns) != 1 || !strings.Contains((*warns)[0], "4 sessions were summarised without token totals") {
 		t.Errorf("warnings %q", *warns)
 	}
+	for _, s := range full {
+		if len(*warns) == 1 && !strings.Contains((*warns)[0], s.ID) {
+			t.Errorf("the warning does not name incomplete session %s: %q", s.ID, (*warns)[0])
+		}
+	}
 }
 
 // Big tool results and later user messages are summarised from their first bytes;

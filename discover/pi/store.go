@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -78,7 +79,7 @@ func roots(env *discover.Env) []root {
 // settingsSessionDir returns the global settings' sessionDir when it can be found
 // from anywhere (absolute or ~).
 func settingsSessionDir(env *discover.Env, agent string) string {
-	b, err := os.ReadFile(filepath.Join(agent, "settings.json"))
+	b, err := agentfs.ReadFile(filepath.Join(agent, "settings.json"))
 	if err != nil {
 		return ""
 	}
@@ -202,7 +203,7 @@ func findFile(env *discover.Env, id string) string {
 
 // readHeader reads line 1 with one small read.
 func readHeader(path string) (header, bool) {
-	f, err := os.Open(path)
+	f, err := agentfs.Open(path)
 	if err != nil {
 		return header{}, false
 	}

@@ -4,6 +4,11 @@
 // and reports wall time and peak RSS per command (median and max of -runs).
 //
 //	go run ./e2e/bench -home /tmp/agentctl-bench -claude 10000
+//
+// -layout legacy writes the layouts whose lookups used to read the whole
+// history: OpenCode's JSON storage/ tree (OpenCode before 1.2) and Codex
+// rollouts without a state db. -scale 100,1000,10000 generates one home per size
+// (that many sessions per agent) and prints one table with a column per size.
 package main
 
 import (
@@ -17,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,62 +30,94 @@ import (
 	"github.com/agentctl/agentctl/e2e/synth"
 )
 
+type spec struct {
+	claude, big, codex, opencode, pi int
+	legacy                           bool // OpenCode storage/ tree, Codex without a db
+}
+
 func main() {
 	home := flag.String("home", filepath.Join(os.TempDir(), "agentctl-bench-home"), "synthetic home (generated if missing)")
 	nClaude := flag.Int("claude", 10000, "Claude Code sessions (all but -big are 10–300 KB)")
 	big := flag.Int("big", 20, "of which this many are 5–50 MB")
-	nCodex := flag.Int("codex", 0, "Codex threads (rollouts + state db)")
-	nOpenCode := flag.Int("opencode", 0, "OpenCode sessions in one opencode.db")
+	nCodex := flag.Int("codex", 0, "Codex threads (rollouts + state db; -layout legacy: no db)")
+	nOpenCode := flag.Int("opencode", 0, "OpenCode sessions (one opencode.db; -layout legacy: the storage/ tree)")
 	nPi := flag.Int("pi", 0, "Pi sessions")
+	layout := flag.String("layout", "native", "native (today's stores) or legacy (OpenCode storage/ tree, Codex without state db)")
+	scale := flag.String("scale", "", "comma-separated sessions per agent (e.g. 100,1000,10000): one home per size, -home is the prefix")
 	runs := flag.Int("runs", 10, "timed runs per command")
 	bin := flag.String("bin", "", "agentctl binary (built from this module when empty)")
 	generateOnly := flag.Bool("generate-only", false, "generate the home and exit (run in a child, so this process stays small)")
 	flag.Parse()
+	if *layout != "native" && *layout != "legacy" {
+		fmt.Fprintln(os.Stderr, "bench: -layout is native or legacy")
+		os.Exit(2)
+	}
+	sp := spec{*nClaude, *big, *nCodex, *nOpenCode, *nPi, *layout == "legacy"}
 	if *generateOnly {
-		if err := generate(*home, *nClaude, *big, *nCodex, *nOpenCode, *nPi); err != nil {
+		if err := generate(*home, sp); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := run(*home, *runs, *bin); err != nil {
+	var err error
+	if *scale != "" {
+		err = runScale(*home, *scale, sp.legacy, *runs, *bin)
+	} else {
+		err = run(*home, sp, *runs, *bin)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func generate(home string, nClaude, big, nCodex, nOpenCode, nPi int) error {
+func generate(home string, sp spec) error {
 	start := time.Now()
 	fmt.Printf("generating %s …\n", home)
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
-	if nClaude > 0 {
-		if err := synth.WriteClaudeHome(home, nClaude-big, 10<<10, 300<<10, 1); err != nil {
+	if sp.claude > 0 {
+		if err := synth.WriteClaudeHome(home, sp.claude-sp.big, 10<<10, 300<<10, 1); err != nil {
 			return err
 		}
-		if big > 0 {
-			if err := synth.WriteClaudeHome(home, big, 5<<20, 50<<20, 2); err != nil {
+		if sp.big > 0 {
+			if err := synth.WriteClaudeHome(home, sp.big, 5<<20, 50<<20, 2); err != nil {
 				return err
 			}
 		}
 	}
-	if nCodex > 0 {
-		if err := synth.WriteCodexHome(home, nCodex, 3); err != nil {
+	if sp.codex > 0 {
+		if err := synth.WriteCodexHome(home, sp.codex, 3); err != nil {
 			return err
 		}
+		if sp.legacy {
+			dbs, _ := filepath.Glob(filepath.Join(home, ".codex", "*.sqlite*"))
+			for _, p := range dbs {
+				if err := os.Remove(p); err != nil {
+					return err
+				}
+			}
+		}
 	}
-	if nOpenCode > 0 {
+	if sp.opencode > 0 {
 		dir := filepath.Join(home, ".local/share/opencode")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		if err := synth.WriteOpenCodeDB(filepath.Join(dir, "opencode.db"), nOpenCode, 4); err != nil {
+		var err error
+		if sp.legacy {
+			err = synth.WriteOpenCodeLegacy(filepath.Join(dir, "storage"), sp.opencode, 4)
+		} else {
+			err = synth.WriteOpenCodeDB(filepath.Join(dir, "opencode.db"), sp.opencode, 4)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	if nPi > 0 {
-		if err := synth.WritePiHome(home, nPi, 5); err != nil {
+	if sp.pi > 0 {
+		if err := synth.WritePiHome(home, sp.pi, 5); err != nil {
 			return err
 		}
 	}
@@ -90,46 +128,77 @@ func generate(home string, nClaude, big, nCodex, nOpenCode, nPi int) error {
 	return nil
 }
 
-// run measures. This process stays small on purpose: Go starts children with
-// vfork, and a child's ru_maxrss starts from its parent's RSS, so generating the
-// home or decoding big outputs here would inflate every reading.
-func run(home string, runs int, bin string) error {
-	if _, err := os.Stat(filepath.Join(home, ".bench-done")); err != nil {
-		gen := exec.Command(os.Args[0], append(os.Args[1:], "-generate-only")...)
-		gen.Stdout, gen.Stderr = os.Stdout, os.Stderr
-		if err := gen.Run(); err != nil {
-			return fmt.Errorf("generate: %w", err)
-		}
+// ensure generates home in a child process unless it is there already.
+func ensure(home string, sp spec) error {
+	if _, err := os.Stat(filepath.Join(home, ".bench-done")); err == nil {
+		return nil
 	}
+	args := []string{"-generate-only", "-home", home, "-claude", strconv.Itoa(sp.claude), "-big", strconv.Itoa(sp.big),
+		"-codex", strconv.Itoa(sp.codex), "-opencode", strconv.Itoa(sp.opencode), "-pi", strconv.Itoa(sp.pi)}
+	if sp.legacy {
+		args = append(args, "-layout", "legacy")
+	}
+	gen := exec.Command(os.Args[0], args...)
+	gen.Stdout, gen.Stderr = os.Stdout, os.Stderr
+	if err := gen.Run(); err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	return nil
+}
+
+// build compiles agentctl into dir unless bin names one.
+func build(dir, bin string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	bin = filepath.Join(dir, "agentctl")
+	b := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	b.Env = append(os.Environ(), "CGO_ENABLED=0")
+	b.Stderr = os.Stderr
+	if err := b.Run(); err != nil {
+		return "", fmt.Errorf("build: %w", err)
+	}
+	return bin, nil
+}
+
+// result is one command's timings over the runs.
+type result struct {
+	label    string
+	times    []time.Duration
+	cpu      []time.Duration // user + system time of the agentctl process
+	rss      []int64
+	sessions int
+}
+
+func (r *result) median() time.Duration { return r.times[len(r.times)/2] }
+func (r *result) max() time.Duration    { return r.times[len(r.times)-1] }
+func (r *result) cpuMedian() time.Duration {
+	return r.cpu[len(r.cpu)/2]
+}
+
+// measure times every command on one home: the cold `list -a` first (empty
+// state dir, page cache warm after generation), then each command runs times.
+func measure(home, bin string, runs int) ([]*result, error) {
 	state, err := os.MkdirTemp("", "agentctl-bench-state")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(state)
-	if bin == "" {
-		bin = filepath.Join(state, "agentctl")
-		build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
-	}
 	env := append(os.Environ(), "AGENTCTL_HOME="+state, "HOME="+home, "NO_COLOR=1")
 	// agentctl runs one command and returns how many JSON array elements it
 	// printed (lines "  {"), streaming its output instead of keeping it.
-	agentctl := func(args ...string) (int, time.Duration, int64, error) {
+	agentctl := func(args ...string) (int, time.Duration, time.Duration, int64, error) {
 		cmd := exec.Command(bin, append([]string{"--home", home}, args...)...)
 		cmd.Env = env
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		t0 := time.Now()
 		if err := cmd.Start(); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		n := 0
 		br := bufio.NewReader(out)
@@ -145,62 +214,204 @@ func run(home string, runs int, bin string) error {
 		err = cmd.Wait()
 		el := time.Since(t0)
 		if err != nil {
-			return 0, el, 0, fmt.Errorf("agentctl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+			return 0, el, 0, 0, fmt.Errorf("agentctl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		return n, el, ru.Maxrss * 1024, nil // Linux reports KiB
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		return n, el, cpu, ru.Maxrss * 1024, nil // Linux reports KiB
 	}
 
-	// Cold index (page cache warm after generation), then warm.
-	n, el, rss, err := agentctl("list", "-a", "--json", "--since", "3650d")
+	var out []*result
+	n, el, cpu, rss, err := agentctl("list", "-a", "--json", "--since", "3650d")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Printf("first run (index cold): %d sessions, %s, %.1f MB RSS\n", n, el.Round(time.Millisecond), float64(rss)/1e6)
+	out = append(out, &result{label: "list -a --json (index cold)", times: []time.Duration{el}, cpu: []time.Duration{cpu}, rss: []int64{rss}, sessions: n})
+	// A cold run that ran out of time (see its warning) leaves indexing to the
+	// next runs: finish it before timing warm runs.
+	for i := 0; i < 3; i++ {
+		if _, _, _, _, err := agentctl("list", "-a", "--json", "--since", "3650d"); err != nil {
+			return nil, err
+		}
+	}
 
-	// The largest transcript is the status/peek target; every generated
-	// transcript's name ends in its session's UUID.
-	var target string
-	var targetSize int64
-	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+	type c struct {
+		label string
+		args  []string
+	}
+	cases := []c{
+		{"version (process start)", []string{"version"}},
+		{"list -a --json", []string{"list", "-a", "--json", "--since", "3650d"}},
+		{"list (alive only)", []string{"list"}},
+	}
+	for _, t := range targets(home) {
+		cases = append(cases,
+			c{"status " + t.label, []string{"status", t.id}},
+			c{"peek -n 20 " + t.label, []string{"peek", "-n", "20", t.id}})
+	}
+	for _, cs := range cases {
+		r := &result{label: cs.label}
+		for i := 0; i < runs; i++ {
+			n, el, cpu, rss, err := agentctl(cs.args...)
+			if err != nil {
+				return nil, err
+			}
+			r.times = append(r.times, el)
+			r.cpu = append(r.cpu, cpu)
+			r.rss = append(r.rss, rss)
+			r.sessions = n
+		}
+		sort.Slice(r.times, func(i, j int) bool { return r.times[i] < r.times[j] })
+		sort.Slice(r.rss, func(i, j int) bool { return r.rss[i] < r.rss[j] })
+		sort.Slice(r.cpu, func(i, j int) bool { return r.cpu[i] < r.cpu[j] })
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+type target struct{ label, id string }
+
+// targets picks one session per agent from file names alone: the largest
+// Claude transcript, the newest Codex rollout, an OpenCode session (database
+// sessions are not named by files: none), a Pi session.
+func targets(home string) []target {
+	var out []target
+	var claude string
+	var claudeSize int64
+	filepath.WalkDir(filepath.Join(home, ".claude", "projects"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
 			return nil
 		}
-		if info, err := d.Info(); err == nil && info.Size() > targetSize {
+		if info, err := d.Info(); err == nil && info.Size() > claudeSize {
 			base := strings.TrimSuffix(d.Name(), ".jsonl")
-			if len(base) >= 36 {
-				target, targetSize = base[len(base)-36:], info.Size()
+			if len(base) == 36 {
+				claude, claudeSize = base, info.Size()
 			}
 		}
 		return nil
 	})
-	cases := [][]string{
-		{"list", "-a", "--json", "--since", "3650d"},
-		{"list"},
+	if claude != "" {
+		out = append(out, target{fmt.Sprintf("<claude, %.0f MB transcript>", float64(claudeSize)/1e6), claude})
 	}
-	if target != "" {
-		cases = append(cases, []string{"status", target}, []string{"peek", "-n", "20", target})
-	}
-	fmt.Printf("\n| command | time median | time max | peak RSS median | peak RSS max |\n|---|---|---|---|---|\n")
-	for _, c := range cases {
-		var times []time.Duration
-		var rsses []int64
-		for i := 0; i < runs; i++ {
-			_, el, rss, err := agentctl(c...)
-			if err != nil {
-				return err
+	var codex string
+	filepath.WalkDir(filepath.Join(home, ".codex", "sessions"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			if base := strings.TrimSuffix(d.Name(), ".jsonl"); len(base) > 36 && base > codex {
+				codex = base
 			}
-			times = append(times, el)
-			rsses = append(rsses, rss)
 		}
-		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-		sort.Slice(rsses, func(i, j int) bool { return rsses[i] < rsses[j] })
-		label := strings.Join(c, " ")
-		if c[0] == "status" || c[0] == "peek" {
-			label = strings.Replace(label, target, fmt.Sprintf("<%.0f MB transcript>", float64(targetSize)/1e6), 1)
+		return nil
+	})
+	if codex != "" {
+		out = append(out, target{"<codex>", codex[len(codex)-36:]})
+	}
+	if projects, err := os.ReadDir(filepath.Join(home, ".local/share/opencode/storage/session")); err == nil && len(projects) > 0 {
+		if files, err := os.ReadDir(filepath.Join(home, ".local/share/opencode/storage/session", projects[0].Name())); err == nil && len(files) > 0 {
+			out = append(out, target{"<opencode legacy>", strings.TrimSuffix(files[len(files)/2].Name(), ".json")})
 		}
-		fmt.Printf("| `agentctl %s` | %s | %s | %.1f MB | %.1f MB |\n", label, times[len(times)/2].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond),
-			float64(rsses[len(rsses)/2])/1e6, float64(rsses[len(rsses)-1])/1e6)
+	}
+	var pi string
+	filepath.WalkDir(filepath.Join(home, ".pi", "agent", "sessions"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && pi == "" {
+			if base := strings.TrimSuffix(d.Name(), ".jsonl"); len(base) > 37 {
+				pi = base[len(base)-36:]
+			}
+		}
+		return nil
+	})
+	if pi != "" {
+		out = append(out, target{"<pi>", pi})
+	}
+	return out
+}
+
+// run measures one home and prints a table.
+func run(home string, sp spec, runs int, bin string) error {
+	if err := ensure(home, sp); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "agentctl-bench-bin")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if bin, err = build(dir, bin); err != nil {
+		return err
+	}
+	rs, err := measure(home, bin, runs)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n| command | time median | time max | CPU median | peak RSS median | peak RSS max |\n|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		fmt.Printf("| `agentctl %s` | %s | %s | %s | %.1f MB | %.1f MB |\n", r.label, r.median().Round(time.Millisecond), r.max().Round(time.Millisecond),
+			r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6, float64(r.rss[len(r.rss)-1])/1e6)
+	}
+	return nil
+}
+
+// runScale generates one home per size (sessions per agent, every agent) and
+// prints one table: median time (and peak RSS for list -a) per size.
+func runScale(prefix, list string, legacy bool, runs int, bin string) error {
+	var sizes []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-scale %q: want sizes like 100,1000,10000", list)
+		}
+		sizes = append(sizes, n)
+	}
+	dir, err := os.MkdirTemp("", "agentctl-bench-bin")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if bin, err = build(dir, bin); err != nil {
+		return err
+	}
+	layout := "native"
+	if legacy {
+		layout = "legacy"
+	}
+	var cols [][]*result
+	for _, n := range sizes {
+		home := fmt.Sprintf("%s-%s-%d", prefix, layout, n)
+		big := min(20, n/50)
+		if err := ensure(home, spec{claude: n, big: big, codex: n, opencode: n, pi: n, legacy: legacy}); err != nil {
+			return err
+		}
+		rs, err := measure(home, bin, runs)
+		if err != nil {
+			return err
+		}
+		cols = append(cols, rs)
+	}
+	fmt.Printf("\n%s layout, sessions per agent (Claude Code, Codex, OpenCode, Pi); median of %d runs (cold: one run): wall time / CPU time (user+sys) of the agentctl process\n\n| command |", layout, runs)
+	for _, n := range sizes {
+		fmt.Printf(" %d |", n)
+	}
+	fmt.Printf("\n|---|%s\n", strings.Repeat("---|", len(sizes)))
+	// Rows by label: a target's label names its size, so match by position.
+	for i := range cols[0] {
+		label := cols[0][i].label
+		if j := strings.IndexByte(label, '<'); j >= 0 {
+			label = label[:j] + strings.SplitN(label[j:], ",", 2)[0]
+			label = strings.TrimSuffix(label, ">") + ">"
+		}
+		fmt.Printf("| `%s` |", label)
+		for _, rs := range cols {
+			if i >= len(rs) {
+				fmt.Printf(" |")
+				continue
+			}
+			r := rs[i]
+			if strings.HasPrefix(r.label, "list -a") {
+				fmt.Printf(" %s / %s, %.0f MB |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6)
+			} else {
+				fmt.Printf(" %s / %s |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond))
+			}
+		}
+		fmt.Println()
 	}
 	return nil
 }
