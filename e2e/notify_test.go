@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +40,17 @@ func TestNotifyClaudeTUIPermissionPrompt(t *testing.T) {
 		expect := func(when, status string) {
 			t.Helper()
 			harness.Eventually(t, 20*time.Second, func() string {
-				if s := a.Status(t, id); s.Status != status {
+				// Until Claude writes its registry entry or transcript the
+				// session is not found yet (exit 3): keep asking.
+				out, errOut, code := a.Run(t, "status", id, "--json")
+				if code != 0 {
+					return when + ": status exit " + fmt.Sprint(code) + ": " + errOut
+				}
+				var s harness.Session
+				if err := json.Unmarshal([]byte(out), &s); err != nil {
+					return when + ": " + err.Error()
+				}
+				if s.Status != status {
 					return when + ": status " + s.Status + ", want " + status + "\nscreen:\n" + harness.Tail(harness.StripANSI(p.Output()), 15)
 				}
 				return ""
