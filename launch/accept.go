@@ -401,17 +401,7 @@ func isDir(p string) bool {
 // TrackedChanges are the target worktree's uncommitted changes to tracked
 // files (untracked files do not block an accept: git refuses to overwrite one).
 func TrackedChanges(ctx context.Context, path string) ([]string, error) {
-	out, err := gitRaw(ctx, path, "status", "--porcelain", "--untracked-files=no")
-	if err != nil {
-		return nil, err
-	}
-	var ch []string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.TrimSpace(l) != "" {
-			ch = append(ch, l)
-		}
-	}
-	return ch, nil
+	return porcelain(ctx, path, "--untracked-files=no")
 }
 
 // BranchWorktree is the worktree of the repository at dir where branch is

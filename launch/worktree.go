@@ -177,7 +177,12 @@ func ListWorktrees(ctx context.Context, dir string) ([]Worktree, error) {
 // Changes are a worktree's uncommitted changes, untracked files included, as
 // `git status --porcelain` lines.
 func Changes(ctx context.Context, path string) ([]string, error) {
-	out, err := gitRaw(ctx, path, "status", "--porcelain", "--untracked-files=all")
+	return porcelain(ctx, path, "--untracked-files=all")
+}
+
+// porcelain is `git status --porcelain <untracked>` as non-empty lines.
+func porcelain(ctx context.Context, path, untracked string) ([]string, error) {
+	out, err := gitRaw(ctx, path, "status", "--porcelain", untracked)
 	if err != nil {
 		return nil, err
 	}
