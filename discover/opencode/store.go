@@ -31,6 +31,15 @@ type record struct {
 	// Path is the store it came from (the db, or the legacy session file).
 	Path   string
 	Legacy bool
+	// BadUsage counts legacy messages left out of Tokens and Cost (msgUsage.Bad).
+	BadUsage int
+}
+
+// negative reports whether a store's session totals cannot be true: the
+// store sums them itself, so one damaged message can make them negative. They
+// are then left out, never clamped (issue 19).
+func (t *tokenClasses) negative() bool {
+	return t.Input < 0 || t.Output < 0 || t.Reasoning < 0 || t.CacheRead < 0 || t.CacheWrite < 0
 }
 
 type modelRef struct{ Provider, ID, Variant string }
