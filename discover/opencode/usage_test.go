@@ -3,6 +3,7 @@ package opencode
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,5 +107,49 @@ func replaceIn(t *testing.T, p, from, to string) {
 	}
 	if err := os.WriteFile(p, []byte(strings.Replace(string(b), from, to, 1)), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 19: a schema without session totals sums assistant messages in SQL; a
+// message whose tokens cannot be true is left out of the sums (cost included)
+// and counted in the warning, and one near the int64 limit cannot make SQLite's
+// sum overflow and fail the whole store.
+func TestSchemaWithoutTotalsImpossibleUsage(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".local", "share", "opencode", "opencode.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := writer(t, path)
+	mustExec(t, w, `CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text, slug text NOT NULL,
+		directory text NOT NULL, title text NOT NULL, version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL)`)
+	mustExec(t, w, `CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL)`)
+	mustExec(t, w, `CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL)`)
+	const id = "ses_e0400000fffeOldSchemaBad1"
+	mustExec(t, w, `INSERT INTO session VALUES ('`+id+`', 'global', NULL, 's', '/w', 'Old', '1.2.0', 1000, 9000)`)
+	asst := func(tokens string, cost float64) string {
+		return `{"role":"assistant","parentID":"m1","providerID":"anthropic","modelID":"claude-sonnet-4-5","cost":` + strconv.FormatFloat(cost, 'g', -1, 64) +
+			`,"tokens":` + tokens + `,"time":{"created":1200,"completed":1300},"finish":"stop"}`
+	}
+	for i, d := range []string{
+		`{"role":"user","time":{"created":1100},"model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}`,
+		asst(`{"input":10,"output":5,"reasoning":2,"cache":{"read":100,"write":7}}`, 0.5),
+		asst(`{"input":-10,"output":5,"reasoning":0,"cache":{"read":0,"write":0}}`, 1),
+		asst(`{"input":9223372036854775807,"output":5,"reasoning":0,"cache":{"read":0,"write":0}}`, 2),
+		asst(`{"input":9223372036854775807,"output":5,"reasoning":0,"cache":{"read":0,"write":0}}`, 4),
+		asst(`{"input":1,"output":1,"reasoning":0,"cache":{"read":1000000001,"write":0}}`, 8),
+		asst(`{"input":20,"output":6,"reasoning":0,"cache":{"read":200,"write":0}}`, 0.25),
+	} {
+		mustExec(t, w, `INSERT INTO message VALUES (?, ?, ?, ?, ?)`, "m"+itoa(int64(i+1)), id, 1100+int64(i)*100, 1100+int64(i)*100, d)
+	}
+	w.Close()
+	got, warns := list(t, newEnv(home, nil, noProcs()))
+	s := got[id]
+	want := discover.Tokens{Input: 30, Output: 13, CacheRead: 300, CacheWrite: 7}
+	if s.Tokens == nil || *s.Tokens != want || s.CostUSD == nil || *s.CostUSD != 0.75 {
+		t.Errorf("tokens %+v cost %v, want %+v and 0.75 (valid messages only); warnings %q", s.Tokens, s.CostUSD, want, warns)
+	}
+	if !strings.Contains(strings.Join(warns, "\n"), "session "+id+": 4 message(s) with a negative or impossible token count left out of its totals") {
+		t.Errorf("warnings %q", warns)
 	}
 }
