@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -44,6 +45,22 @@ func poisonCopy(t *testing.T, home, src, oldID, newID string, repl ...string) {
 	}
 	old := time.Date(2026, 11, 20, 21, 55, 0, 0, time.UTC)
 	os.Chtimes(dst, old, old)
+}
+
+// poisonDB runs statements against a test's own copy of a SQLite store.
+func poisonDB(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // the temp table lives in one connection
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }
 
 func listJSON(t *testing.T, env map[string]string, home string) (map[string]string, string, string) {
@@ -111,6 +128,21 @@ func TestHostileHome(t *testing.T) {
 	poisonCopy(t, home, ".codex/sessions/2026/11/21/rollout-2026-11-21T11-50-23-"+codexID+".jsonl", codexID, "01a1faf0-70be-7df3-9aa2-0000000bad03",
 		`"cwd":"/home/dev/billing"`, `"cwd":"/home/dev/bill\u001b[31ming\r\n\u009b2J"`)
 
+	// Impossible usage counts, one poisoned copy per agent that keeps per-record
+	// usage (Claude Code's is above).
+	const piUsageID = "01a1faea-41e2-70ee-8a46-0000000bad04"
+	poisonCopy(t, home, ".pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-43-38-723Z_01a1faea-41e2-70ee-8a46-eefd8057a11e.jsonl",
+		"01a1faea-41e2-70ee-8a46-eefd8057a11e", piUsageID, `"usage":{"input":123`, `"usage":{"input":-123`)
+	const codexUsageID = "01a1faeb-1023-71b2-9931-00000000bad5"
+	poisonCopy(t, home, ".codex/sessions/2026/11/20/rollout-2026-11-20T21-44-31-01a1faeb-1023-71b2-9931-d11b29406e2b.jsonl",
+		"01a1faeb-1023-71b2-9931-d11b29406e2b", codexUsageID,
+		`"total_token_usage":{"input_tokens":126,"cached_input_tokens":0`, `"total_token_usage":{"input_tokens":126,"cached_input_tokens":999`)
+	const ocUsageID = "ses_e0513e0d3ffeb4Nc0mnqBAD006"
+	poisonDB(t, filepath.Join(home, ".local/share/opencode/opencode.db"),
+		`CREATE TEMP TABLE p AS SELECT * FROM session WHERE id = 'ses_e0513e0d3ffeb4Nc0mnqJKxBsR'`,
+		`UPDATE p SET id = '`+ocUsageID+`', tokens_input = -42`,
+		`INSERT INTO session SELECT * FROM p`)
+
 	got, raw, errOut := listJSON(t, env, home)
 	if os.Getenv("HOSTILE_DEBUG") != "" {
 		t.Logf("stderr:\n%s\n%s\n%s\n%s", errOut, got["7e3394de-0000-4000-8000-00000000bad1"], got["01a1faf0-7eef-715d-8e3d-0000000bad02"], got["01a1faf0-70be-7df3-9aa2-0000000bad03"])
@@ -120,9 +152,22 @@ func TestHostileHome(t *testing.T) {
 			t.Errorf("clean session %s changed by its poisoned neighbours:\nwant %s\ngot  %s", id, want, got[id])
 		}
 	}
-	for _, id := range []string{"7e3394de-0000-4000-8000-00000000bad1", "01a1faf0-7eef-715d-8e3d-0000000bad02", "01a1faf0-70be-7df3-9aa2-0000000bad03"} {
+	for _, id := range []string{"7e3394de-0000-4000-8000-00000000bad1", "01a1faf0-7eef-715d-8e3d-0000000bad02", "01a1faf0-70be-7df3-9aa2-0000000bad03",
+		piUsageID, codexUsageID, ocUsageID} {
 		if got[id] == "" {
 			t.Errorf("poisoned session %s not listed\n%s", id, errOut)
+		}
+	}
+	// Pi: every usage record negative, so zero totals; Codex: the previous valid
+	// cumulative count (84 in, 14 out); OpenCode: the store's negative totals absent.
+	for id, want := range map[string]string{piUsageID: `{"input":0,"output":0,"cache_read":0,"cache_write":0}`,
+		codexUsageID: `{"input":84,"output":14,"cache_read":0,"cache_write":0}`, ocUsageID: `null`} {
+		var s struct{ Tokens json.RawMessage }
+		json.Unmarshal([]byte(got[id]), &s)
+		var c bytes.Buffer
+		json.Compact(&c, s.Tokens)
+		if c.String() != want && !(want == "null" && c.Len() == 0) {
+			t.Errorf("session %s: tokens %s, want %s", id, c.String(), want)
 		}
 	}
 	// Records with negative counts are left out of the totals: none is negative.
@@ -130,7 +175,10 @@ func TestHostileHome(t *testing.T) {
 		t.Errorf("negative usage records reached the totals (or the tokens vanished): %s", c)
 	}
 	for _, w := range []string{"pi session 01a1faf0-7eef-715d-8e3d-0000000bad02: last_activity is out of range",
-		"session 7e3394de-0000-4000-8000-00000000bad1: 1 usage record(s) with a negative or impossible token count left out of its totals"} {
+		"session 7e3394de-0000-4000-8000-00000000bad1: 1 usage record(s) with a negative or impossible token count left out of its totals",
+		"session " + piUsageID + ": 4 usage record(s) with a negative or impossible token count left out of its totals",
+		"session " + codexUsageID + ": 1 token_count record(s) with a negative or impossible cumulative count skipped; the previous valid one is used",
+		"session " + ocUsageID + ": the store's token totals are negative; left out"} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("no warning %q:\n%s", w, errOut)
 		}

@@ -15,7 +15,7 @@ import (
 // as gob did. TestSummaryCodecRoundTrip fills every field, so a field added to
 // summary but not here fails the tests.
 
-const summaryCodecVersion = 1
+const summaryCodecVersion = 2 // 2: tailInfo.BadTokens
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -47,6 +47,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 		}
 	}
 	e.Int(int64(t.Turn))
+	e.Int(int64(t.BadTokens))
 	for _, v := range []string{t.Reason, t.Pending, t.ErrMsg, t.Cwd, t.Model, t.Approval, t.SettingsModel} {
 		e.Str(v)
 	}
@@ -82,6 +83,7 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	t := &s.Tail
 	t.LastTS, t.TurnStarted, t.TurnEnded = d.Time(), d.Time(), d.Time()
 	t.Turn = turnState(d.Int())
+	t.BadTokens = int(d.Int())
 	t.Reason, t.Pending, t.ErrMsg = d.Shared(), d.Shared(), d.Str()
 	for _, p := range []*string{&t.Cwd, &t.Model, &t.Approval, &t.SettingsModel} {
 		*p = d.Shared()

@@ -490,6 +490,13 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 			t := tail.LastTS
 			s.LastActivity = &t
 		}
+		if n := tail.BadTokens; n > 0 {
+			kept := "so it has no token totals"
+			if tail.Tokens != nil {
+				kept = "the previous valid one is used"
+			}
+			env.Warnf("session %s: %d token_count record(s) with a negative or impossible cumulative count skipped; %s (%s)", id, n, kept, rf.Path)
+		}
 		if u := tail.Tokens; u != nil {
 			tok := tokensOf(u)
 			s.Tokens = &tok

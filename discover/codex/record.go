@@ -95,6 +95,23 @@ type usage struct {
 	Total      int64 `json:"total_tokens"`
 }
 
+// maxCumulativeTokens bounds any count of a thread's cumulative usage: no thread
+// reaches 10¹² tokens.
+const maxCumulativeTokens = 1_000_000_000_000
+
+// valid reports whether a cumulative count can be true: no count negative or over
+// maxCumulativeTokens, and no part larger than its whole (cached and cache-write
+// tokens are parts of input_tokens, reasoning tokens of output_tokens; see
+// tokensOf). A damaged record fails it and is skipped, never clamped.
+func (u *usage) valid() bool {
+	for _, n := range []int64{u.Input, u.Cached, u.CacheWrite, u.Output, u.Reasoning, u.Total} {
+		if n < 0 || n > maxCumulativeTokens {
+			return false
+		}
+	}
+	return u.Cached+u.CacheWrite <= u.Input && u.Reasoning <= u.Output
+}
+
 // item is the payload of item_completed. UserMessage/AgentMessage are verified on
 // 0.169; the tool item shapes come from third-party reports and are read leniently.
 type item struct {

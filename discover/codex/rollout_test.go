@@ -462,3 +462,82 @@ func TestMarkerlessTurnAfterAbort(t *testing.T) {
 		}
 	}
 }
+
+// Issue 19: a token_count record whose cumulative usage cannot be true (a negative
+// count, a part larger than its whole, a count over 10¹²) is skipped in favour of
+// the previous valid one, with a warning naming the session; a warm parse index
+// gives the same listing and warning.
+func TestImpossibleTokenCountSkipped(t *testing.T) {
+	const good = `"total_token_usage":{"input_tokens":84,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":14,"reasoning_output_tokens":0,"total_tokens":98}`
+	for _, tc := range []struct {
+		name, usage string
+		bad         bool
+	}{
+		{"valid", `"total_token_usage":{"input_tokens":84,"cached_input_tokens":40,"cache_write_input_tokens":4,"output_tokens":14,"reasoning_output_tokens":14,"total_tokens":98}`, false},
+		{"negative input", `"total_token_usage":{"input_tokens":-84,"output_tokens":14,"total_tokens":98}`, true},
+		{"negative total", `"total_token_usage":{"input_tokens":84,"output_tokens":14,"total_tokens":-1}`, true},
+		{"cached over input", `"total_token_usage":{"input_tokens":84,"cached_input_tokens":85,"output_tokens":14,"total_tokens":98}`, true},
+		{"cached plus write over input", `"total_token_usage":{"input_tokens":84,"cached_input_tokens":80,"cache_write_input_tokens":5,"output_tokens":14,"total_tokens":98}`, true},
+		{"reasoning over output", `"total_token_usage":{"input_tokens":84,"output_tokens":14,"reasoning_output_tokens":15,"total_tokens":98}`, true},
+		{"over 10^12", `"total_token_usage":{"input_tokens":1000000000001,"output_tokens":14,"total_tokens":98}`, true},
+		{"int64 max", `"total_token_usage":{"input_tokens":9223372036854775807,"cached_input_tokens":9223372036854775807,"cache_write_input_tokens":9223372036854775807,"output_tokens":14,"total_tokens":98}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := fixtureHome(t)
+			p := rolloutPath(t, home, id1023)
+			lines := readLinesOf(t, p)[:24] // through the second task_complete
+			if !strings.Contains(lines[22], good) {
+				t.Fatalf("premise: line 23 is not the second cumulative count: %s", lines[22])
+			}
+			lines[22] = strings.Replace(lines[22], good, tc.usage, 1)
+			writeLines(t, p, lines)
+			os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
+			env := testEnv(home, nil, nil)
+			env.StateDir = t.TempDir() // a real parse index, read warm on the second pass
+			want := &discover.Tokens{Input: 40, Output: 14, CacheRead: 40, CacheWrite: 4}
+			if tc.bad {
+				want = &discover.Tokens{Input: 42, Output: 7} // the first turn's count
+			}
+			for pass := range 2 {
+				s, warns := discoverWarn(t, env)
+				if diff := cmp.Diff(want, s.Tokens); diff != "" {
+					t.Errorf("pass %d: tokens (-want +got):\n%s", pass, diff)
+				}
+				warned := strings.Contains(strings.Join(warns, "\n"), "session "+id1023+": 1 token_count record(s) with a negative or impossible cumulative count skipped; the previous valid one is used")
+				if warned != tc.bad {
+					t.Errorf("pass %d: warned %v, want %v: %q", pass, warned, tc.bad, warns)
+				}
+			}
+		})
+	}
+	// Every count impossible: no totals at all, never a clamped one.
+	home := fixtureHome(t)
+	p := rolloutPath(t, home, id1023)
+	lines := readLinesOf(t, p)[:24]
+	for i, l := range lines {
+		lines[i] = strings.Replace(l, `"total_token_usage":{"input_tokens":`, `"total_token_usage":{"input_tokens":-`, 1)
+	}
+	writeLines(t, p, lines)
+	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
+	s, warns := discoverWarn(t, testEnv(home, nil, nil))
+	if s.Tokens != nil || !strings.Contains(strings.Join(warns, "\n"), "2 token_count record(s) with a negative or impossible cumulative count skipped; so it has no token totals") {
+		t.Errorf("tokens %+v, warnings %q", s.Tokens, warns)
+	}
+}
+
+// discoverWarn lists id1023 and returns the warnings given.
+func discoverWarn(t *testing.T, env *discover.Env) (discover.Session, []string) {
+	t.Helper()
+	var warns []string
+	ss, err := testAdapter(nil).Discover(context.Background(), env.WithWarn(func(w string) { warns = append(warns, w) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if s.ID == id1023 {
+			return s, warns
+		}
+	}
+	t.Fatalf("%s not listed; warnings %q", id1023, warns)
+	return discover.Session{}, nil
+}

@@ -76,7 +76,10 @@ type tailInfo struct {
 	Pending     string    // open turn whose last record is this approval / user-input request
 	ErrMsg      string    // an error event inside the latest turn
 
-	Tokens *usage // last total_token_usage
+	Tokens *usage // last valid total_token_usage
+	// BadTokens counts the impossible total_token_usage records (usage.valid)
+	// after the one in Tokens: skipped in its favour, named in a warning.
+	BadTokens int
 
 	Cwd, Model    string // last turn_context
 	Approval      string
@@ -296,11 +299,19 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 			switch sub {
 			case "token_count":
 				if !tokensDone {
-					if u, ok := totalUsage(line); ok {
+					u, ok := totalUsage(line)
+					if !ok {
+						if p := payload(); p != nil && p.Info != nil && p.Info.Total != nil {
+							c := *p.Info.Total
+							u, ok = &c, true
+						}
+					}
+					switch {
+					case !ok:
+					case u.valid():
 						t.Tokens, tokensDone = u, true
-					} else if p := payload(); p != nil && p.Info != nil && p.Info.Total != nil {
-						u := *p.Info.Total
-						t.Tokens, tokensDone = &u, true
+					default:
+						t.BadTokens++ // the previous valid count stands (issue 19)
 					}
 				}
 			case "thread_settings_applied":

@@ -146,6 +146,7 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 	var tok discover.Tokens
 	var cost float64
 	haveCost, haveTok := false, false
+	badUsage := 0
 	for _, raw := range hist.rows {
 		var m histRow
 		if json.Unmarshal(raw, &m) != nil {
@@ -154,7 +155,11 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 		if s.Prompt == "" && m.Role == "user" {
 			s.Prompt = strings.TrimSpace(discover.Clean(contentText(m.Content)))
 		}
-		if m.Role != "assistant" || m.Usage == nil || !discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite) {
+		if m.Role != "assistant" || m.Usage == nil {
+			continue
+		}
+		if !discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite) {
+			badUsage++
 			continue
 		}
 		haveTok = true
@@ -163,6 +168,9 @@ func (a *Adapter) Detail(ctx context.Context, env *discover.Env, s discover.Sess
 			cost += *m.Usage.Cost.Total
 			haveCost = true
 		}
+	}
+	if badUsage > 0 {
+		env.Warnf("session %s: %d usage record(s) with a negative or impossible token count left out of its totals", s.ID, badUsage)
 	}
 	if hist.truncated {
 		env.Warnf("%s: history longer than %d messages; tokens and cost cover the newest %d", s.ID, maxPages*pageLimit, len(hist.rows))

@@ -500,3 +500,45 @@ func TestBadDeviceFileFallsBackToToken(t *testing.T) {
 		t.Errorf("sent a device block from a broken identity file")
 	}
 }
+
+// Issue 19: an assistant usage record with a negative or impossible count is left
+// out of the detail's totals (never clamped) and named in a warning.
+func TestDetailLeavesOutImpossibleUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		usage map[string]any
+		bad   bool
+	}{
+		{"valid", map[string]any{"input": 1, "output": 2, "cost": map[string]any{"total": 1.0}}, false},
+		{"negative input", map[string]any{"input": -1, "output": 2, "cost": map[string]any{"total": 1.0}}, true},
+		{"negative cache read", map[string]any{"input": 1, "output": 2, "cacheRead": -3, "cost": map[string]any{"total": 1.0}}, true},
+		{"over 10^9", map[string]any{"input": 1, "output": 1_000_000_001, "cost": map[string]any{"total": 1.0}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hist := append(chatRows(), map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "x"}},
+				"timestamp": 1795212372000, "usage": tc.usage, "__openclaw": map[string]any{"id": "m8", "seq": 8}})
+			rows := []map[string]any{{"key": "agent:main:task1", "hasActiveRun": false, "status": "done"}}
+			g := gatewaytest.New(t, &gatewaytest.Fake{Token: goodToken, Sessions: rows, History: map[string][]map[string]any{"agent:main:task1": hist}})
+			env := newEnv(t, map[string]string{"OPENCLAW_GATEWAY_URL": g.URL(), "OPENCLAW_GATEWAY_TOKEN": goodToken})
+			s, err := newAdapter(t).Detail(ctxFor(t, 10*time.Second), env.Env, discover.Session{ID: "agent:main:task1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantCost := &discover.Tokens{Input: 246, Output: 90, CacheRead: 10}, "0.000426"
+			if !tc.bad {
+				want, wantCost = &discover.Tokens{Input: 247, Output: 92, CacheRead: 10}, "1.000426"
+			}
+			if d := cmp.Diff(want, s.Tokens); d != "" {
+				t.Errorf("tokens (-want +got):\n%s", d)
+			}
+			if s.CostUSD == nil || fmt.Sprintf("%.6f", *s.CostUSD) != wantCost {
+				t.Errorf("cost %v, want %s", s.CostUSD, wantCost)
+			}
+			warned := strings.Contains(strings.Join(env.warnings(), "\n"),
+				"session agent:main:task1: 1 usage record(s) with a negative or impossible token count left out of its totals")
+			if warned != tc.bad {
+				t.Errorf("warned %v, want %v: %q", warned, tc.bad, env.warnings())
+			}
+		})
+	}
+}

@@ -3,11 +3,12 @@ package opencode
 import (
 	"path/filepath"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
 // legacyIndexVersion changes whenever msgUsage's meaning changes.
-const legacyIndexVersion = 1
+const legacyIndexVersion = 2 // 2: msgUsage.Bad
 
 // msgUsage is the parse index payload of one legacy storage/message file: its
 // tokens and cost. A session's totals are the sum over its message files; each
@@ -17,6 +18,9 @@ type msgUsage struct {
 	Cost      float64
 	HasTokens bool
 	HasCost   bool
+	// Bad: an assistant message whose tokens cannot be true (discover.UsageOK);
+	// it is left out of the totals entirely, its cost too (issue 19).
+	Bad bool
 }
 
 // legacyUsage sums the tokens and cost of the message files names in dir, from
@@ -48,18 +52,24 @@ func legacyUsage(ix *index.Index[*msgUsage], dir string, names []string, r *reco
 				t := m.Tokens
 				u.Tokens = tokenClasses{t.Input, t.Output, t.Reasoning, t.Cache.Read, t.Cache.Write}
 				u.HasTokens = true
+				if !discover.UsageOK(t.Input, t.Output, t.Reasoning, t.Cache.Read, t.Cache.Write) {
+					u = &msgUsage{Bad: true}
+				}
 			}
-			if m.Role == "assistant" && m.Cost != nil {
+			if m.Role == "assistant" && m.Cost != nil && !u.Bad {
 				u.Cost, u.HasCost = *m.Cost, true
 			}
 			ix.Put(path, index.Entry[*msgUsage]{Stamp: stamp, Offset: stamp.Size, Payload: u})
 		}
+		if u.Bad {
+			r.BadUsage++
+		}
 		if u.HasTokens {
-			tok.Input += u.Tokens.Input
-			tok.Output += u.Tokens.Output
-			tok.Reasoning += u.Tokens.Reasoning
-			tok.CacheRead += u.Tokens.CacheRead
-			tok.CacheWrite += u.Tokens.CacheWrite
+			tok.Input = discover.SatAdd(tok.Input, u.Tokens.Input)
+			tok.Output = discover.SatAdd(tok.Output, u.Tokens.Output)
+			tok.Reasoning = discover.SatAdd(tok.Reasoning, u.Tokens.Reasoning)
+			tok.CacheRead = discover.SatAdd(tok.CacheRead, u.Tokens.CacheRead)
+			tok.CacheWrite = discover.SatAdd(tok.CacheWrite, u.Tokens.CacheWrite)
 			haveTok = true
 		}
 		if u.HasCost {

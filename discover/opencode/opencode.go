@@ -154,6 +154,16 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	for _, err := range errs {
 		env.Warnf("%v; its sessions are missing from this output", err)
 	}
+	for i := range recs {
+		r := &recs[i]
+		if r.BadUsage > 0 {
+			env.Warnf("session %s: %d message(s) with a negative or impossible token count left out of its totals (%s)", r.ID, r.BadUsage, r.Path)
+		}
+		if r.Tokens != nil && r.Tokens.negative() {
+			r.Tokens = nil
+			env.Warnf("session %s: the store's token totals are negative; left out (%s)", r.ID, r.Path)
+		}
+	}
 	if len(recs) == 0 {
 		return nil, nil
 	}

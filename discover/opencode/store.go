@@ -31,6 +31,16 @@ type record struct {
 	// Path is the store it came from (the db, or the legacy session file).
 	Path   string
 	Legacy bool
+	// BadUsage counts messages left out of Tokens and Cost: legacy ones
+	// (msgUsage.Bad), or summed in SQL for a schema without session totals.
+	BadUsage int
+}
+
+// negative reports whether a store's session totals cannot be true: the
+// store sums them itself, so one damaged message can make them negative. They
+// are then left out, never clamped (issue 19).
+func (t *tokenClasses) negative() bool {
+	return t.Input < 0 || t.Output < 0 || t.Reasoning < 0 || t.CacheRead < 0 || t.CacheWrite < 0
 }
 
 type modelRef struct{ Provider, ID, Variant string }
@@ -240,10 +250,21 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 	if filter != "" {
 		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
 	}
+	// A message whose tokens cannot be true (discover.UsageOK: negative, over 10⁹,
+	// or not a number) is left out of the sums, cost included, and counted; this
+	// also keeps SQLite's integer sum from overflowing (an error for the listing).
+	paths := []string{"$.tokens.input", "$.tokens.output", "$.tokens.reasoning", "$.tokens.cache.read", "$.tokens.cache.write"}
+	var okParts []string
+	for _, p := range paths {
+		okParts = append(okParts, fmt.Sprintf("coalesce(%s, 0) BETWEEN 0 AND %d", jx("data", p), discover.MaxTokensPerRequest))
+	}
+	ok := "(" + strings.Join(okParts, " AND ") + ")"
+	okSum := func(x string) string { return "sum(CASE WHEN " + ok + " THEN " + x + " END)" }
 	rows, err := db.QueryContext(ctx, `SELECT session_id,
-	    sum(`+jx("data", "$.tokens.input")+`), sum(`+jx("data", "$.tokens.output")+`),
-	    sum(`+jx("data", "$.tokens.reasoning")+`), sum(`+jx("data", "$.tokens.cache.read")+`),
-	    sum(`+jx("data", "$.tokens.cache.write")+`), sum(`+jx("data", "$.cost")+`)
+	    `+okSum(jx("data", paths[0]))+`, `+okSum(jx("data", paths[1]))+`,
+	    `+okSum(jx("data", paths[2]))+`, `+okSum(jx("data", paths[3]))+`,
+	    `+okSum(jx("data", paths[4]))+`, `+okSum(jx("data", "$.cost"))+`,
+	    sum(CASE WHEN `+ok+` THEN 0 ELSE 1 END)
 	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant'`+filter+` GROUP BY session_id`, args...)
 	if err != nil {
 		return err
@@ -253,7 +274,8 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 		var id string
 		var ti, to, tr, tcr, tcw sql.NullInt64
 		var cost sql.NullFloat64
-		if err := rows.Scan(&id, &ti, &to, &tr, &tcr, &tcw, &cost); err != nil {
+		var bad int
+		if err := rows.Scan(&id, &ti, &to, &tr, &tcr, &tcw, &cost, &bad); err != nil {
 			return err
 		}
 		i, ok := idx[id]
@@ -262,6 +284,7 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 		}
 		if recs[i].Tokens == nil {
 			recs[i].Tokens = &tokenClasses{ti.Int64, to.Int64, tr.Int64, tcr.Int64, tcw.Int64}
+			recs[i].BadUsage = bad
 		}
 		if recs[i].Cost == nil && cost.Valid {
 			c := cost.Float64

@@ -151,6 +151,9 @@ type summary struct {
 	LastEntryAt time.Time       `json:"last_entry_at,omitzero"`
 	Leaf        leaf            `json:"leaf"`
 	Bad         int             `json:"bad,omitempty"` // complete lines that did not parse
+	// BadUsage counts assistant usage records with a negative or impossible
+	// token count, left out of the totals (issue 19).
+	BadUsage int `json:"bad_usage,omitempty"`
 }
 
 // maxModels bounds the distinct models remembered per session.
@@ -240,10 +243,14 @@ func (s *summary) feedMessage(e sumEntry, line []byte) {
 		}
 	case "assistant":
 		s.Assistants++
-		if m.Usage != nil && discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite) {
+		switch {
+		case m.Usage == nil:
+		case discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite):
 			s.Tokens.Add(discover.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
 				CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite})
 			s.Cost += float64(m.Usage.Cost)
+		default:
+			s.BadUsage++
 		}
 		s.setModel(m.Provider, m.Model)
 	case "toolResult":

@@ -159,6 +159,9 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		if fl := flavourOf[f.Sum.Header.ID]; fl != "" {
 			f.Flavour = fl
 		}
+		if n := f.Sum.BadUsage; n > 0 && f.Complete {
+			env.Warnf("session %s: %d usage record(s) with a negative or impossible token count left out of its totals (%s)", f.Sum.Header.ID, n, f.Path)
+		}
 		o, owned := owners[f]
 		out = append(out, f.session(prices, o, owned, procsOK))
 	}

@@ -334,8 +334,9 @@ func (g *codexGen) thread(i int, start time.Time) (codexThread, error) {
 			"content": []any{map[string]any{"type": "output_text", "text": reply, "annotations": []any{}}}})
 		in += 2000 + int64(g.r.Intn(6000))
 		cached += 1500
-		out += 50 + int64(g.r.Intn(900))
-		reasoning += int64(g.r.Intn(200))
+		d := 50 + int64(g.r.Intn(900))
+		out += d
+		reasoning += min(int64(g.r.Intn(200)), d) // part of output_tokens, never more
 		l.line("token_usage_record", map[string]any{"thread_id": th.id, "turn_id": turnID, "usage": codexUsage(in, cached, out, reasoning)})
 		l.line("event_msg", map[string]any{"type": "token_count", "info": map[string]any{"total_token_usage": codexUsage(in, cached, out, reasoning)}})
 		l.tick(g, 20*time.Millisecond)
