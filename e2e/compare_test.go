@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
@@ -28,7 +29,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 }
 
 // The comparison workflow with real agents: one launch of two Claude Code
-// slots (two models) and a Codex slot over a real git repository; the stub makes each run a
+// slots (two models), Codex, Pi and OpenCode slots over a real git repository; the stub makes each run a
 // tool that edits a different number of lines (the command picks by the
 // worktree it runs in). compare --json must report, per slot, exactly what
 // `git diff --shortstat BASE` measures in its worktree, the exit code, and the
@@ -40,6 +41,17 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	c := harness.NewClaude(t, "2.1.329", srv)
 	cx := harness.NewCodex(t, srv)
 	pi := harness.NewPi(t, srv)
+	oc := harness.NewOpenCode(t, srv)
+	// OpenCode reads its config from $XDG_CONFIG_HOME; in one shared HOME its
+	// slot needs bash allowed there, or `opencode run` rejects the tool call
+	// (docs/agents/opencode.md).
+	ocCfg := filepath.Join(c.Home, ".config", "opencode")
+	if err := os.MkdirAll(ocCfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := harness.OpenCodeAllowBash(filepath.Join(oc.Home, ".config", "opencode", "opencode.json"), filepath.Join(ocCfg, "opencode.json")); err != nil {
+		t.Fatal(err)
+	}
 	// Pi reads its provider config from $HOME/.pi, and HOME is Claude's here.
 	piDir := filepath.Join(c.Home, ".pi", "agent")
 	if err := os.MkdirAll(piDir, 0o700); err != nil {
@@ -60,7 +72,10 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600)
 	// One agentctl launches both: Claude's HOME, Codex's own CODEX_HOME.
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin, "AGENTCTL_CODEX_BIN": cx.Bin,
-		"AGENTCTL_PI_BIN": pi.Bin, "PI_OFFLINE": "1", "CODEX_HOME": cx.Env["CODEX_HOME"], "FAKE_API_KEY": cx.Env["FAKE_API_KEY"]})
+		"AGENTCTL_PI_BIN": pi.Bin, "PI_OFFLINE": "1", "CODEX_HOME": cx.Env["CODEX_HOME"], "FAKE_API_KEY": cx.Env["FAKE_API_KEY"],
+		"AGENTCTL_OPENCODE_BIN": oc.Bin, "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+		"XDG_CONFIG_HOME": filepath.Join(c.Home, ".config"), "XDG_DATA_HOME": filepath.Join(c.Home, ".local", "share"),
+		"XDG_STATE_HOME": filepath.Join(c.Home, ".local", "state"), "XDG_CACHE_HOME": filepath.Join(c.Home, ".cache")})
 	repo := harness.WorkDir(t, "shop")
 	gitIn(t, repo, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\n"), 0o644)
@@ -69,15 +84,19 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	gitIn(t, repo, "commit", "-q", "-m", "init")
 	before := gitIn(t, repo, "worktree", "list")
 
-	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *-pi) seq 4 >> a.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
-	out, errOut, code := a.Run(t, "launch", "--json", "--cwd", repo, "--adapter", "claude-code",
+	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *-pi) seq 4 >> a.txt ;; *-opencode) seq 2 >> a.txt; seq 9 > c.txt; git add c.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
+	// Five agents start and finish one after another on two shared cores:
+	// OpenCode alone takes several seconds to start, so the group's --wait
+	// gets a longer limit than a single command.
+	out, errOut, code := a.RunLong(t, 3*time.Minute, "launch", "--json", "--cwd", repo, "--adapter", "claude-code",
 		"--model", "claude-opus-4-6,claude-sonnet-4-5",
-		"--adapter", "codex", "--adapter", "pi", "--model", "fakeoai/fake-model", "--wait", "-p", prompt)
+		"--adapter", "codex", "--adapter", "pi", "--model", "fakeoai/fake-model",
+		"--adapter", "opencode", "--model", "fake/fake-model", "--wait", "-p", prompt)
 	if code != 0 {
 		t.Fatalf("launch: exit %d\n%s\n%s\n%s", code, out, errOut, readLog(a.State))
 	}
 	var ls []struct{ ID, Group, Branch, Cwd, Model string }
-	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 4 || ls[0].Group == "" || ls[0].Group != ls[1].Group || ls[2].Group != ls[0].Group {
+	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 5 || ls[0].Group == "" || ls[0].Group != ls[1].Group || ls[2].Group != ls[0].Group || ls[4].Group != ls[0].Group {
 		t.Fatalf("launch --json: %v\n%s", err, out)
 	}
 	group := ls[0].Group
@@ -96,10 +115,10 @@ func TestCompareGroupRealAgents(t *testing.T) {
 		} `json:"slots"`
 	}
 	a.JSON(t, &cmp, "compare", group)
-	if cmp.Group != group || len(cmp.Slots) != 4 || cmp.BaseCommit == "" {
+	if cmp.Group != group || len(cmp.Slots) != 5 || cmp.BaseCommit == "" {
 		t.Fatalf("compare: %+v", cmp)
 	}
-	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7, "codex": 5, "pi": 4}
+	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7, "codex": 5, "pi": 4, "opencode": 11}
 	for _, s := range cmp.Slots {
 		got := launch.ParseShortstat(gitIn(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
 		if s.Diff == nil || s.Diff.FilesChanged != got.FilesChanged || s.Diff.Insertions != got.Insertions || s.Diff.Deletions != got.Deletions {
@@ -121,7 +140,7 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	}
 	// Cleaning a group commits each slot's leftovers on its branch first, then
 	// removes the worktrees; the unmerged branches go only with --force.
-	if out, errOut, code := a.Run(t, "worktree", "clean", group, "--repo", repo); code != 0 || strings.Count(out, "committed the leftovers") != 4 {
+	if out, errOut, code := a.Run(t, "worktree", "clean", group, "--repo", repo); code != 0 || strings.Count(out, "committed the leftovers") != 5 {
 		t.Errorf("clean of the group: exit %d %s %s", code, out, errOut)
 	}
 	if got := gitIn(t, repo, "show", "try/"+group+"/cc-sonnet-4-5:new.txt"); got != "n\n" {
