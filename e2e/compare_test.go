@@ -28,7 +28,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// The comparison workflow with real agents: one launch of two Claude Code
+// The comparison workflow with real agents: one matrix launch of two Claude Code
 // slots (two models), Codex, Pi and OpenCode slots over a real git repository; the stub makes each run a
 // tool that edits a different number of lines (the command picks by the
 // worktree it runs in). compare --json must report, per slot, exactly what
@@ -85,13 +85,23 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	before := gitIn(t, repo, "worktree", "list")
 
 	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *-pi) seq 4 >> a.txt ;; *-opencode) seq 2 >> a.txt; seq 9 > c.txt; git add c.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
-	// Five agents start and finish one after another on two shared cores:
-	// OpenCode alone takes several seconds to start, so the group's --wait
-	// gets a longer limit than a single command.
-	out, errOut, code := a.RunLong(t, 3*time.Minute, "launch", "--json", "--cwd", repo, "--adapter", "claude-code",
-		"--model", "claude-opus-4-6,claude-sonnet-4-5",
-		"--adapter", "codex", "--adapter", "pi", "--model", "fakeoai/fake-model",
-		"--adapter", "opencode", "--model", "fake/fake-model", "--wait", "-p", prompt)
+	// One matrix file beside the repository (cwd relative to it); -p gives
+	// the prompt, which holds a shell case that YAML need not quote.
+	matrix := filepath.Join(filepath.Dir(repo), "compare.yaml")
+	os.WriteFile(matrix, []byte(`cwd: `+filepath.Base(repo)+`
+matrix:
+  - adapter: claude-code
+    model: [claude-opus-4-6, claude-sonnet-4-5]
+  - adapter: codex
+  - adapter: pi
+    model: fakeoai/fake-model
+  - adapter: opencode
+    model: fake/fake-model
+`), 0o644)
+	// Five agents start at once on two shared cores: OpenCode alone takes
+	// 15-20 s from start to its session row then (~1 s when alone), so the
+	// group's --wait gets a longer limit than a single command.
+	out, errOut, code := a.RunLong(t, 3*time.Minute, "launch", "--json", "--matrix", matrix, "--wait", "-p", prompt)
 	if code != 0 {
 		t.Fatalf("launch: exit %d\n%s\n%s\n%s", code, out, errOut, readLog(a.State))
 	}
@@ -100,6 +110,25 @@ func TestCompareGroupRealAgents(t *testing.T) {
 		t.Fatalf("launch --json: %v\n%s", err, out)
 	}
 	group := ls[0].Group
+	// Where the group's time goes: each slot's confirmation, then its run.
+	if b, err := os.ReadFile(filepath.Join(a.State, "launches.json")); err == nil {
+		var lr struct {
+			Launches []struct {
+				Adapter, Model string
+				LaunchedAt     time.Time  `json:"launched_at"`
+				ConfirmedAt    *time.Time `json:"confirmed_at"`
+				Ended          *time.Time `json:"ended_at"`
+			} `json:"launches"`
+		}
+		if json.Unmarshal(b, &lr) == nil {
+			for _, r := range lr.Launches {
+				if r.ConfirmedAt != nil && r.Ended != nil {
+					t.Logf("%s %s: confirmed after %s, ended %s later", r.Adapter, r.Model,
+						r.ConfirmedAt.Sub(r.LaunchedAt).Round(100*time.Millisecond), r.Ended.Sub(*r.ConfirmedAt).Round(100*time.Millisecond))
+				}
+			}
+		}
+	}
 
 	var cmp struct {
 		Group      string `json:"group"`
@@ -112,6 +141,7 @@ func TestCompareGroupRealAgents(t *testing.T) {
 			Tokens    *harness.Tokens   `json:"tokens"`
 			Worktree  string            `json:"worktree"`
 			Diff      *launch.DiffStats `json:"diff"`
+			Duration  *float64          `json:"duration_seconds"`
 		} `json:"slots"`
 	}
 	a.JSON(t, &cmp, "compare", group)
@@ -120,6 +150,9 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	}
 	wantIns := map[string]int{"cc-opus-4-6": 3, "cc-sonnet-4-5": 7, "codex": 5, "pi": 4, "opencode": 11}
 	for _, s := range cmp.Slots {
+		if s.Duration != nil {
+			t.Logf("%s ran %.1f s", s.Slot, *s.Duration)
+		}
 		got := launch.ParseShortstat(gitIn(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
 		if s.Diff == nil || s.Diff.FilesChanged != got.FilesChanged || s.Diff.Insertions != got.Insertions || s.Diff.Deletions != got.Deletions {
 			t.Errorf("%s: compare diff %+v, git diff --shortstat says %+v", s.Slot, s.Diff, got)
