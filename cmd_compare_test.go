@@ -178,6 +178,7 @@ func TestGroupLaunchLockedSlotLaunchesNothing(t *testing.T) {
 		executable: func() (string, error) { return c.bin, nil }}
 	code := run(context.Background(), []string{"agentctl", "launch", "--cwd", repo, "--adapter", "claude-code", "--model", "a,b,c", "-p", "x"}, h)
 	c.settle()
+	t.Logf("exit %d: %s", code, errOut.String())
 	if code != exitLocked || !strings.Contains(errOut.String(), "slot 3 (claude-code)") || !strings.Contains(errOut.String(), "nothing was launched") ||
 		strings.Count(errOut.String(), "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want %d, one line naming slot 3 and saying nothing was launched\nstdout: %s", code, errOut.String(), exitLocked, out.String())
