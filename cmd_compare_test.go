@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/locks"
 )
 
 func gitCmd(t *testing.T, dir string, args ...string) string {
@@ -136,5 +138,61 @@ func TestTwoGroupLaunchesAtOnce(t *testing.T) {
 		if !groups[w.Group] || !strings.HasPrefix(w.Branch, "try/"+w.Group+"/cc-") {
 			t.Errorf("worktree %+v", w)
 		}
+	}
+}
+
+// A group whose 3rd slot's directory is locked launches nothing: the lock
+// refusal aborts the whole group before any agent starts, and git's worktrees
+// and branches, the launch records and the locks are exactly as before.
+func TestGroupLaunchLockedSlotLaunchesNothing(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	c := newCLI(t)
+	for _, kv := range c.env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(dir, "repo")
+	gitCmd(t, dir, "init", "-q", "-b", "main", repo)
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
+	gitCmd(t, repo, "add", ".")
+	gitCmd(t, repo, "commit", "-q", "-m", "init")
+	orig := launch.NewGroupID
+	launch.NewGroupID = func() string { return "g-abc123" }
+	t.Cleanup(func() { launch.NewGroupID = orig })
+	// The path the 3rd slot (cc-c) would run in and lock, held by someone else.
+	st := c.store()
+	exp := time.Now().Add(time.Hour)
+	if _, err := locks.Acquire(st, locks.Lock{Directory: filepath.Join(dir, "repo-try-g-abc123-cc-c"), Type: locks.Manual,
+		LockedBy: "someone", Reason: "reviewing", ExpiresAt: &exp}, false); err != nil {
+		t.Fatal(err)
+	}
+	gitBefore := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch", "-a")
+	locksBefore, _ := os.ReadFile(filepath.Join(c.state, locks.File))
+	dirBefore, _ := os.ReadDir(dir)
+
+	var out, errOut bytes.Buffer
+	h := &host{IOStreams: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, getenv: os.Getenv, now: time.Now,
+		executable: func() (string, error) { return c.bin, nil }}
+	code := run(context.Background(), []string{"agentctl", "launch", "--cwd", repo, "--adapter", "claude-code", "--model", "a,b,c", "-p", "x"}, h)
+	c.settle()
+	t.Logf("exit %d: %s", code, errOut.String())
+	if code != exitLocked || !strings.Contains(errOut.String(), "slot 3 (claude-code)") || !strings.Contains(errOut.String(), "nothing was launched") ||
+		strings.Count(errOut.String(), "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want %d, one line naming slot 3 and saying nothing was launched\nstdout: %s", code, errOut.String(), exitLocked, out.String())
+	}
+	if after := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch", "-a"); after != gitBefore {
+		t.Errorf("git worktrees and branches:\n%s\nwant as before:\n%s", after, gitBefore)
+	}
+	if recs, err := st.ReadLaunches(); err != nil || len(recs) != 0 {
+		t.Errorf("launch records %+v (%v); want none", recs, err)
+	}
+	if locksAfter, _ := os.ReadFile(filepath.Join(c.state, locks.File)); !bytes.Equal(locksAfter, locksBefore) {
+		t.Errorf("locks.json:\n%s\nwant as before:\n%s", locksAfter, locksBefore)
+	}
+	if dirAfter, _ := os.ReadDir(dir); len(dirAfter) != len(dirBefore) {
+		t.Errorf("%s holds %d entries, %d before: a worktree directory was left", dir, len(dirAfter), len(dirBefore))
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -139,19 +140,46 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 	if err != nil {
 		return prefixErr(inputErr(err), "", "nothing was launched")
 	}
-	outs := make([]slotOut, len(g.Slots))
-	var wg sync.WaitGroup
 	for i, sl := range g.Slots {
 		sp := specs[i]
 		sp.Prompt, sp.Summary, sp.SpecPath = full, summary, o.Spec
 		sp.Cwd, sp.Worktree, sp.Branch, sp.Group = sl.Path, sl.Path, sl.Branch, g.ID
 		sp.BaseBranch, sp.BaseCommit = g.BaseRef, g.Base
+	}
+	// Every slot's directory is locked at once before any agent starts: one
+	// locked and nothing is launched, every worktree and branch removed.
+	lockWarns, err := l.LockAll(specs)
+	if err != nil {
+		which := ""
+		var ce *locks.ConflictError
+		if errors.As(err, &ce) {
+			for i, sp := range specs {
+				if sp.Cwd == ce.Lock.Directory {
+					which = fmt.Sprintf("slot %d (%s): %s", i+1, sp.Adapter, sp.Cwd)
+				}
+			}
+		}
+		if errs := launch.RemoveSlots(g.Repo, g.Slots); len(errs) > 0 {
+			warn(s, fmt.Sprintf("remove the worktrees of group %s: %v (see agentctl worktree list %s)", g.ID, errors.Join(errs...), g.Repo))
+		}
+		return prefixErr(inputErr(err), which, "nothing was launched")
+	}
+	for _, w := range lockWarns {
+		warn(s, w)
+	}
+	outs := make([]slotOut, len(g.Slots))
+	var wg sync.WaitGroup
+	for i := range g.Slots {
 		wg.Add(1)
 		go func(i int, sp launch.Spec) {
 			defer wg.Done()
 			res, err := l.Start(ctx, sp)
+			if err != nil {
+				// Start may fail before it owns the lock LockAll took.
+				_ = locks.ReleaseLaunch(l.Store, sp.LaunchID)
+			}
 			outs[i] = slotOut{slot: g.Slots[i], res: res, err: err}
-		}(i, *sp)
+		}(i, *specs[i])
 	}
 	wg.Wait()
 	failed := 0

@@ -41,6 +41,9 @@ type Spec struct {
 	Meta                 map[string]string
 	Force                bool
 	User                 string
+	// LockHeld: the caller already holds the auto-lock on Cwd under LaunchID
+	// (LockAll), so Start does not take it again.
+	LockHeld bool
 
 	Group, SpecPath, Branch, Worktree, BaseBranch string
 	BaseCommit                                    string
@@ -111,6 +114,43 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	return drv, plan, nil
 }
 
+// LockAll takes the auto-locks of several launches at once, all or nothing
+// (a comparison group: one slot's locked directory and no agent starts). It
+// assigns each spec its LaunchID and marks the lock held for Start; on a
+// conflict (*locks.ConflictError) nothing is locked.
+func (l *Launcher) LockAll(specs []*Spec) ([]string, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	if err := l.Store.EnsureDir(); err != nil {
+		return nil, err
+	}
+	me, myStart := l.self()
+	now := l.now()
+	var ls []locks.Lock
+	for _, sp := range specs {
+		if sp.Kind == "" {
+			sp.Kind = KindLaunch
+		}
+		if sp.LaunchID == "" {
+			sp.LaunchID = NewLaunchID()
+		}
+		if sp.Cwd == "" {
+			continue
+		}
+		ls = append(ls, locks.Lock{Directory: sp.Cwd, Type: locks.Auto, PID: me, PIDStart: myStart, LaunchID: sp.LaunchID,
+			LockedBy: sp.User, Reason: fmt.Sprintf("%s %s %s", sp.Adapter, sp.Kind, sp.LaunchID), LockedAt: now})
+	}
+	warns, err := locks.AcquireAll(l.Store, ls, specs[0].Force)
+	if err != nil {
+		return nil, err
+	}
+	for _, sp := range specs {
+		sp.LockHeld = sp.Cwd != ""
+	}
+	return warns, nil
+}
+
 // Start launches one agent (README "Launch and supervision"): lock the directory, write the launch
 // record, start the detached supervisor and wait for its ready/failed report.
 // Locking conflicts come back as *locks.ConflictError, unconfirmed launches as
@@ -122,11 +162,14 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	if sp.LaunchID == "" {
 		sp.LaunchID = NewLaunchID()
 	}
+	st := l.Store
 	_, plan, err := l.Plan(&sp)
 	if err != nil {
+		if sp.LockHeld {
+			_ = locks.ReleaseLaunch(st, sp.LaunchID)
+		}
 		return nil, err
 	}
-	st := l.Store
 	if err := st.EnsureDir(); err != nil {
 		return nil, err
 	}
@@ -157,7 +200,12 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	reason := fmt.Sprintf("%s %s %s", sp.Adapter, sp.Kind, id)
 	var warns []string
 	// An OpenClaw turn runs in the gateway's own workspace: no directory to lock.
-	if sp.Cwd != "" {
+	if sp.Cwd != "" && sp.LockHeld {
+		if _, err := locks.SetOwner(st, id, me, myStart, "", plan.SessionID); err != nil {
+			_ = locks.ReleaseLaunch(st, id)
+			return nil, err
+		}
+	} else if sp.Cwd != "" {
 		warns, err = locks.Acquire(st, locks.Lock{Directory: sp.Cwd, Type: locks.Auto, PID: me, PIDStart: myStart,
 			SessionID: plan.SessionID, LaunchID: id, LockedBy: sp.User, Reason: reason, LockedAt: now}, sp.Force)
 		if err != nil {

@@ -165,26 +165,39 @@ func within(dir, root string) bool {
 // or replaces it with force. Locks on an ancestor or descendant directory do not
 // conflict; they come back as warnings. l.Directory must be canonical.
 func Acquire(s *meta.Store, l Lock, force bool) (warnings []string, err error) {
-	if l.LockedAt.IsZero() {
-		l.LockedAt = s.Time().UTC()
+	return AcquireAll(s, []Lock{l}, force)
+}
+
+// AcquireAll is Acquire of several directories at once, all or nothing: one
+// live lock on any of them (without force) is a ConflictError and nothing is
+// written (a comparison group locks every slot before any agent starts).
+func AcquireAll(s *meta.Store, ls []Lock, force bool) (warnings []string, err error) {
+	ls = append([]Lock(nil), ls...)
+	for i := range ls {
+		if ls[i].LockedAt.IsZero() {
+			ls[i].LockedAt = s.Time().UTC()
+		}
 	}
 	var replaced []Lock
 	_, err = update(s, func(f *Locks) (bool, error) {
-		kept := f.Locks[:0]
-		for _, o := range f.Locks {
-			if o.Directory == l.Directory {
-				if !force {
-					return false, &ConflictError{o}
+		warnings, replaced = nil, nil
+		for _, l := range ls {
+			kept := f.Locks[:0]
+			for _, o := range f.Locks {
+				if o.Directory == l.Directory {
+					if !force {
+						return false, &ConflictError{o}
+					}
+					replaced = append(replaced, o)
+					continue
 				}
-				replaced = append(replaced, o)
-				continue
+				if related(o.Directory, l.Directory) {
+					warnings = append(warnings, fmt.Sprintf("%s is %s %s, locked by %s (%s)", l.Directory, relation(l.Directory, o.Directory), o.Directory, orDash(o.LockedBy), orDash(o.Reason)))
+				}
+				kept = append(kept, o)
 			}
-			if related(o.Directory, l.Directory) {
-				warnings = append(warnings, fmt.Sprintf("%s is %s %s, locked by %s (%s)", l.Directory, relation(l.Directory, o.Directory), o.Directory, orDash(o.LockedBy), orDash(o.Reason)))
-			}
-			kept = append(kept, o)
+			f.Locks = append(kept, l)
 		}
-		f.Locks = append(kept, l)
 		return true, nil
 	})
 	if err != nil {
@@ -194,7 +207,9 @@ func Acquire(s *meta.Store, l Lock, force bool) (warnings []string, err error) {
 		warnings = append(warnings, fmt.Sprintf("overrode the lock on %s held by %s (%s) with --force", o.Directory, orDash(o.LockedBy), orDash(o.Reason)))
 		journal(s, meta.EventLockReleased, o, "forced")
 	}
-	journal(s, meta.EventLockAcquired, l, "")
+	for _, l := range ls {
+		journal(s, meta.EventLockAcquired, l, "")
+	}
 	return warnings, nil
 }
 

@@ -1,6 +1,7 @@
 package locks_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -276,5 +277,30 @@ func TestConcurrentLockUnlock(t *testing.T) {
 	}
 	if wins.Load() == 0 {
 		t.Error("nobody ever got /shared")
+	}
+}
+
+// AcquireAll is all or nothing: one live lock among the directories and none
+// of them is locked, the file untouched.
+func TestAcquireAllIsAllOrNothing(t *testing.T) {
+	s := meta.NewStore(t.TempDir())
+	exp := time.Now().Add(time.Hour)
+	if _, err := locks.Acquire(s, locks.Lock{Directory: "/w/b", Type: locks.Manual, ExpiresAt: &exp}, false); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(s.Dir, locks.File))
+	_, err := locks.AcquireAll(s, []locks.Lock{{Directory: "/w/a", Type: locks.Manual, ExpiresAt: &exp}, {Directory: "/w/b", Type: locks.Manual, ExpiresAt: &exp}}, false)
+	var ce *locks.ConflictError
+	if !errors.As(err, &ce) || ce.Lock.Directory != "/w/b" {
+		t.Fatalf("AcquireAll over a locked /w/b: %v; want a ConflictError on /w/b", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(s.Dir, locks.File)); !bytes.Equal(after, before) {
+		t.Errorf("locks.json after a refused AcquireAll:\n%s\nwant\n%s", after, before)
+	}
+	if _, err := locks.AcquireAll(s, []locks.Lock{{Directory: "/w/a", Type: locks.Manual, ExpiresAt: &exp}, {Directory: "/w/c", Type: locks.Manual, ExpiresAt: &exp}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if ls, _ := locks.List(s); len(ls) != 3 {
+		t.Errorf("%d locks after AcquireAll of two free directories, want 3: %+v", len(ls), ls)
 	}
 }

@@ -77,8 +77,16 @@ func NewAgentctl(t testing.TB, home string) *Agentctl {
 }
 
 // Run runs `agentctl <args> --home <home>` and returns stdout, stderr and the
-// exit code. It never fails the test by itself.
+// exit code. It never fails the test by itself; it fails it when agentctl
+// does not finish within 30 s (see RunLong).
 func (a *Agentctl) Run(t testing.TB, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return a.RunLong(t, 30*time.Second, args...)
+}
+
+// RunLong is Run with its own limit, for one command that legitimately runs
+// long (a group `launch --wait` waits for every agent of the group).
+func (a *Agentctl) RunLong(t testing.TB, limit time.Duration, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	args = append(append([]string{}, args...), "--home", a.Home)
 	cmd := exec.Command(a.Bin, args...)
@@ -106,10 +114,10 @@ func (a *Agentctl) Run(t testing.TB, args ...string) (stdout, stderr string, cod
 		} else if err != nil {
 			t.Fatalf("agentctl %s: %v", strings.Join(args, " "), err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(limit):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("agentctl %s did not finish in 30 s\nstderr:\n%s", strings.Join(args, " "), e.String())
+		t.Fatalf("agentctl %s did not finish in %s\nstderr:\n%s", strings.Join(args, " "), limit, e.String())
 	}
 	return o.String(), e.String(), code
 }

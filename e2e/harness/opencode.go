@@ -84,3 +84,23 @@ func OpenCodeSessionID(stdout string) string {
 	}
 	return ""
 }
+
+// OpenCodeAllowBash copies the config at src to dst with the bash tool
+// allowed: with bash at "ask", `opencode run` rejects the tool call about 5 s
+// later with nobody to answer (docs/agents/opencode.md).
+func OpenCodeAllowBash(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	cfg["permission"] = map[string]any{"bash": "allow", "edit": "allow"}
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, out, 0o600)
+}
