@@ -203,3 +203,88 @@ func fillTranscript(t *testing.T, path, id string, turns int, size int64) {
 		t.Fatal(err)
 	}
 }
+
+// An unreadable transcript and an unreadable project directory beside a clean
+// session: `list -a` lists the clean one, exits 0 and at most warns. Root reads
+// everything, so as root the binary runs as nobody (uid 65534) over a copy of
+// itself and a home it can traverse.
+func TestUnreadableFiles(t *testing.T) {
+	harness.Require(t)
+	const clean = "0c1ea000-0000-4000-8000-000000000001"
+	root, err := os.MkdirTemp("", "agentctl-unreadable-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = filepath.WalkDir(root, func(p string, _ os.DirEntry, _ error) error { _ = os.Chmod(p, 0o755); return nil })
+		os.RemoveAll(root)
+	})
+	mk := func(p string, mode os.FileMode) {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home, state, tmp, bin := filepath.Join(root, "home"), filepath.Join(root, "state"), filepath.Join(root, "tmp"), filepath.Join(root, "bin")
+	proj := filepath.Join(home, ".claude", "projects", "-work-app")
+	for _, d := range []string{root, home, filepath.Join(home, ".claude"), filepath.Join(home, ".claude", "projects"), proj, bin} {
+		mk(d, 0o755)
+	}
+	mk(state, 0o777)
+	mk(tmp, 0o777)
+	fillTranscript(t, filepath.Join(proj, clean+".jsonl"), clean, 4, 4<<10)
+	os.Chmod(filepath.Join(proj, clean+".jsonl"), 0o644)
+	locked := "10cced00-0000-4000-8000-000000000002"
+	fillTranscript(t, filepath.Join(proj, locked+".jsonl"), locked, 4, 4<<10)
+	os.Chmod(filepath.Join(proj, locked+".jsonl"), 0)
+	closed := filepath.Join(home, ".claude", "projects", "-work-closed")
+	mk(closed, 0o755)
+	fillTranscript(t, filepath.Join(closed, "c105ed00-0000-4000-8000-000000000003.jsonl"), "c105ed00-0000-4000-8000-000000000003", 4, 4<<10)
+	mk(closed, 0)
+
+	b, err := os.ReadFile(harness.AgentctlBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(bin, "agentctl")
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "list", "-a", "--json", "--adapter", "claude-code", "--home", home)
+	cmd.Env = harness.BaseEnv(home, tmp).With("AGENTCTL_HOME", state).With("NO_COLOR", "1").List()
+	cmd.Dir = root
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("list -a over unreadable files: %v\n%s", err, errOut.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("list -a hung over unreadable files\n%s", errOut.String())
+	}
+	t.Logf("%s; warnings: %q", time.Since(start).Round(time.Millisecond), strings.TrimSpace(errOut.String()))
+	var ss []harness.Session
+	if err := json.Unmarshal([]byte(out.String()), &ss); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if _, ok := harness.Find(ss, clean); !ok {
+		t.Errorf("the clean session beside unreadable files is missing:\n%s", out.String())
+	}
+	if _, ok := harness.Find(ss, locked); ok {
+		t.Errorf("a transcript agentctl cannot read was listed as if read:\n%s", out.String())
+	}
+}
