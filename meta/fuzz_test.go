@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,7 +12,8 @@ func FuzzParseDuration(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := ParseDuration(s)
-		if err == nil && d < 0 && s != "" && s[0] != '-' {
+		// Surrounding blanks are trimmed (a config value " -1h" is signed).
+		if v := strings.TrimSpace(s); err == nil && d < 0 && (v == "" || v[0] != '-') {
 			t.Fatalf("ParseDuration(%q) = %v: an unsigned duration came out negative (overflow)", s, d)
 		}
 		_ = time.Duration(d)
