@@ -420,20 +420,8 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	srv := stub.Start(t, nil)
 	c := harness.NewCodex(t, srv)
 	dir := harness.WorkDir(t, "acc")
-	cfg := filepath.Join(c.Home, ".codex", "config.toml")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, []byte("\n[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n")...)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := harness.StartPTY(t, harness.Spec{Path: c.Bin, Args: []string{"-a", "on-request", "-s", "read-only", "-C", dir},
-		Dir: dir, Env: c.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "codex-tui-acc"})
+	p := startCodexTUI(t, c, dir, "codex-tui-acc", 90*time.Second)
 	a := harness.NewAgentctl(t, c.Home)
-	p.WaitOutput(t, 90*time.Second, 0, "Ask Codex")
-	time.Sleep(2 * time.Second)
 	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: touch acc-made-this"
 	p.Type(t, prompt)
 	for i := 0; ; i++ {

@@ -26,21 +26,8 @@ func TestCodexTUIApprovalWaiting(t *testing.T) {
 	srv := stub.Start(t, nil)
 	c := harness.NewCodex(t, srv)
 	dir := harness.WorkDir(t, "approve")
-	cfg := filepath.Join(c.Home, ".codex", "config.toml")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, []byte("\n[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n")...)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// The TUI refuses TERM=dumb.
-	p := harness.StartPTY(t, harness.Spec{Path: c.Bin, Args: []string{"-a", "on-request", "-s", "read-only", "-C", dir},
-		Dir: dir, Env: c.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "codex-tui"})
+	p := startCodexTUI(t, c, dir, "codex-tui", 60*time.Second)
 	a := harness.NewAgentctl(t, c.Home)
-	p.WaitOutput(t, 60*time.Second, 0, "Ask Codex")
-	time.Sleep(2 * time.Second) // the composer takes keys a moment after it is drawn
 
 	const prompt = "ESCALATE HOLD=cx TOOLCMD: touch codex-made-this"
 	p.Type(t, prompt)
@@ -174,4 +161,26 @@ func startWait(t *testing.T, a *harness.Agentctl, id, until string) <-chan waitR
 		res <- waitResult{string(out), code, time.Now()}
 	}()
 	return res
+}
+
+// startCodexTUI starts the Codex TUI on a pty in dir, trusted in its config,
+// with approval policy on-request in a read-only sandbox, and returns once its
+// composer takes keys (it shows "Ask Codex" within ready).
+func startCodexTUI(t *testing.T, c *harness.Codex, dir, name string, ready time.Duration) *harness.PTY {
+	t.Helper()
+	cfg := filepath.Join(c.Home, ".codex", "config.toml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, []byte("\n[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n")...)
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The TUI refuses TERM=dumb.
+	p := harness.StartPTY(t, harness.Spec{Path: c.Bin, Args: []string{"-a", "on-request", "-s", "read-only", "-C", dir},
+		Dir: dir, Env: c.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: name})
+	p.WaitOutput(t, ready, 0, "Ask Codex")
+	time.Sleep(2 * time.Second) // the composer takes keys a moment after it is drawn
+	return p
 }
