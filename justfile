@@ -27,7 +27,7 @@ lint:
     go mod tidy -diff
     GOOS=darwin CGO_ENABLED=0 go build ./...
 
-# Every Go fuzz target for a while (default 2m each; CI runs 10s each).
+# Every Go fuzz target for a while (default 2m each; CI runs 10,000 inputs each).
 fuzz time="2m":
     FUZZTIME={{time}} .ci/fuzz
 
