@@ -124,8 +124,14 @@ func (c Claude) Plan(req *Request) (*Plan, error) {
 		p.ConfirmTimeout = d
 	}
 	p.Args = []string{"-p", "--output-format", "stream-json", "--verbose"}
-	switch req.Kind {
-	case KindResume:
+	if req.Background {
+		// `claude --bg` reads the prompt on stdin and prints the short id;
+		// Claude's daemon picks the session id (docs/agents/claude-code.md §4.5).
+		p.Args = []string{"--bg"}
+	}
+	switch {
+	case req.Background:
+	case req.Kind == KindResume:
 		if req.SessionID == "" {
 			return nil, errors.New("resume needs a session id")
 		}

@@ -34,6 +34,9 @@ type MatrixEntry struct {
 	MaxDuration string `yaml:"max_duration"`
 	MaxCost     string `yaml:"max_cost"`
 	MaxTokens   string `yaml:"max_tokens"`
+	// Background: claude-code only, the slot runs as a Claude Code background
+	// session (launch --background).
+	Background bool `yaml:"background"`
 }
 
 // ModelNames is a model name or a list of them.
@@ -108,10 +111,10 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 			budget = &b
 		}
 		if len(e.Model) == 0 {
-			slots = append(slots, Slot{Adapter: e.Adapter, Budget: budget})
+			slots = append(slots, Slot{Adapter: e.Adapter, Budget: budget, Background: e.Background})
 		}
 		for _, model := range e.Model {
-			slots = append(slots, Slot{Adapter: e.Adapter, Model: model, Budget: budget})
+			slots = append(slots, Slot{Adapter: e.Adapter, Model: model, Budget: budget, Background: e.Background})
 		}
 	}
 	if m.Cwd != "" {
