@@ -40,13 +40,15 @@ var (
 	bgDaemonTimeout = 15 * time.Second
 	bgSpareTimeout  = 45 * time.Second
 	bgWatchInterval = 250 * time.Millisecond
+	// bgSockBase is where Claude keeps its daemons' sockets (tests move it).
+	bgSockBase = "/tmp"
 )
 
 // claudeSockDir is the directory of the daemon serving config root root:
 // /tmp/cc-daemon-<uid>/<first 8 hex of sha256(root)> (docs/agents/claude-code.md §4.5).
 func claudeSockDir(root string, uid int) string {
 	sum := sha256.Sum256([]byte(root))
-	return filepath.Join("/tmp", "cc-daemon-"+strconv.Itoa(uid), hex.EncodeToString(sum[:])[:8])
+	return filepath.Join(bgSockBase, "cc-daemon-"+strconv.Itoa(uid), hex.EncodeToString(sum[:])[:8])
 }
 
 // spareReady reports whether a warm spare listens in dir: its claim socket
