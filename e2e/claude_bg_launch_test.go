@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -192,6 +193,52 @@ func TestClaudeBackgroundLaunch(t *testing.T) {
 		if s.Status != "stopped" || s.Kind != "background" {
 			t.Errorf("after claude stop: %s (%s: %s), kind %q; want stopped, background", s.Status, s.Evidence, s.EvidenceDetail, s.Kind)
 		}
+
+		// A second launch (the daemon is warm now), human output: the attach
+		// hint; then agentctl's own stop, which asks Claude first: the job
+		// record says stopped, `wait` exits 0, on-complete runs once.
+		hook2 := filepath.Join(t.TempDir(), "hook2.txt")
+		lc = exec.Command(a.Bin, "launch", "claude-code", "--background", "--cwd", dir, "-p", "-",
+			"--on-complete", `echo "$AGENTCTL_EXIT_CODE" >> `+hook2, "--home", a.Home)
+		lc.Env, lc.Dir = a.Env.List(), a.Home
+		lc.Stdin = strings.NewReader(marker + " second HOLD=bg2")
+		hout, err := lc.Output()
+		if err != nil {
+			t.Fatalf("second launch --background: %v\n%s", err, hout)
+		}
+		m := regexp.MustCompile("background session ([0-9a-f]{8}).*`claude attach ([0-9a-f]{8})` opens it").FindStringSubmatch(string(hout))
+		if m == nil || m[1] != m[2] {
+			t.Fatalf("launch --background printed %q; want the job id and the `claude attach` hint", hout)
+		}
+		short2 := m[1]
+		waitHeldFor(t, srv, "bg2", 90*time.Second)
+		sout, serr, scode := a.Run(t, "stop", short2, "--json")
+		var sres struct {
+			Via          string `json:"via"`
+			ExitObserved bool   `json:"exit_observed"`
+		}
+		_ = json.Unmarshal([]byte(sout), &sres)
+		if scode != 0 || sres.Via != "claude stop "+short2 || !sres.ExitObserved {
+			t.Errorf("agentctl stop %s: exit %d, %s%s; want via claude stop", short2, scode, sout, serr)
+		}
+		if st, _ := jobRecordState(c, short2); st != "stopped" {
+			t.Errorf("after agentctl stop, Claude's job record says %q, want stopped", st)
+		}
+		wout2, werr2, wcode2 := a.Run(t, "wait", short2, "--json")
+		var wl2 struct {
+			Status string `json:"status"`
+		}
+		_ = json.Unmarshal([]byte(strings.TrimSpace(wout2)), &wl2)
+		if wcode2 != 0 || wl2.Status != "stopped" {
+			t.Errorf("wait after agentctl stop: exit %d %s%s; want 0, stopped", wcode2, wout2, werr2)
+		}
+		harness.Eventually(t, 20*time.Second, func() string {
+			if got := hookLines(hook2); len(got) != 1 || got[0] != "0" {
+				return "on-complete after agentctl stop ran " + strings.Join(got, ",") + "; want once with 0"
+			}
+			return ""
+		})
+
 		n, hits := w.finish()
 		t.Logf("%d argv samples of every process over %s", n, time.Since(start).Round(time.Second))
 		if n < 50 {
@@ -201,4 +248,16 @@ func TestClaudeBackgroundLaunch(t *testing.T) {
 			t.Errorf("the prompt was in a process's argv:\n%s", strings.Join(hits, "\n"))
 		}
 	})
+}
+
+// jobRecordState reads Claude's job record of short.
+func jobRecordState(c *harness.Claude, short string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(c.Home, ".claude", "jobs", short, "state.json"))
+	if err != nil {
+		return "", err
+	}
+	var j struct {
+		State string `json:"state"`
+	}
+	return j.State, json.Unmarshal(b, &j)
 }
