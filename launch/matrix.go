@@ -88,7 +88,7 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg := te.Errors[0]
 			if sm := unknownFieldRe.FindStringSubmatch(msg); sm != nil {
-				return nil, nil, bad("line %s: unknown key %q (known: prompt, cwd, base_branch, matrix; in matrix entries: adapter, model, max_duration, max_cost, max_tokens)", sm[1], sm[2])
+				return nil, nil, bad("line %s: unknown key %q (known: prompt, cwd, base_branch, matrix; in matrix entries: adapter, model, max_duration, max_cost, max_tokens, background)", sm[1], sm[2])
 			}
 			return nil, nil, bad("%s", strings.TrimPrefix(msg, "yaml: "))
 		}
@@ -101,6 +101,9 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 	for i, e := range m.Matrix {
 		if e.Adapter == "" {
 			return nil, nil, bad("matrix entry %d has no adapter", i+1)
+		}
+		if e.Background && e.Adapter != "claude-code" {
+			return nil, nil, bad("matrix entry %d: background: true is for claude-code (Claude Code's own background sessions), not %s", i+1, e.Adapter)
 		}
 		b, err := meta.ParseBudget(e.MaxDuration, e.MaxCost, e.MaxTokens)
 		if err != nil {
