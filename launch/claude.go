@@ -231,6 +231,7 @@ var claudeStderr = []struct{ pattern, class, hint string }{
 	{"--session-id can only be used with", "bad-flag", "an agentctl bug; please report it"},
 	{"Input must be provided either through stdin", "no-prompt", "the prompt did not reach claude's stdin; an agentctl bug"},
 	{"cannot be launched inside another Claude Code session", "nested", "run agentctl outside Claude Code, or unset CLAUDECODE"},
+	{"Workspace not trusted", "untrusted", "`claude --bg` refuses a workspace not trusted in Claude's config (docs/agents/claude-code.md §4.5)"},
 	{"Invalid API key", "auth", "set ANTHROPIC_API_KEY or run `claude /login`"},
 	{"Missing API key", "auth", "set ANTHROPIC_API_KEY or run `claude /login`"},
 	{"Failed to authenticate", "auth", "set ANTHROPIC_API_KEY or run `claude /login`"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -239,5 +240,46 @@ func TestWarmClaude(t *testing.T) {
 func TestClaudeSockDir(t *testing.T) {
 	if got := claudeSockDir("/tmp/bg20h/home/.claude", 0); got != filepath.Join(bgSockBase, "cc-daemon-0", "f250e741") {
 		t.Errorf("sock dir %s", got)
+	}
+}
+
+// `claude --bg` in an untrusted workspace fails with Claude's own advice
+// (2.1.329), classified rather than called a crash.
+func TestClassifyUntrusted(t *testing.T) {
+	o := Claude{}.Classify([][]byte{[]byte("Workspace not trusted. Run `claude` in /w once and accept the trust prompt, then retry.")}, 1, false)
+	if o.Class != "untrusted" || !strings.Contains(o.Message, "accept the trust prompt") {
+		t.Errorf("%+v", o)
+	}
+}
+
+// A background launch whose supervisor died is finalised lazily from
+// Claude's job record: stopped → exit 0, no failure.
+func TestFinaliseDeadBackground(t *testing.T) {
+	d := testDeps(t)
+	d.Store.Procs, d.Procs = proc.Starts{}, proc.Starts{}
+	root := t.TempDir()
+	writeJob(t, root, "0badcafe", "stopped")
+	writeJob(t, root, "1badcafe", "working")
+	now := time.Now().UTC()
+	recs := []meta.Launch{
+		{ID: "bg-stopped", Adapter: "claude-code", PID: 10, StartTicks: 1, LaunchedAt: now, ConfirmedAt: &now, Background: true, JobID: "0badcafe", ClaudeRoot: root},
+		{ID: "bg-killed", Adapter: "claude-code", PID: 11, StartTicks: 1, LaunchedAt: now, ConfirmedAt: &now, Background: true, JobID: "1badcafe", ClaudeRoot: root},
+	}
+	_ = d.Store.UpdateLaunches(func(l *meta.Launches) (bool, error) { l.Records = recs; return true, nil })
+	if _, err := d.FinaliseDead(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := d.Store.ReadLaunches()
+	for _, r := range got {
+		switch r.ID {
+		case "bg-stopped":
+			if r.ExitCode == nil || *r.ExitCode != 0 || r.Failure != "" {
+				t.Errorf("stopped job: exit %v failure %q; want 0, none", r.ExitCode, r.Failure)
+			}
+		case "bg-killed":
+			if r.ExitCode != nil || !strings.Contains(r.Failure, "still says working") {
+				t.Errorf("job still working: exit %v failure %q; want unknown, crashed", r.ExitCode, r.Failure)
+			}
+		}
 	}
 }
