@@ -128,7 +128,7 @@ func (d *Deps) warmClaude(ctx context.Context, bin string, env []string, root, c
 				break
 			}
 			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("Claude's daemon did not answer on %s within %s (%v); see `%s daemon status`", sock, bgDaemonTimeout, err, bin)
+				return nil, fmt.Errorf("the daemon of Claude Code did not answer on %s within %s (%v); see `%s daemon status`", sock, bgDaemonTimeout, err, bin)
 			}
 			if err := d.Sleep(ctx, 100*time.Millisecond); err != nil {
 				return nil, err
@@ -139,7 +139,7 @@ func (d *Deps) warmClaude(ctx context.Context, bin string, env []string, root, c
 	for !spareReady(dir) {
 		if time.Now().After(deadline) {
 			lease.Close()
-			return nil, fmt.Errorf("Claude's daemon has no warm spare after %s (%s/spare); not starting the session, whose prompt would otherwise be in a process's argv", bgSpareTimeout, dir)
+			return nil, fmt.Errorf("the daemon of Claude Code has no warm spare after %s (%s/spare); not starting the session, whose prompt would otherwise be in a process's argv", bgSpareTimeout, dir)
 		}
 		if err := d.Sleep(ctx, 100*time.Millisecond); err != nil {
 			lease.Close()
