@@ -261,3 +261,47 @@ func jobRecordState(c *harness.Claude, short string) (string, error) {
 	}
 	return j.State, json.Unmarshal(b, &j)
 }
+
+// A background launch over its --max-duration: the supervisor stops it
+// Claude's way (the job record says stopped, not done), the run ends with
+// exit_reason budget:duration and on-complete runs once.
+func TestClaudeBackgroundLaunchBudget(t *testing.T) {
+	forEachBackgroundClaude(t, func(t *testing.T, c *harness.Claude, srv *stub.Server) {
+		dir := harness.WorkDir(t, "bg")
+		seedClaudeJSON(t, c, dir)
+		a := harness.NewAgentctl(t, c.Home)
+		a.Env = c.Env.Merge(harness.Env{"AGENTCTL_HOME": a.State, "NO_COLOR": "1", "AGENTCTL_CLAUDE_BIN": c.Bin})
+		hookOut := filepath.Join(t.TempDir(), "hook.txt")
+		out, errOut, code := a.RunLong(t, 120*time.Second, "launch", "claude-code", "--background", "--json", "--cwd", dir,
+			"-p", "held HOLD=bgbudget", "--max-duration", "5s", "--on-complete", `echo "$AGENTCTL_EXIT_CODE" >> `+hookOut)
+		if code != 0 {
+			t.Fatalf("launch --background --max-duration: exit %d\n%s%s", code, out, errOut)
+		}
+		var res []struct {
+			ID    string `json:"id"`
+			JobID string `json:"job_id"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].JobID == "" {
+			t.Fatalf("launch --json: %v\n%s", err, out)
+		}
+		waitHeldFor(t, srv, "bgbudget", 90*time.Second)
+		wout, werr, wcode := a.RunLong(t, 60*time.Second, "wait", res[0].ID, "--json")
+		var wl struct {
+			Status     string `json:"status"`
+			ExitReason string `json:"exit_reason"`
+		}
+		_ = json.Unmarshal([]byte(strings.TrimSpace(wout)), &wl)
+		if wl.Status != "stopped" || wl.ExitReason != "budget:duration" {
+			t.Errorf("wait after the budget: exit %d %s%s; want stopped with exit_reason budget:duration", wcode, wout, werr)
+		}
+		if st, _ := jobRecordState(c, res[0].JobID); st != "stopped" {
+			t.Errorf("after the budget stop Claude's job record says %q, want stopped (stopped Claude's way)", st)
+		}
+		harness.Eventually(t, 20*time.Second, func() string {
+			if got := hookLines(hookOut); len(got) != 1 {
+				return "on-complete ran " + strings.Join(got, ",") + "; want once"
+			}
+			return ""
+		})
+	})
+}

@@ -409,3 +409,16 @@ func (d *Deps) bgLock() (func(), error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// backgroundStop is `claude stop <short>` for a launched background session
+// (nil for any other launch): the binary it was launched with, its config root.
+func (d *Deps) backgroundStop(r *meta.Launch) func(context.Context) error {
+	if !r.Background || r.JobID == "" || r.Bin == "" || r.ClaudeRoot == "" {
+		return nil
+	}
+	home, _ := lookupEnv(d.Environ, "HOME")
+	if filepath.Base(r.ClaudeRoot) == ".claude" {
+		home = filepath.Dir(r.ClaudeRoot)
+	}
+	return ClaudeStopCommand(r.Bin, r.JobID, home, r.ClaudeRoot, d.Environ)
+}

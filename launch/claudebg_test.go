@@ -283,3 +283,31 @@ func TestFinaliseDeadBackground(t *testing.T) {
 		}
 	}
 }
+
+// A budget stop of a background launch asks `claude stop <short>` with the
+// launch's binary and config root; other launches get no such command.
+func TestBackgroundStopCommand(t *testing.T) {
+	d := testDeps(t)
+	if d.backgroundStop(&meta.Launch{Bin: "/bin/true", JobID: "abcd1234"}) != nil {
+		t.Error("a stop command for a launch that is not a background session")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "args")
+	bin := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\necho \"$* HOME=$HOME CCD=$CLAUDE_CONFIG_DIR\" > " + out + "\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d.Environ = []string{"HOME=/elsewhere", "PATH=/usr/bin:/bin"}
+	ask := d.backgroundStop(&meta.Launch{Background: true, Bin: bin, JobID: "abcd1234", ClaudeRoot: "/h/.claude"})
+	if ask == nil {
+		t.Fatal("no stop command for a background launch")
+	}
+	if err := ask(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	if got := strings.TrimSpace(string(b)); got != "stop abcd1234 HOME=/h CCD=" {
+		t.Errorf("ran %q; want `stop abcd1234` with HOME=/h", got)
+	}
+}
