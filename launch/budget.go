@@ -144,8 +144,18 @@ func (d *Deps) enforce(ctx context.Context, id string, b *meta.Breach, by string
 	if !act || rec.PID <= 0 {
 		return claimed
 	}
-	res, err := d.Stop(ctx, StopTarget{SessionID: rec.CurrentSessionID(), PID: rec.PID, Start: rec.StartTicks, BootID: rec.BootID,
-		PGID: rec.PGID, Group: true, LaunchID: id}, StopOptions{})
+	t := StopTarget{SessionID: rec.CurrentSessionID(), PID: rec.PID, Start: rec.StartTicks, BootID: rec.BootID,
+		PGID: rec.PGID, Group: true, LaunchID: id}
+	var res StopResult
+	if ask := d.backgroundStop(&rec); ask != nil {
+		// A Claude Code background session ends Claude's way, so that its job
+		// record says stopped (docs/agents/claude-code.md §4.5); signals only if that fails.
+		var ares AgentStopResult
+		ares, err = d.StopViaAgent(ctx, t, ask, AgentStopTimeout, AgentStopExit, StopOptions{})
+		res = ares.StopResult
+	} else {
+		res, err = d.Stop(ctx, t, StopOptions{})
+	}
 	if err != nil {
 		d.warn("stop %s for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
 		return claimed

@@ -186,6 +186,10 @@ func TestReadMatrix(t *testing.T) {
 	if len(slots) != 4 || slots[1] != (Slot{Adapter: "claude-code", Model: "b"}) || slots[2].Model != "gpt" || slots[3].Model != "" {
 		t.Errorf("slots %+v", slots)
 	}
+	_, slots, err = ReadMatrix(write("bg.yaml", "prompt: p\nmatrix:\n  - adapter: claude-code\n    model: [a, b]\n    background: true\n  - adapter: claude-code\n"), nil)
+	if err != nil || len(slots) != 3 || !slots[0].Background || !slots[1].Background || slots[2].Background {
+		t.Errorf("background slots %+v (%v): want the first entry's two slots background, the other not", slots, err)
+	}
 	for name, tc := range map[string]struct{ body, want string }{
 		"unknown":  {"prompt: p\nmatrix:\n  - adapter: codex\n    modle: x\n", `line 4: unknown key "modle"`},
 		"top":      {"promt: p\nmatrix:\n  - adapter: codex\n", `line 1: unknown key "promt"`},
@@ -195,6 +199,7 @@ func TestReadMatrix(t *testing.T) {
 		"nested":   {"matrix:\n  - adapter: codex\n    model: [[a]]\n", "line 3: model: want a model name or a list"},
 		"noadapt":  {"matrix:\n  - model: a\n", "matrix entry 1 has no adapter"},
 		"notalist": {"matrix: codex\n", "--matrix"},
+		"bgcodex":  {"matrix:\n  - adapter: codex\n    background: true\n", "background: true is for claude-code"},
 	} {
 		_, _, err := ReadMatrix(write(name+".yaml", tc.body), nil)
 		var ie *InputError
