@@ -32,9 +32,10 @@ The window is --since (default 7d, like list -a) and --until, each a duration
 back from now (30d, 12h) or a date (2026-11-01). A session falls in the window
 by its last activity, as in list; its tokens then fall in days, weeks and months
 by its records' own timestamps (local time; TZ names the zone), so a session
-that ran over midnight counts on both days. Its cost is split over them in
-proportion to its tokens (output weighted 5x input, cache reads 0.1x, cache
-writes 1.25x, the shape of the price tables). Costs marked ~ are estimates
+that ran over midnight counts on both days (Claude Code, Codex, Pi; OpenCode and
+OpenClaw sessions on the day of their last activity). Its cost is split over
+them in proportion to its tokens (output weighted 5x input, cache reads 0.1x,
+cache writes 1.25x, the shape of the price tables). Costs marked ~ are estimates
 from the price table; the others are what the agent itself reported. Sessions
 with tokens but no known price add no cost: the UNPRICED column counts them
 (agentctl doctor lists their models).
