@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,7 +140,18 @@ func TestSlotsAddUpToTotals(t *testing.T) {
 	if err := synth.WritePiHome(gen, 20, 5); err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range [][2]string{{fixHome, fixState}, {gen, filepath.Join(dir, "state")}} {
+	ocdb := filepath.Join(gen, ".local", "share", "opencode", "opencode.db")
+	if err := os.MkdirAll(filepath.Dir(ocdb), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.WriteOpenCodeDB(ocdb, 20, 5); err != nil {
+		t.Fatal(err)
+	}
+	legacyHome := filepath.Join(dir, "legacy")
+	if err := synth.WriteOpenCodeLegacy(filepath.Join(legacyHome, ".local", "share", "opencode", "storage"), 20, 6); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range [][2]string{{fixHome, fixState}, {gen, filepath.Join(dir, "state")}, {legacyHome, filepath.Join(dir, "legacy-state")}} {
 		for run := 0; run < 2; run++ { // cold, then from the parse index
 			env := map[string]string{"AGENTCTL_HOME": h[1], "HOME": h[0]}
 			s := &host{IOStreams: &IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}}, now: time.Now,
@@ -153,6 +165,7 @@ func TestSlotsAddUpToTotals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			e.slots = true // as usage --by day asks
 			_, ls := e.listing(context.Background())
 			split := map[string]int{}
 			for i := 0; i < ls.Len(); i++ {
@@ -161,7 +174,7 @@ func TestSlotsAddUpToTotals(t *testing.T) {
 					continue
 				}
 				switch ss.Adapter {
-				case "claude-code", "codex", "pi":
+				case "claude-code", "codex", "pi", "opencode":
 				default:
 					continue
 				}
@@ -172,11 +185,98 @@ func TestSlotsAddUpToTotals(t *testing.T) {
 					split[ss.Adapter]++
 				}
 			}
-			for _, a := range []string{"claude-code", "codex", "pi"} {
-				if h[0] == gen && split[a] == 0 {
+			for _, a := range []string{"claude-code", "codex", "pi", "opencode"} {
+				if (h[0] == gen || h[0] == legacyHome && a == "opencode") && split[a] == 0 {
 					t.Errorf("no %s session of the generated home spans two slots: the check above proves little", a)
 				}
 			}
 		}
 	}
+}
+
+// The same for OpenCode's database (Env.Slots: one more query): a generated
+// session whose assistant messages are moved to both sides of midnight.
+func TestUsageByDaySplitsOpenCode(t *testing.T) {
+	loc, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Skipf("no zone data: %v", err)
+	}
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	path := filepath.Join(home, ".local", "share", "opencode", "opencode.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.WriteOpenCodeDB(path, 10, 7); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().In(loc)
+	mid := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, -1)
+	before, after := mid.Add(-10*time.Minute), mid.Add(10*time.Minute)
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Keep the session with the most assistant messages, alone.
+	var sid string
+	if err := db.QueryRow(`SELECT session_id FROM message WHERE json_extract(data, '$.role') = 'assistant'
+	    GROUP BY session_id ORDER BY count(*) DESC LIMIT 1`).Scan(&sid); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DELETE FROM part WHERE session_id != ?`, `DELETE FROM message WHERE session_id != ?`, `DELETE FROM session WHERE id != ?`} {
+		if _, err := db.Exec(q, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	rows, err := db.Query(`SELECT id FROM message WHERE json_extract(data, '$.role') = 'assistant' ORDER BY time_created, id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if len(ids) < 2 {
+		t.Fatalf("the generated session has %d assistant messages; want 2 or more", len(ids))
+	}
+	var want [2]discover.Tokens
+	for i, id := range ids {
+		at, half := before, 0
+		if i >= len(ids)/2 {
+			at, half = after, 1
+		}
+		if _, err := db.Exec(`UPDATE message SET time_created = ?, data = json_set(data, '$.time.created', ?, '$.time.completed', ?) WHERE id = ?`,
+			at.UnixMilli(), at.UnixMilli(), at.UnixMilli(), id); err != nil {
+			t.Fatal(err)
+		}
+		var in, out, rs, cr, cw int64
+		if err := db.QueryRow(`SELECT coalesce(json_extract(data, '$.tokens.input'), 0), coalesce(json_extract(data, '$.tokens.output'), 0),
+			coalesce(json_extract(data, '$.tokens.reasoning'), 0), coalesce(json_extract(data, '$.tokens.cache.read'), 0),
+			coalesce(json_extract(data, '$.tokens.cache.write'), 0) FROM message WHERE id = ?`, id).Scan(&in, &out, &rs, &cr, &cw); err != nil {
+			t.Fatal(err)
+		}
+		want[half].Add(discover.Tokens{Input: in, Output: out + rs, CacheRead: cr, CacheWrite: cw})
+	}
+	if _, err := db.Exec(`UPDATE session SET time_created = ?, time_updated = ?`, before.Add(-time.Hour).UnixMilli(), after.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	env := map[string]string{"AGENTCTL_HOME": state, "HOME": home, "TZ": "Asia/Kolkata"}
+	got := usageRows(t, env, home, "--since", "30d", "--by", "day,adapter", "--adapter", "opencode")
+	rowsBy := map[string]usageRow{}
+	for _, r := range got.Rows {
+		rowsBy[r.Key["day"]] = r
+	}
+	d1, d2 := before.Format("2006-01-02"), after.Format("2006-01-02")
+	if rowsBy[d1].Tokens != want[0] || rowsBy[d2].Tokens != want[1] || len(got.Rows) != 2 {
+		t.Errorf("opencode by day: %+v\nwant %s %v, %s %v", got.Rows, d1, want[0], d2, want[1])
+	}
+	compareUsage(t, "opencode --by adapter", usageRows(t, env, home, "--since", "30d", "--by", "adapter", "--adapter", "opencode"),
+		usageFromList(t, env, home, "30d", []string{"adapter"}, "--adapter", "opencode"))
 }
