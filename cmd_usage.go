@@ -32,8 +32,8 @@ The window is --since (default 7d, like list -a) and --until, each a duration
 back from now (30d, 12h) or a date (2026-11-01). A session falls in the window
 by its last activity, as in list; its tokens then fall in days, weeks and months
 by its records' own timestamps (local time; TZ names the zone), so a session
-that ran over midnight counts on both days (OpenClaw sessions, whose records
-carry no usage times, on the day of their last activity). Its cost is split over
+that ran over midnight counts on both days (tokens of records without a
+timestamp count on the day of the session's last activity). Its cost is split over
 them in proportion to its tokens (output weighted 5x input, cache reads 0.1x,
 cache writes 1.25x, the shape of the price tables). Costs marked ~ are estimates
 from the price table; the others are what the agent itself reported. Sessions
