@@ -227,6 +227,10 @@ func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan st
 			r.BudgetBase = &t
 		}
 	}
+	// Reading an OpenClaw session's totals is a gateway round trip over its
+	// whole history: with only a duration limit, they are read once, for the
+	// breach's figures.
+	durationOnly := r.Budget.MaxTokens == 0 && r.Budget.MaxCostUSD == 0
 	interval := budgetPollMin
 	var last meta.Usage
 	for {
@@ -241,8 +245,16 @@ func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan st
 			return
 		case <-time.After(wait):
 		}
-		u, _ := d.usageOf(ctx, r)
+		u := meta.Usage{Elapsed: d.now().Sub(runStart(r)).Seconds()}
+		if !durationOnly {
+			u, _ = d.usageOf(ctx, r)
+		}
 		if b := r.Budget.Check(u); b != nil {
+			if durationOnly {
+				if full, ok := d.usageOf(ctx, r); ok {
+					b.Usage = full
+				}
+			}
 			d.enforce(ctx, id, b, "supervisor")
 			return
 		}
