@@ -3,6 +3,7 @@ package codex
 import (
 	"time"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -15,7 +16,7 @@ import (
 // as gob did. TestSummaryCodecRoundTrip fills every field, so a field added to
 // summary but not here fails the tests.
 
-const summaryCodecVersion = 2 // 2: tailInfo.BadTokens
+const summaryCodecVersion = 3 // 2: tailInfo.BadTokens; 3: Slots
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -56,6 +57,11 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 			e.Int(n)
 		}
 	}
+	e.Int(s.SlotsOff)
+	for _, n := range []int64{s.SlotsTo.Input, s.SlotsTo.Output, s.SlotsTo.CacheRead, s.SlotsTo.CacheWrite} {
+		e.Int(n)
+	}
+	s.Slots.Encode(&e)
 	return e.Buf, nil
 }
 
@@ -91,6 +97,9 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	if flags&(1<<6) != 0 {
 		t.Tokens = &usage{Input: d.Int(), Cached: d.Int(), CacheWrite: d.Int(), Output: d.Int(), Reasoning: d.Int(), Total: d.Int()}
 	}
+	s.SlotsOff = d.Int()
+	s.SlotsTo = discover.Tokens{Input: d.Int(), Output: d.Int(), CacheRead: d.Int(), CacheWrite: d.Int()}
+	s.Slots = discover.DecodeSlots(&d)
 	if !d.Done() {
 		return index.ErrEncoding
 	}

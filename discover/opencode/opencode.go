@@ -109,7 +109,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		var got []record
 		note, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) error {
 			var err error
-			got, err = listDB(ctx, db, p, q)
+			got, err = listDB(ctx, db, p, q, env.Slots)
 			return err
 		})
 		if note != "" {
@@ -260,6 +260,7 @@ func toSession(r record, v discover.Verdict) discover.Session {
 		s.EndedAt = &t
 	}
 	if r.Tokens != nil {
+		s.Slots = r.Slots
 		// OpenCode's classes are disjoint; reasoning is billed as output.
 		s.Tokens = &discover.Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output + r.Tokens.Reasoning,
 			CacheRead: r.Tokens.CacheRead, CacheWrite: r.Tokens.CacheWrite}

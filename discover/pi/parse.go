@@ -154,6 +154,9 @@ type summary struct {
 	// BadUsage counts assistant usage records with a negative or impossible
 	// token count, left out of the totals (issue 19).
 	BadUsage int `json:"bad_usage,omitempty"`
+	// Slots spread Tokens over time: each assistant message's usage in the slot
+	// of its time (the later of message and entry time, as for activity).
+	Slots discover.Slots `json:"slots,omitempty"`
 }
 
 // maxModels bounds the distinct models remembered per session.
@@ -246,8 +249,16 @@ func (s *summary) feedMessage(e sumEntry, line []byte) {
 		switch {
 		case m.Usage == nil:
 		case discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite):
-			s.Tokens.Add(discover.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
-				CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite})
+			t := discover.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
+				CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite}
+			s.Tokens.Add(t)
+			when := at
+			if when.IsZero() {
+				when = s.LastMsgAt
+			}
+			if !when.IsZero() {
+				s.Slots.Add(discover.SlotOfTime(when), t)
+			}
 			s.Cost += float64(m.Usage.Cost)
 		default:
 			s.BadUsage++

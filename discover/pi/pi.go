@@ -228,6 +228,7 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) di
 	if sum.Assistants > 0 && f.Complete {
 		tok := sum.Tokens
 		s.Tokens = &tok
+		s.Slots = sum.Slots.Clone()
 		est, priced := 0.0, false
 		if sum.Cost <= 0 {
 			est, priced = estimate(prices, sum.Model, tok)

@@ -107,7 +107,7 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 	}
 	discover.SortSessions(quick)
 	for i := range full {
-		full[i].Tokens, full[i].CostUSD, full[i].CostSource = nil, nil, ""
+		full[i].Tokens, full[i].CostUSD, full[i].CostSource, full[i].Slots = nil, nil, "", nil
 	}
 	if diff := cmp.Diff(full, quick); diff != "" {
 		t.Errorf("quick summaries differ from full ones beyond totals (-full +quick):\n%s", diff)
