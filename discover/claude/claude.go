@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -99,7 +100,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		defer wg.Done()
 		regs = readRegistry(ctx, root, procs, a.host(), startMs)
 	}()
-	ix := loadIndex(env.CacheDir())
+	var ix *index.Index[*aggregate]
+	if sel.query != nil {
+		// A lookup reads the entries of its few transcripts, not the index.
+		ix = index.LoadPoint[*aggregate](env.CacheDir(), Name, indexVersion)
+	} else {
+		ix = loadIndex(env.CacheDir())
+	}
 	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
 
 	var stated []*fileState
@@ -176,7 +183,16 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	// instead of parsing them again.
 	var siblings []*fileState
 	if sel.query != nil {
-		siblings = sc.bucketSiblings(ctx, files)
+		siblings = sc.bucketSiblings(ctx, files, loadForks(env.CacheDir(), true))
+	}
+	if sel.query == nil && !sel.onlyAlive {
+		// A complete listing: record the buckets' fork tables for lookups.
+		forks := loadForks(env.CacheDir(), false)
+		recordForks(forks, sc.dirStamps, stated, files)
+		forks.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
+		if err := forks.Save(); err != nil {
+			env.Warnf("%v", err)
+		}
 	}
 	if sel.query == nil {
 		ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))

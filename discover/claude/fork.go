@@ -136,21 +136,29 @@ func inheritedExtra(s *discover.Session, inh []modelUsage, prices *priceTable) {
 
 // bucketSiblings loads the other transcripts in the buckets of the given files
 // that may have fork relatives, so that Find marks inherited usage exactly as
-// Discover does.
-func (s *scanner) bucketSiblings(ctx context.Context, files []*fileState) []*fileState {
+// Discover does: those the bucket's fork table names (forktable.go) when it is
+// fresh, else every transcript of the bucket.
+func (s *scanner) bucketSiblings(ctx context.Context, files []*fileState, forks *index.Index[*forkTable]) []*fileState {
 	have := map[string]bool{}
-	dirs := map[string]bool{}
+	keys := map[string]map[string]uint64{}
 	for _, f := range files {
 		have[f.Path] = true
 		if f.Complete && f.Agg.FirstKey != 0 {
-			dirs[filepath.Dir(f.Path)] = true
+			dir := filepath.Dir(f.Path)
+			if keys[dir] == nil {
+				keys[dir] = map[string]uint64{}
+			}
+			keys[dir][filepath.Base(f.Path)] = f.Agg.FirstKey
 		}
 	}
 	var sibs []*fileState
-	for dir := range dirs {
-		names, err := readNames(dir)
-		if err != nil {
-			continue
+	for dir, ks := range keys {
+		names, ok := forkCandidates(forks, dir, ks)
+		if !ok {
+			var err error
+			if names, err = readNames(dir); err != nil {
+				continue
+			}
 		}
 		for _, name := range names {
 			id := sessionIDOf(name)

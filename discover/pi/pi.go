@@ -123,7 +123,13 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		// the files whose name can hold a named id are read (byName).
 		paths, complete = byName(paths, q), false
 	}
-	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
+	var ix *index.Index[summary]
+	if complete {
+		ix = index.Load[summary](env.CacheDir(), Name, indexVersion)
+	} else {
+		// A few files: read their entries, not the index (discover/index/point.go).
+		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
+	}
 	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
 	files := sc.scan(ctx, env, paths)
 	if err := ctx.Err(); err != nil {
