@@ -2,8 +2,8 @@ package claude
 
 import (
 	"context"
-	"io"
 	"hash/fnv"
+	"io"
 	"path/filepath"
 	"sort"
 	"time"
