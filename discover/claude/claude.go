@@ -100,14 +100,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		defer wg.Done()
 		regs = readRegistry(ctx, root, procs, a.host(), startMs)
 	}()
-	var ix *index.Index[*aggregate]
-	if sel.query != nil {
-		// A lookup reads the entries of its few transcripts, not the index.
-		ix = index.LoadPoint[*aggregate](env.CacheDir(), Name, indexVersion)
-	} else {
-		ix = loadIndex(env.CacheDir())
-	}
-	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
+	sc := &scanner{budget: discover.BudgetOf(ctx)}
 
 	var stated []*fileState
 	var err error
@@ -130,18 +123,27 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		now = env.Now
 	}
 	scanCwds := cwdScanned(regs, claudes)
+	subset := sel.onlyAlive && procs.Available() && len(scanCwds) == 0
+
+	var ix *index.Index[*aggregate]
+	if sel.query != nil || subset {
+		// A lookup, or an alive-only listing that reads a few transcripts: the
+		// entries of those, not the whole index (it is not pruned either).
+		ix = index.LoadPoint[*aggregate](env.CacheDir(), Name, indexVersion)
+	} else {
+		ix = loadIndex(env.CacheDir())
+	}
+	sc.ix = ix
 
 	// Which transcripts to read. Everything, unless only some sessions can matter.
 	load := stated
-	if sel.onlyAlive && procs.Available() && len(scanCwds) == 0 {
+	if subset {
 		keep := alivePossible(env, regs, claudes)
 		load = load[:0:0]
 		for _, f := range stated {
 			// A transcript written in the last minute may end mid-turn (unknown).
 			if keep[f.ID] || now().Sub(f.Mtime) < midTurnRecent {
 				load = append(load, f)
-			} else {
-				ix.Fresh(f.Path, f.Stamp) // still in use: not pruned
 			}
 		}
 	}
@@ -194,7 +196,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			env.Warnf("%v", err)
 		}
 	}
-	if sel.query == nil {
+	if sel.query == nil && !subset {
 		ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
 	}
 	if err := ix.Save(); err != nil {

@@ -227,6 +227,9 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 // collect lists the threads q names (nil: all of them). lv is the liveness
 // already read for this command (nil: read it here).
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query, lv *liveness) ([]discover.Session, error) {
+	if q != nil && q.Prefix == "" && len(q.IDs) == 0 {
+		return nil, nil // names nothing (alive-only, no lock held, no launch): read nothing
+	}
 	home := Home(env)
 	if st, err := os.Stat(home); err != nil || !st.IsDir() {
 		return nil, nil // Codex not used on this machine
