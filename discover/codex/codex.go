@@ -68,8 +68,10 @@ type rolloutFile struct {
 
 // findRollouts lists sessions/**/rollout-*.jsonl[.zst] and
 // archived_sessions/rollout-*.jsonl[.zst]. Only directory listings: no file is
-// opened or stat'ed here.
-func findRollouts(home string) []rolloutFile {
+// opened or stat'ed here. keep, when set, drops the rollouts whose name carries
+// an id it rejects before anything is built for them (a lookup among tens of
+// thousands of names keeps a few; those without an id are always kept).
+func findRollouts(home string, keep func(id string) bool) []rolloutFile {
 	var out []rolloutFile
 	var walk func(dir string, depth int, archived bool)
 	walk = func(dir string, depth int, archived bool) {
@@ -87,6 +89,12 @@ func findRollouts(home string) []rolloutFile {
 			}
 			if !strings.HasPrefix(name, "rollout-") {
 				continue
+			}
+			if keep != nil {
+				stem := strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".jsonl")
+				if id := idFromStem(stem); id != "" && !keep(id) {
+					continue
+				}
 			}
 			rf := rolloutFile{Path: filepath.Join(dir, name), Archived: archived}
 			// The id is cut from Path, which is kept anyway, not from name.
@@ -241,7 +249,11 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		cache = ""
 	}
 	st := &state{home: home, ix: index.Load[*summary](cache, Name, indexVersion), prices: discover.NewPrices(defaultPrices, env.Config)}
-	files := findRollouts(home)
+	var keep func(string) bool
+	if q != nil {
+		keep = q.Match
+	}
+	files := findRollouts(home, keep)
 	if q != nil {
 		kept := files[:0]
 		for _, rf := range files {

@@ -116,7 +116,11 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	if q != nil && q.Prefix == "" && len(q.IDs) == 0 {
 		return nil, nil
 	}
-	paths := listFiles(env, roots(env))
+	var keep func(string) bool // names that can hold a session q names (byName)
+	if q != nil && len(cands) == 0 {
+		keep = func(name string) bool { return keyMayMatch(nameKey(name), q) }
+	}
+	paths := listFiles(env, roots(env), keep)
 	complete := true // every file is read: the index may forget vanished ones
 	if q != nil && len(cands) == 0 {
 		// No process to tie to a file, so no session depends on another: only

@@ -112,7 +112,7 @@ func argValue(argv []string, flag string) string {
 // listFiles returns the .jsonl files under the roots, each path once. Missing
 // roots are normal (pi never ran, or not with that setting); unreadable ones are
 // warned about.
-func listFiles(env *discover.Env, rs []root) []string {
+func listFiles(env *discover.Env, rs []root, keep func(name string) bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -134,14 +134,16 @@ func listFiles(env *discover.Env, rs []root) []string {
 		for _, e := range readDir(r.Dir) {
 			p := filepath.Join(r.Dir, e.Name())
 			if isJSONL(e.Name()) && !isDir(e, p) {
-				add(p)
+				if keep == nil || keep(e.Name()) {
+					add(p)
+				}
 				continue
 			}
 			if r.Flat || !isDir(e, p) {
 				continue // session-index.sqlite, .lock, …
 			}
 			for _, f := range readDir(p) {
-				if isJSONL(f.Name()) && !f.IsDir() {
+				if isJSONL(f.Name()) && !f.IsDir() && (keep == nil || keep(f.Name())) {
 					add(filepath.Join(p, f.Name()))
 				}
 			}
@@ -189,7 +191,7 @@ func findFile(env *discover.Env, id string) string {
 	if id == "" {
 		return ""
 	}
-	for _, p := range listFiles(env.WithWarn(nil), roots(env)) {
+	for _, p := range listFiles(env.WithWarn(nil), roots(env), nil) {
 		base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
 		_, suffix, ok := strings.Cut(base, "_")
 		if ok && (suffix == id || (len(suffix) == 8 && strings.HasPrefix(id, suffix))) {
