@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -123,11 +126,7 @@ func listFiles(env *discover.Env, rs []root, keep func(name string) bool) []stri
 	}
 	readDir := func(dir string) []fs.DirEntry {
 		ents, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-			env.Warnf("cannot read %s: %v", dir, err)
-		} else if errors.Is(err, fs.ErrPermission) {
-			env.Warnf("cannot read %s: permission denied; its sessions are missing", dir)
-		}
+		warnDir(env, dir, err)
 		return ents
 	}
 	for _, r := range rs {
@@ -142,14 +141,39 @@ func listFiles(env *discover.Env, rs []root, keep func(name string) bool) []stri
 			if r.Flat || !isDir(e, p) {
 				continue // session-index.sqlite, .lock, …
 			}
+			if keep != nil {
+				// A lookup: only the names keep wants become strings (index.EachName).
+				var names []string
+				err := index.EachName(p, func(b []byte, kind index.EntryKind) {
+					name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
+					if kind != index.KindDir && isJSONL(name) && keep(name) {
+						names = append(names, string(b))
+					}
+				})
+				warnDir(env, p, err)
+				sort.Strings(names)
+				for _, n := range names {
+					add(filepath.Join(p, n))
+				}
+				continue
+			}
 			for _, f := range readDir(p) {
-				if isJSONL(f.Name()) && !f.IsDir() && (keep == nil || keep(f.Name())) {
+				if isJSONL(f.Name()) && !f.IsDir() {
 					add(filepath.Join(p, f.Name()))
 				}
 			}
 		}
 	}
 	return out
+}
+
+// warnDir warns about a directory that could not be read (a missing one is normal).
+func warnDir(env *discover.Env, dir string, err error) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		env.Warnf("cannot read %s: %v", dir, err)
+	} else if errors.Is(err, fs.ErrPermission) {
+		env.Warnf("cannot read %s: permission denied; its sessions are missing", dir)
+	}
 }
 
 func isJSONL(name string) bool {
