@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
@@ -61,16 +63,30 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 		if !pd.IsDir() {
 			continue
 		}
-		files, err := os.ReadDir(filepath.Join(storage, "session", pd.Name()))
-		if err != nil {
-			continue
-		}
-		for _, f := range files {
-			stem, ok := strings.CutSuffix(f.Name(), ".json")
-			if !ok || !strings.HasPrefix(stem, "ses_") || (q != nil && !q.Match(stem)) {
+		pdir := filepath.Join(storage, "session", pd.Name())
+		var names []string
+		if q != nil {
+			// A lookup: only the names q matches become strings (index.EachName).
+			_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
+				name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
+				if stem, ok := strings.CutSuffix(name, ".json"); ok && strings.HasPrefix(stem, "ses_") && q.Match(stem) {
+					names = append(names, string(b))
+				}
+			})
+			sort.Strings(names)
+		} else {
+			files, err := os.ReadDir(pdir)
+			if err != nil {
 				continue
 			}
-			paths = append(paths, filepath.Join(storage, "session", pd.Name(), f.Name()))
+			for _, f := range files {
+				if stem, ok := strings.CutSuffix(f.Name(), ".json"); ok && strings.HasPrefix(stem, "ses_") {
+					names = append(names, f.Name())
+				}
+			}
+		}
+		for _, name := range names {
+			paths = append(paths, filepath.Join(pdir, name))
 		}
 	}
 	var mu sync.Mutex
