@@ -144,8 +144,6 @@ func (p *pointFile) bucket(path string) ([]byte, bool) {
 	return buf, true
 }
 
-func (p *pointFile) close() { p.f.Close() }
-
 // journalPath is the journal beside the index file.
 func journalPath(indexPath string) string {
 	return indexPath[:len(indexPath)-len(".index")] + ".journal"
