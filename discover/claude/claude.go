@@ -134,6 +134,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		ix = loadIndex(env.CacheDir())
 	}
 	sc.ix = ix
+	defer ix.Close()
 
 	// Which transcripts to read. Everything, unless only some sessions can matter.
 	load := stated
@@ -185,7 +186,9 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	// instead of parsing them again.
 	var siblings []*fileState
 	if sel.query != nil {
-		siblings = sc.bucketSiblings(ctx, files, loadForks(env.CacheDir(), true))
+		forks := loadForks(env.CacheDir(), true)
+		siblings = sc.bucketSiblings(ctx, files, forks)
+		forks.Close()
 	}
 	if sel.query == nil && !sel.onlyAlive {
 		// A complete listing: record the buckets' fork tables for lookups.

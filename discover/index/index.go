@@ -242,6 +242,18 @@ func (ix *Index[T]) slotOf(path string) *slot[T] {
 	return nil
 }
 
+// Close releases the file a point load keeps open (LoadPoint); the index then
+// reads no more entries from it. A no-op for a full load.
+func (ix *Index[T]) Close() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.point != nil {
+		ix.point.f.Close()
+		ix.point = nil
+	}
+	ix.opened = true
+}
+
 // Enabled reports whether the index is backed by a file.
 func (ix *Index[T]) Enabled() bool { return ix.path != "" }
 

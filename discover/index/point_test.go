@@ -154,3 +154,33 @@ func TestLoadPointJournal(t *testing.T) {
 		t.Error("a torn journal gave an entry")
 	}
 }
+
+// TestLoadPointClose: Close releases the file; later lookups miss instead of
+// reading a closed file.
+func TestLoadPointClose(t *testing.T) {
+	dir, want := pointHome(t, 10)
+	ix := LoadPoint[*binPayload](dir, "pt", 1)
+	var p string
+	for p = range want {
+		break
+	}
+	if _, ok := ix.Get(p); !ok {
+		t.Fatal("entry not found")
+	}
+	if ix.point == nil {
+		t.Fatal("no file open after a lookup")
+	}
+	ix.Close()
+	if ix.point != nil {
+		t.Error("Close kept the file")
+	}
+	for q := range want {
+		if q != p {
+			if _, ok := ix.Get(q); ok {
+				t.Errorf("%s read after Close", q)
+			}
+			break
+		}
+	}
+	Load[*binPayload](dir, "pt", 1).Close() // a no-op for a full load
+}

@@ -134,6 +134,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		// A few files: read their entries, not the index (discover/index/point.go).
 		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
 	}
+	defer ix.Close()
 	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
 	files := sc.scan(ctx, env, paths)
 	if err := ctx.Err(); err != nil {
