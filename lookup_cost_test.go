@@ -87,6 +87,7 @@ func dataOwner(home, p string) string {
 // ambiguity answers).
 func TestLookupOpensO1Files(t *testing.T) {
 	others := map[int]map[string]int{} // per home size, per adapter: most files opened beyond the target's own
+	indexRead := map[int]int{}         // per home size: most parse index bytes a warm lookup read
 	small, big := 8, 80
 	if testing.Short() {
 		small, big = 4, 24 // writing the legacy OpenCode tree costs seconds per hundred sessions
@@ -130,9 +131,15 @@ func TestLookupOpensO1Files(t *testing.T) {
 					}
 					var mu sync.Mutex
 					var opened []string
+					ixBytes := 0
 					restore := agentfs.SetHook(func(p string) { mu.Lock(); opened = append(opened, p); mu.Unlock() })
+					restoreRead := agentfs.SetReadHook(func(_ string, k int) { mu.Lock(); ixBytes += k; mu.Unlock() })
 					res := discover.FindAll(context.Background(), &lenv, adapters, time.Minute, discover.QueryFor(target.ID, nil))
 					restore()
+					restoreRead()
+					if !cold {
+						indexRead[n] = max(indexRead[n], ixBytes)
+					}
 					got, err := discover.Resolve(res.Sessions, target.ID)
 					if err != nil {
 						t.Fatalf("n=%d %s %s: %v", n, a, target.ID, err)
@@ -143,6 +150,9 @@ func TestLookupOpensO1Files(t *testing.T) {
 					own := ownFiles(target)
 					count := map[string]int{}
 					for _, p := range opened {
+						if strings.HasPrefix(p, lenv.StateDir) {
+							continue // agentctl's own parse index: counted in bytes (indexRead)
+						}
 						mine := false
 						for _, o := range own {
 							mine = mine || strings.Contains(p, o)
@@ -201,6 +211,12 @@ func TestLookupOpensO1Files(t *testing.T) {
 				}
 			}
 		}
+	}
+	// A lookup reads the index entries of its session (and of its fork
+	// relatives), never a whole index: the same bytes at either size.
+	t.Logf("parse index bytes read by a warm lookup, most: %v", indexRead)
+	if indexRead[big] > indexRead[small]*5/4+2048 {
+		t.Errorf("a warm lookup read up to %d parse index bytes on a home of %d sessions per agent, %d on %d", indexRead[big], big, indexRead[small], small)
 	}
 	if diff := cmp.Diff(others[small], others[big]); diff != "" {
 		t.Errorf("files opened beyond the session's own grow with the history (-%d sessions +%d):\n%s", small, big, diff)

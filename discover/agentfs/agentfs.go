@@ -34,3 +34,33 @@ func ReadFile(path string) ([]byte, error) {
 	opened(path)
 	return os.ReadFile(path)
 }
+
+var readHook atomic.Pointer[func(string, int)]
+
+// SetReadHook makes fn see every read of agentctl's own parse index files done
+// through ReadAt and ReadIndexFile, with the bytes read, until restore is called
+// (tests only: a one-session command must read O(1) index bytes).
+func SetReadHook(fn func(path string, n int)) (restore func()) {
+	old := readHook.Swap(&fn)
+	return func() { readHook.Store(old) }
+}
+
+func read(path string, n int) {
+	if fn := readHook.Load(); fn != nil {
+		(*fn)(path, n)
+	}
+}
+
+// ReadAt is f.ReadAt, reported to the read hook under path.
+func ReadAt(f *os.File, path string, b []byte, off int64) (int, error) {
+	n, err := f.ReadAt(b, off)
+	read(path, n)
+	return n, err
+}
+
+// ReadIndexFile is os.ReadFile, reported to the read hook.
+func ReadIndexFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	read(path, len(b))
+	return b, err
+}

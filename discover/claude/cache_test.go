@@ -87,7 +87,7 @@ func TestCacheDeletionChangesNothing(t *testing.T) {
 		}
 		return nil
 	}))
-	if diff := cmp.Diff([]string{"/cache/claude-code.index"}, written); diff != "" {
+	if diff := cmp.Diff([]string{"/cache/claude-code-forks.index", "/cache/claude-code.index"}, written); diff != "" {
 		t.Errorf("files in the state dir (-want +got):\n%s", diff)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -99,8 +100,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		defer wg.Done()
 		regs = readRegistry(ctx, root, procs, a.host(), startMs)
 	}()
-	ix := loadIndex(env.CacheDir())
-	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
+	sc := &scanner{budget: discover.BudgetOf(ctx)}
 
 	var stated []*fileState
 	var err error
@@ -123,18 +123,28 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		now = env.Now
 	}
 	scanCwds := cwdScanned(regs, claudes)
+	subset := sel.onlyAlive && procs.Available() && len(scanCwds) == 0
+
+	var ix *index.Index[*aggregate]
+	if sel.query != nil || subset {
+		// A lookup, or an alive-only listing that reads a few transcripts: the
+		// entries of those, not the whole index (it is not pruned either).
+		ix = index.LoadPoint[*aggregate](env.CacheDir(), Name, indexVersion)
+	} else {
+		ix = loadIndex(env.CacheDir())
+	}
+	sc.ix = ix
+	defer ix.Close()
 
 	// Which transcripts to read. Everything, unless only some sessions can matter.
 	load := stated
-	if sel.onlyAlive && procs.Available() && len(scanCwds) == 0 {
+	if subset {
 		keep := alivePossible(env, regs, claudes)
 		load = load[:0:0]
 		for _, f := range stated {
 			// A transcript written in the last minute may end mid-turn (unknown).
 			if keep[f.ID] || now().Sub(f.Mtime) < midTurnRecent {
 				load = append(load, f)
-			} else {
-				ix.Fresh(f.Path, f.Stamp) // still in use: not pruned
 			}
 		}
 	}
@@ -176,9 +186,20 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	// instead of parsing them again.
 	var siblings []*fileState
 	if sel.query != nil {
-		siblings = sc.bucketSiblings(ctx, files)
+		forks := loadForks(env.CacheDir(), true)
+		siblings = sc.bucketSiblings(ctx, files, forks)
+		forks.Close()
 	}
-	if sel.query == nil {
+	if sel.query == nil && !sel.onlyAlive {
+		// A complete listing: record the buckets' fork tables for lookups.
+		forks := loadForks(env.CacheDir(), false)
+		recordForks(forks, sc.dirStamps, stated, files)
+		forks.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
+		if err := forks.Save(); err != nil {
+			env.Warnf("%v", err)
+		}
+	}
+	if sel.query == nil && !subset {
 		ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
 	}
 	if err := ix.Save(); err != nil {

@@ -3,11 +3,13 @@ package claude
 import (
 	"context"
 	"hash/fnv"
+	"io"
 	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/jsonl"
 )
@@ -136,21 +138,33 @@ func inheritedExtra(s *discover.Session, inh []modelUsage, prices *priceTable) {
 
 // bucketSiblings loads the other transcripts in the buckets of the given files
 // that may have fork relatives, so that Find marks inherited usage exactly as
-// Discover does.
-func (s *scanner) bucketSiblings(ctx context.Context, files []*fileState) []*fileState {
+// Discover does: those the bucket's fork table names (forktable.go) when it is
+// fresh, else every transcript of the bucket.
+func (s *scanner) bucketSiblings(ctx context.Context, files []*fileState, forks *index.Index[*forkTable]) []*fileState {
 	have := map[string]bool{}
-	dirs := map[string]bool{}
+	keys := map[string]map[string]uint64{}
 	for _, f := range files {
 		have[f.Path] = true
 		if f.Complete && f.Agg.FirstKey != 0 {
-			dirs[filepath.Dir(f.Path)] = true
+			dir := filepath.Dir(f.Path)
+			if keys[dir] == nil {
+				keys[dir] = map[string]uint64{}
+			}
+			keys[dir][filepath.Base(f.Path)] = f.Agg.FirstKey
 		}
 	}
 	var sibs []*fileState
-	for dir := range dirs {
-		names, err := readNames(dir)
-		if err != nil {
-			continue
+	for dir, ks := range keys {
+		names, ok := forkCandidates(forks, dir, ks)
+		if !ok {
+			var err error
+			if names, err = readNames(dir); err != nil {
+				continue
+			}
+		}
+		want := map[uint64]bool{}
+		for _, k := range ks {
+			want[k] = true
 		}
 		for _, name := range names {
 			id := sessionIDOf(name)
@@ -162,9 +176,41 @@ func (s *scanner) bucketSiblings(ctx context.Context, files []*fileState) []*fil
 			if err != nil || !regular {
 				continue
 			}
+			if !ok && !s.mayShare(path, stamp, want) {
+				continue // its first key is another: not of the family
+			}
 			sibs = append(sibs, &fileState{transcript: transcript{ID: id, Path: path}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
 		}
 	}
 	loaded, _ := s.load(ctx, sibs)
 	return loaded
+}
+
+// mayShare reports whether the transcript at path can have one of the first
+// keys wanted: from its index entry when fresh, else from its first lines (up
+// to the first request with ids), so that a lookup without a fork table parses
+// only the transcripts of its family, not its whole bucket.
+func (s *scanner) mayShare(path string, stamp index.Stamp, want map[uint64]bool) bool {
+	if e, ok := s.ix.Get(path); ok && e.Payload != nil && e.Plan(stamp) == index.Fresh {
+		return want[e.Payload.FirstKey]
+	}
+	f, err := agentfs.Open(path)
+	if err != nil {
+		return true // let load decide
+	}
+	defer f.Close()
+	var a aggregate
+	_, _, err = jsonl.Read(io.LimitReader(f, quickHead), 0, func(line []byte, at int64) error {
+		a.consume(line, at)
+		if a.FirstKey != 0 {
+			return io.EOF
+		}
+		return nil
+	})
+	if a.FirstKey != 0 {
+		return want[a.FirstKey]
+	}
+	// No request with ids in its head: one may follow beyond it (read it
+	// whole), or the file has none (then it belongs to no family).
+	return err != nil || stamp.Size > quickHead
 }

@@ -100,6 +100,10 @@ type scanner struct {
 	budget discover.Budget
 	// cut is set when the context ended the scan before every file was handled.
 	cut bool
+	// dirStamps are the bucket directories' stamps, taken before their names
+	// were read (a full listing records fork families under them: forktable.go).
+	dirMu     sync.Mutex
+	dirStamps map[string]index.Stamp
 }
 
 // listAndStat lists and stats every transcript under root, a bucket at a time
@@ -113,6 +117,14 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 	per := make([][]*fileState, len(buckets))
 	if !discover.Parallel(ctx, len(buckets), func(i int) {
 		bdir := dir + string(filepath.Separator) + buckets[i]
+		if st, _, err := index.StatPath(bdir); err == nil {
+			s.dirMu.Lock()
+			if s.dirStamps == nil {
+				s.dirStamps = map[string]index.Stamp{}
+			}
+			s.dirStamps[bdir] = st
+			s.dirMu.Unlock()
+		}
 		d, err := index.OpenDir(bdir)
 		if err != nil {
 			return // gone, or a symlink to something that is not a directory

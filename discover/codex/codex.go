@@ -13,6 +13,7 @@
 package codex
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
@@ -68,24 +70,19 @@ type rolloutFile struct {
 
 // findRollouts lists sessions/**/rollout-*.jsonl[.zst] and
 // archived_sessions/rollout-*.jsonl[.zst]. Only directory listings: no file is
-// opened or stat'ed here.
-func findRollouts(home string) []rolloutFile {
+// opened or stat'ed here. keep, when set, drops the rollouts whose name carries
+// an id it rejects before anything is built for them (a lookup among tens of
+// thousands of names keeps a few; those without an id are always kept).
+func findRollouts(home string, keep func(id string) bool) []rolloutFile {
 	var out []rolloutFile
 	var walk func(dir string, depth int, archived bool)
 	walk = func(dir string, depth int, archived bool) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			name := e.Name()
-			if e.IsDir() {
+		for _, e := range listRolloutDir(dir, keep) {
+			name := e.name
+			if e.dir {
 				if depth < 4 {
 					walk(filepath.Join(dir, name), depth+1, archived)
 				}
-				continue
-			}
-			if !strings.HasPrefix(name, "rollout-") {
 				continue
 			}
 			rf := rolloutFile{Path: filepath.Join(dir, name), Archived: archived}
@@ -106,6 +103,49 @@ func findRollouts(home string) []rolloutFile {
 	}
 	walk(filepath.Join(home, "sessions"), 0, false)
 	walk(filepath.Join(home, "archived_sessions"), 0, true)
+	return out
+}
+
+// rolloutEntry is a directory or a rollout-* file name of a sessions folder.
+type rolloutEntry struct {
+	name string
+	dir  bool
+}
+
+// listRolloutDir returns dir's subdirectories and rollout-* names, sorted by
+// name (os.ReadDir's order). With keep, names whose id keep rejects are left
+// out before a string is made of them: a lookup reads the names of a big
+// history's folders without allocating for each.
+func listRolloutDir(dir string, keep func(id string) bool) []rolloutEntry {
+	var out []rolloutEntry
+	if keep == nil {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil
+		}
+		for _, e := range ents {
+			if e.IsDir() || strings.HasPrefix(e.Name(), "rollout-") {
+				out = append(out, rolloutEntry{e.Name(), e.IsDir()})
+			}
+		}
+		return out
+	}
+	_ = index.EachName(dir, func(b []byte, kind index.EntryKind) {
+		if kind == index.KindDir {
+			out = append(out, rolloutEntry{string(b), true})
+			return
+		}
+		if !bytes.HasPrefix(b, []byte("rollout-")) {
+			return
+		}
+		stem := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte(".zst")), []byte(".jsonl"))
+		// A view of the listing's buffer, used only during this call.
+		if id := idFromStem(unsafe.String(unsafe.SliceData(stem), len(stem))); id != "" && !keep(id) {
+			return
+		}
+		out = append(out, rolloutEntry{string(b), false})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
@@ -227,6 +267,9 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 // collect lists the threads q names (nil: all of them). lv is the liveness
 // already read for this command (nil: read it here).
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query, lv *liveness) ([]discover.Session, error) {
+	if q != nil && q.Prefix == "" && len(q.IDs) == 0 {
+		return nil, nil // names nothing (alive-only, no lock held, no launch): read nothing
+	}
 	home := Home(env)
 	if st, err := os.Stat(home); err != nil || !st.IsDir() {
 		return nil, nil // Codex not used on this machine
@@ -238,7 +281,11 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		cache = ""
 	}
 	st := &state{home: home, ix: index.Load[*summary](cache, Name, indexVersion), prices: discover.NewPrices(defaultPrices, env.Config)}
-	files := findRollouts(home)
+	var keep func(string) bool
+	if q != nil {
+		keep = q.Match
+	}
+	files := findRollouts(home, keep)
 	if q != nil {
 		kept := files[:0]
 		for _, rf := range files {

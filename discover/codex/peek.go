@@ -59,8 +59,9 @@ func locateRollout(env *discover.Env, id string) string {
 	if id == "" {
 		return ""
 	}
-	for _, rf := range findRollouts(Home(env)) {
-		if rf.ID == strings.ToLower(id) {
+	want := strings.ToLower(id)
+	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }) {
+		if rf.ID == want {
 			return rf.Path
 		}
 	}

@@ -15,8 +15,9 @@ import (
 //	magic, header (uvarint length + bytes), entry count (uvarint), then per entry:
 //	path (uvarint length + bytes), dev, ino (uvarint), size, mtime, offset (varint),
 //	check (8 bytes little-endian), flags (bit 0: partial, bit 1: payload present),
-//	payload (uvarint length + bytes).
-const binaryMagic = "agentctl-index-bin1\n"
+//	payload (uvarint length + bytes); entries are grouped by bucket (point.go), and
+//	the bucket directory and footer follow them.
+const binaryMagic = "agentctl-index-bin2\n"
 
 // binaryCodec encodes and decodes payloads of type T through their own methods.
 type binaryCodec[T any] struct {
@@ -64,8 +65,10 @@ func binaryCodecOf[T any]() *binaryCodec[T] {
 	return nil
 }
 
-// encodeBinary writes every entry, sorted by path. Entries never decoded are
-// written back as they were read; damaged ones are dropped.
+// encodeBinary writes every entry, grouped by the bucket of its path's hash,
+// then the bucket directory (see point.go), so that a lookup reads one bucket.
+// Entries never decoded are written back as they were read; damaged ones are
+// dropped.
 func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCodec[T]) ([]byte, error) {
 	paths := make([]string, 0, len(entries))
 	size := len(binaryMagic) + len(header) + 16
@@ -76,8 +79,15 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		paths = append(paths, p)
 		size += len(p) + 48
 	}
-	sort.Strings(paths)
-	e := Enc{Buf: make([]byte, 0, size)}
+	k := bucketCount(len(paths))
+	sort.Slice(paths, func(i, j int) bool {
+		bi, bj := bucketOf(paths[i], k), bucketOf(paths[j], k)
+		if bi != bj {
+			return bi < bj
+		}
+		return paths[i] < paths[j]
+	})
+	e := Enc{Buf: make([]byte, 0, size+int(k)*12+32)}
 	e.Buf = append(e.Buf, binaryMagic...)
 	e.Str(header)
 	type out struct {
@@ -107,39 +117,79 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		list = append(list, o)
 	}
 	e.Uint(uint64(len(list)))
+	starts := make([]uint64, k+1)
+	next := uint64(0) // the next bucket whose start is not set yet
 	for _, o := range list {
-		p, s := o.path, o.s
+		for b := bucketOf(o.path, k); next <= b; next++ {
+			starts[next] = uint64(len(e.Buf))
+		}
 		// Field by field: a lazy payload may be being decoded concurrently.
-		stamp, offset, check, partial := s.E.Stamp, s.E.Offset, s.E.Check, s.E.Partial
-		present := o.present
-		e.Str(p)
-		e.Uint(stamp.Dev)
-		e.Uint(stamp.Ino)
-		e.Int(stamp.Size)
-		e.Int(stamp.MtimeNs)
-		e.Int(offset)
-		e.Uint64(check)
-		var flags byte
-		if partial {
-			flags |= 1
-		}
-		if present {
-			flags |= 2
-		}
-		e.Byte(flags)
-		e.Bytes(o.raw)
+		s := o.s
+		appendEntry(&e, o.path, s.E.Stamp, s.E.Offset, s.E.Check, s.E.Partial, o.present, o.raw)
 	}
+	for ; next <= k; next++ {
+		starts[next] = uint64(len(e.Buf))
+	}
+	appendDirectory(&e, starts)
 	return e.Buf, nil
 }
 
-// decodeBinary reads what encodeBinary wrote. The paths are views of b (which is
-// never modified afterwards), and payloads stay encoded until Get.
+// appendEntry writes one entry as the index file and the journal hold it.
+func appendEntry(e *Enc, path string, stamp Stamp, offset int64, check uint64, partial, present bool, raw []byte) {
+	e.Str(path)
+	e.Uint(stamp.Dev)
+	e.Uint(stamp.Ino)
+	e.Int(stamp.Size)
+	e.Int(stamp.MtimeNs)
+	e.Int(offset)
+	e.Uint64(check)
+	var flags byte
+	if partial {
+		flags |= 1
+	}
+	if present {
+		flags |= 2
+	}
+	e.Byte(flags)
+	e.Bytes(raw)
+}
+
+// decodeEntry reads what appendEntry wrote into s (its payload, if any, left
+// encoded in lazy) and returns the path, a view of the decoder's bytes.
+func decodeEntry[T any](d *Dec, s *slot[T], lazy *lazyPayload) ([]byte, bool) {
+	pl := d.Bytes()
+	s.E.Stamp.Dev = d.Uint()
+	s.E.Stamp.Ino = d.Uint()
+	s.E.Stamp.Size = d.Int()
+	s.E.Stamp.MtimeNs = d.Int()
+	s.E.Offset = d.Int()
+	s.E.Check = d.Uint64()
+	flags := d.Byte()
+	raw := d.Bytes()
+	if d.Bad() {
+		return nil, false
+	}
+	s.E.Partial = flags&1 != 0
+	if flags&2 != 0 {
+		s.lazy = lazy
+		s.lazy.raw = raw
+	}
+	return pl, true
+}
+
+// decodeBinary reads what encodeBinary wrote (b without its trailer). The paths
+// are views of b (which is never modified afterwards), and payloads stay encoded
+// until Get.
 func decodeBinary[T any](b []byte, header string) (map[string]*slot[T], bool) {
 	if len(b) < len(binaryMagic) || string(b[:len(binaryMagic)]) != binaryMagic {
 		return nil, false
 	}
-	str := unsafe.String(unsafe.SliceData(b), len(b))
-	d := NewDec(b[len(binaryMagic):])
+	dirStart, _, ok := readFooter(b)
+	if !ok {
+		return nil, false
+	}
+	entriesPart := b[:dirStart]
+	d := NewDec(entriesPart[len(binaryMagic):])
 	if h := d.Bytes(); d.Bad() || string(h) != header {
 		return nil, false
 	}
@@ -151,30 +201,11 @@ func decodeBinary[T any](b []byte, header string) (map[string]*slot[T], bool) {
 	slots := make([]slot[T], n) // one allocation for all of them
 	lazies := make([]lazyPayload, n)
 	for i := range slots {
-		pl := d.Bytes()
-		if d.Bad() {
+		pl, ok := decodeEntry(&d, &slots[i], &lazies[i])
+		if !ok {
 			return nil, false
 		}
-		end := len(b) - d.Len()
-		path := str[end-len(pl) : end]
-		s := &slots[i]
-		s.E.Stamp.Dev = d.Uint()
-		s.E.Stamp.Ino = d.Uint()
-		s.E.Stamp.Size = d.Int()
-		s.E.Stamp.MtimeNs = d.Int()
-		s.E.Offset = d.Int()
-		s.E.Check = d.Uint64()
-		flags := d.Byte()
-		raw := d.Bytes()
-		if d.Bad() {
-			return nil, false
-		}
-		s.E.Partial = flags&1 != 0
-		if flags&2 != 0 {
-			s.lazy = &lazies[i]
-			s.lazy.raw = raw
-		}
-		entries[path] = s
+		entries[unsafe.String(unsafe.SliceData(pl), len(pl))] = &slots[i] // a view of b
 	}
 	if !d.Done() {
 		return nil, false

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -74,6 +75,14 @@ type Index[T any] struct {
 	entries map[string]*slot[T]
 	dirty   bool
 	codec   *binaryCodec[T] // nil: the whole file is one gob stream
+
+	// point, set by LoadPoint, reads entries from the file one bucket at a time;
+	// puts are the paths Put since (Save appends them to the journal).
+	point   *pointFile // opened on the first entry asked for that the journal has not
+	opened  bool
+	pointed bool
+	missed  map[string]bool
+	puts    map[string]bool
 }
 
 // slot holds one entry and whether this run used it (for pruning).
@@ -113,8 +122,9 @@ func Load[T any](dir, name string, version int) *Index[T] {
 	ix.path = filepath.Join(dir, name+".index")
 	if ix.codec != nil {
 		// Payloads with their own binary encoding: one read, entries decoded on use.
-		b, err := os.ReadFile(ix.path)
+		b, err := agentfs.ReadIndexFile(ix.path)
 		if err != nil {
+			ix.applyJournal()
 			return ix
 		}
 		body, ok := verifySum(b)
@@ -124,9 +134,10 @@ func Load[T any](dir, name string, version int) *Index[T] {
 		}
 		if !ok {
 			ix.dirty = true // rewrite it, so a corrupt file does not cost every run
-			return ix
+			entries = map[string]*slot[T]{}
 		}
 		ix.entries = entries
+		ix.applyJournal()
 		return ix
 	}
 	fd, err := os.Open(ix.path)
@@ -155,14 +166,100 @@ func Load[T any](dir, name string, version int) *Index[T] {
 	return ix
 }
 
+// applyJournal lays the journal's entries (newer than the file's) over the
+// file's; the next Save folds them in.
+func (ix *Index[T]) applyJournal() {
+	for p, s := range ix.readJournal() {
+		ix.entries[p] = s
+		ix.dirty = true
+	}
+}
+
+// LoadPoint is Load for a command that needs a few entries (one session's): it
+// reads none until asked, then only the bucket of each path asked for (point.go),
+// plus the journal; Save appends what was Put to the journal. Indexes without a
+// binary payload encoding are loaded whole.
+func LoadPoint[T any](dir, name string, version int) *Index[T] {
+	if binaryCodecOf[T]() == nil || dir == "" {
+		return Load[T](dir, name, version)
+	}
+	ix := &Index[T]{
+		header:  fmt.Sprintf("agentctl-index/%s/v%d/%s", name, version, typeSig[T]()),
+		entries: map[string]*slot[T]{},
+		codec:   binaryCodecOf[T](),
+		path:    filepath.Join(dir, name+".index"),
+		pointed: true,
+		missed:  map[string]bool{},
+		puts:    map[string]bool{},
+	}
+	ix.entries = ix.readJournal()
+	if ix.entries == nil {
+		ix.entries = map[string]*slot[T]{}
+	}
+	return ix
+}
+
+// slotOf returns the slot of path, reading its bucket in point mode.
+func (ix *Index[T]) slotOf(path string) *slot[T] {
+	ix.mu.RLock()
+	s := ix.entries[path]
+	missed := ix.missed[path]
+	ix.mu.RUnlock()
+	if s != nil || !ix.pointed || missed {
+		return s
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if s := ix.entries[path]; s != nil {
+		return s
+	}
+	ix.missed[path] = true
+	if !ix.opened {
+		ix.opened = true
+		ix.point = openPoint(ix.path, ix.header)
+	}
+	if ix.point == nil {
+		return nil
+	}
+	b, ok := ix.point.bucket(path)
+	if !ok {
+		return nil
+	}
+	d := NewDec(b)
+	for d.Len() > 0 {
+		var e slot[T]
+		pl, ok := decodeEntry(&d, &e, &lazyPayload{})
+		if !ok {
+			return nil
+		}
+		if string(pl) == path {
+			if _, have := ix.entries[path]; !have {
+				ix.entries[path] = &e
+			}
+			return ix.entries[path]
+		}
+	}
+	return nil
+}
+
+// Close releases the file a point load keeps open (LoadPoint); the index then
+// reads no more entries from it. A no-op for a full load.
+func (ix *Index[T]) Close() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.point != nil {
+		ix.point.f.Close()
+		ix.point = nil
+	}
+	ix.opened = true
+}
+
 // Enabled reports whether the index is backed by a file.
 func (ix *Index[T]) Enabled() bool { return ix.path != "" }
 
 // Get returns the entry for path and marks it as still in use.
 func (ix *Index[T]) Get(path string) (Entry[T], bool) {
-	ix.mu.RLock()
-	s := ix.entries[path]
-	ix.mu.RUnlock()
+	s := ix.slotOf(path)
 	if s == nil {
 		return Entry[T]{}, false
 	}
@@ -185,9 +282,7 @@ func (ix *Index[T]) Get(path string) (Entry[T], bool) {
 // (Plan == Fresh) and marks the entry as still in use, without decoding its
 // payload: listings that only need a few payloads check the rest this way.
 func (ix *Index[T]) Fresh(path string, now Stamp) bool {
-	ix.mu.RLock()
-	s := ix.entries[path]
-	ix.mu.RUnlock()
+	s := ix.slotOf(path)
 	if s == nil {
 		return false
 	}
@@ -206,6 +301,9 @@ func (ix *Index[T]) Put(path string, e Entry[T]) {
 	defer ix.mu.Unlock()
 	ix.entries[path] = s
 	ix.dirty = true
+	if ix.pointed {
+		ix.puts[path] = true
+	}
 }
 
 // Len is the number of entries.
@@ -220,6 +318,9 @@ func (ix *Index[T]) Len() int {
 // prefix, so files that vanished do not accumulate; entries of other directories
 // (another config root sharing the cache) are kept.
 func (ix *Index[T]) PruneUnseen(prefix string) {
+	if ix.pointed {
+		return // it never saw every entry
+	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for p, s := range ix.entries {
@@ -241,6 +342,19 @@ func (ix *Index[T]) Save() error {
 	if !ix.dirty {
 		return nil
 	}
+	if ix.pointed {
+		paths := make([]string, 0, len(ix.puts))
+		for p := range ix.puts {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		if err := ix.appendJournal(paths); err != nil {
+			return fmt.Errorf("write parse index journal (a cache; delete %s if this persists): %w", journalPath(ix.path), err)
+		}
+		clear(ix.puts)
+		ix.dirty = false
+		return nil
+	}
 	var out []byte
 	if ix.codec != nil {
 		b, err := encodeBinary(ix.header, ix.entries, ix.codec)
@@ -257,6 +371,9 @@ func (ix *Index[T]) Save() error {
 	}
 	if err := meta.WriteFileAtomic(ix.path, appendSum(out)); err != nil {
 		return fmt.Errorf("write parse index (a cache; delete %s if this persists): %w", ix.path, err)
+	}
+	if ix.codec != nil {
+		ix.removeJournal() // its entries are in the file now
 	}
 	ix.dirty = false
 	return nil

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
@@ -53,50 +56,83 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 		}
 		return nil, err
 	}
-	worktrees := map[string]string{}
-	var out []record
+	// Names first (one listing per project), then every session read on
+	// several cores: a session's message files are most of a cold listing's work.
+	var paths []string
 	for _, pd := range projects {
 		if !pd.IsDir() {
 			continue
 		}
-		files, err := os.ReadDir(filepath.Join(storage, "session", pd.Name()))
-		if err != nil {
-			continue
-		}
-		for _, f := range files {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			stem, ok := strings.CutSuffix(f.Name(), ".json")
-			if !ok || !strings.HasPrefix(stem, "ses_") || (q != nil && !q.Match(stem)) {
-				continue
-			}
-			path := filepath.Join(storage, "session", pd.Name(), f.Name())
-			var ls legacySession
-			if !readJSON(path, &ls) || ls.ID != stem || ls.Time.Created == 0 ||
-				ls.Directory == "" || ls.ProjectID == "" {
-				continue
-			}
-			r := record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
-				ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
-				Archived: ls.Time.Archived, Path: path, Legacy: true}
-			if r.Updated == 0 {
-				r.Updated = r.Created
-			}
-			if ls.ProjectID != "" {
-				wt, ok := worktrees[ls.ProjectID]
-				if !ok {
-					var p struct {
-						Worktree string `json:"worktree"`
-					}
-					readJSON(filepath.Join(storage, "project", ls.ProjectID+".json"), &p)
-					wt = p.Worktree
-					worktrees[ls.ProjectID] = wt
+		pdir := filepath.Join(storage, "session", pd.Name())
+		var names []string
+		if q != nil {
+			// A lookup: only the names q matches become strings (index.EachName).
+			_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
+				name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
+				if stem, ok := strings.CutSuffix(name, ".json"); ok && strings.HasPrefix(stem, "ses_") && q.Match(stem) {
+					names = append(names, string(b))
 				}
-				r.Worktree = wt
+			})
+			sort.Strings(names)
+		} else {
+			files, err := os.ReadDir(pdir)
+			if err != nil {
+				continue
 			}
-			legacyMessages(storage, &r, ix)
-			out = append(out, r)
+			for _, f := range files {
+				if stem, ok := strings.CutSuffix(f.Name(), ".json"); ok && strings.HasPrefix(stem, "ses_") {
+					names = append(names, f.Name())
+				}
+			}
+		}
+		for _, name := range names {
+			paths = append(paths, filepath.Join(pdir, name))
+		}
+	}
+	var mu sync.Mutex
+	worktrees := map[string]string{}
+	worktree := func(project string) string {
+		mu.Lock()
+		wt, ok := worktrees[project]
+		mu.Unlock()
+		if ok {
+			return wt
+		}
+		var p struct {
+			Worktree string `json:"worktree"`
+		}
+		readJSON(filepath.Join(storage, "project", project+".json"), &p)
+		mu.Lock()
+		worktrees[project] = p.Worktree
+		mu.Unlock()
+		return p.Worktree
+	}
+	recs := make([]record, len(paths))
+	ok := make([]bool, len(paths))
+	if !discover.Parallel(ctx, len(paths), func(i int) {
+		path := paths[i]
+		stem := strings.TrimSuffix(filepath.Base(path), ".json")
+		var ls legacySession
+		if !readJSON(path, &ls) || ls.ID != stem || ls.Time.Created == 0 ||
+			ls.Directory == "" || ls.ProjectID == "" {
+			return
+		}
+		r := record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
+			ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
+			Archived: ls.Time.Archived, Path: path, Legacy: true}
+		if r.Updated == 0 {
+			r.Updated = r.Created
+		}
+		r.Worktree = worktree(ls.ProjectID)
+		legacyMessages(storage, &r, ix)
+		recs[i], ok[i] = r, true
+	}) {
+		return nil, ctx.Err()
+	}
+	out := make([]record, 0, len(paths))
+	for i := range recs {
+		if ok[i] {
+			out = append(out, recs[i])
 		}
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"math"
 	"path/filepath"
 
 	"github.com/agentctl/agentctl/discover"
@@ -8,7 +9,7 @@ import (
 )
 
 // legacyIndexVersion changes whenever msgUsage's meaning changes.
-const legacyIndexVersion = 3 // 2: msgUsage.Bad; 3: msgUsage.At
+const legacyIndexVersion = 4 // 2: msgUsage.Bad; 3: the binary format (MarshalBinary); 4: msgUsage.At
 
 // msgUsage is the parse index payload of one legacy storage/message file: its
 // tokens and cost. A session's totals are the sum over its message files; each
@@ -93,4 +94,42 @@ func legacyUsage(ix *index.Index[*msgUsage], dir string, names []string, r *reco
 	if haveCost {
 		r.Cost = &cost
 	}
+}
+
+// MarshalBinary encodes u for the parse index: its binary format decodes an
+// entry only when asked for, where gob decoded every message file's entry of a
+// big legacy tree on every listing.
+func (u *msgUsage) MarshalBinary() ([]byte, error) {
+	var e index.Enc
+	for _, n := range []int64{u.Tokens.Input, u.Tokens.Output, u.Tokens.Reasoning, u.Tokens.CacheRead, u.Tokens.CacheWrite} {
+		e.Int(n)
+	}
+	e.Int(u.At)
+	e.Uint(math.Float64bits(u.Cost))
+	var flags uint64
+	for i, b := range []bool{u.HasTokens, u.HasCost, u.Bad} {
+		if b {
+			flags |= 1 << i
+		}
+	}
+	e.Uint(flags)
+	return e.Buf, nil
+}
+
+// UnmarshalBinary decodes what MarshalBinary wrote.
+func (u *msgUsage) UnmarshalBinary(b []byte) error {
+	d := index.NewDec(b)
+	var out msgUsage
+	for _, p := range []*int64{&out.Tokens.Input, &out.Tokens.Output, &out.Tokens.Reasoning, &out.Tokens.CacheRead, &out.Tokens.CacheWrite} {
+		*p = d.Int()
+	}
+	out.At = d.Int()
+	out.Cost = math.Float64frombits(d.Uint())
+	flags := d.Uint()
+	out.HasTokens, out.HasCost, out.Bad = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	if !d.Done() || flags > 7 {
+		return index.ErrEncoding
+	}
+	*u = out
+	return nil
 }

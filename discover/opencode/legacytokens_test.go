@@ -65,3 +65,25 @@ func TestLegacyTokensIncremental(t *testing.T) {
 		t.Errorf("after a change: input %v, want 1000 + 15000", got)
 	}
 }
+
+// TestMsgUsageCodec: every field survives the parse index's binary encoding.
+func TestMsgUsageCodec(t *testing.T) {
+	for _, u := range []msgUsage{
+		{Tokens: tokenClasses{1, 2, 3, 4, 5}, Cost: 0.125, HasTokens: true, HasCost: true},
+		{Bad: true},
+		{},
+		{Tokens: tokenClasses{-1, 1 << 62, 0, 7, 0}, HasTokens: true},
+	} {
+		b, err := u.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got msgUsage
+		if err := got.UnmarshalBinary(b); err != nil || got != u {
+			t.Errorf("%+v decoded as %+v (%v)", u, got, err)
+		}
+		if err := got.UnmarshalBinary(b[:len(b)-1]); err == nil {
+			t.Errorf("%+v: a truncated payload decoded", u)
+		}
+	}
+}

@@ -116,14 +116,25 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	if q != nil && q.Prefix == "" && len(q.IDs) == 0 {
 		return nil, nil
 	}
-	paths := listFiles(env, roots(env))
+	var keep func(string) bool // names that can hold a session q names (byName)
+	if q != nil && len(cands) == 0 {
+		keep = func(name string) bool { return keyMayMatch(nameKey(name), q) }
+	}
+	paths := listFiles(env, roots(env), keep)
 	complete := true // every file is read: the index may forget vanished ones
 	if q != nil && len(cands) == 0 {
 		// No process to tie to a file, so no session depends on another: only
 		// the files whose name can hold a named id are read (byName).
 		paths, complete = byName(paths, q), false
 	}
-	ix := index.Load[summary](env.CacheDir(), Name, indexVersion)
+	var ix *index.Index[summary]
+	if complete {
+		ix = index.Load[summary](env.CacheDir(), Name, indexVersion)
+	} else {
+		// A few files: read their entries, not the index (discover/index/point.go).
+		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
+	}
+	defer ix.Close()
 	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
 	files := sc.scan(ctx, env, paths)
 	if err := ctx.Err(); err != nil {

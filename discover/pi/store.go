@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -112,7 +115,7 @@ func argValue(argv []string, flag string) string {
 // listFiles returns the .jsonl files under the roots, each path once. Missing
 // roots are normal (pi never ran, or not with that setting); unreadable ones are
 // warned about.
-func listFiles(env *discover.Env, rs []root) []string {
+func listFiles(env *discover.Env, rs []root, keep func(name string) bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -123,22 +126,36 @@ func listFiles(env *discover.Env, rs []root) []string {
 	}
 	readDir := func(dir string) []fs.DirEntry {
 		ents, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-			env.Warnf("cannot read %s: %v", dir, err)
-		} else if errors.Is(err, fs.ErrPermission) {
-			env.Warnf("cannot read %s: permission denied; its sessions are missing", dir)
-		}
+		warnDir(env, dir, err)
 		return ents
 	}
 	for _, r := range rs {
 		for _, e := range readDir(r.Dir) {
 			p := filepath.Join(r.Dir, e.Name())
 			if isJSONL(e.Name()) && !isDir(e, p) {
-				add(p)
+				if keep == nil || keep(e.Name()) {
+					add(p)
+				}
 				continue
 			}
 			if r.Flat || !isDir(e, p) {
 				continue // session-index.sqlite, .lock, …
+			}
+			if keep != nil {
+				// A lookup: only the names keep wants become strings (index.EachName).
+				var names []string
+				err := index.EachName(p, func(b []byte, kind index.EntryKind) {
+					name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
+					if kind != index.KindDir && isJSONL(name) && keep(name) {
+						names = append(names, string(b))
+					}
+				})
+				warnDir(env, p, err)
+				sort.Strings(names)
+				for _, n := range names {
+					add(filepath.Join(p, n))
+				}
+				continue
 			}
 			for _, f := range readDir(p) {
 				if isJSONL(f.Name()) && !f.IsDir() {
@@ -148,6 +165,15 @@ func listFiles(env *discover.Env, rs []root) []string {
 		}
 	}
 	return out
+}
+
+// warnDir warns about a directory that could not be read (a missing one is normal).
+func warnDir(env *discover.Env, dir string, err error) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		env.Warnf("cannot read %s: %v", dir, err)
+	} else if errors.Is(err, fs.ErrPermission) {
+		env.Warnf("cannot read %s: permission denied; its sessions are missing", dir)
+	}
 }
 
 func isJSONL(name string) bool {
@@ -189,7 +215,7 @@ func findFile(env *discover.Env, id string) string {
 	if id == "" {
 		return ""
 	}
-	for _, p := range listFiles(env.WithWarn(nil), roots(env)) {
+	for _, p := range listFiles(env.WithWarn(nil), roots(env), nil) {
 		base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
 		_, suffix, ok := strings.Cut(base, "_")
 		if ok && (suffix == id || (len(suffix) == 8 && strings.HasPrefix(id, suffix))) {

@@ -9,6 +9,8 @@
 // history: OpenCode's JSON storage/ tree (OpenCode before 1.2) and Codex
 // rollouts without a state db. -scale 100,1000,10000 generates one home per size
 // (that many sessions per agent) and prints one table with a column per size.
+// As root, each agentctl runs in a PID namespace of its own (-isolate), so that
+// agent processes others run on the machine do not change what it reads.
 package main
 
 import (
@@ -24,11 +26,20 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentctl/agentctl/e2e/synth"
 )
+
+// isolate runs agentctl under unshare (see -isolate).
+var isolate bool
+
+func haveUnshare() bool {
+	_, err := exec.LookPath("unshare")
+	return err == nil
+}
 
 type spec struct {
 	claude, big, codex, opencode, pi int
@@ -46,6 +57,7 @@ func main() {
 	scale := flag.String("scale", "", "comma-separated sessions per agent (e.g. 100,1000,10000): one home per size, -home is the prefix")
 	runs := flag.Int("runs", 10, "timed runs per command")
 	bin := flag.String("bin", "", "agentctl binary (built from this module when empty)")
+	flag.BoolVar(&isolate, "isolate", os.Geteuid() == 0 && haveUnshare(), "run each agentctl in a PID namespace of its own (root, Linux): agents other people run on the machine are then not alive to it, so `list` and status read what the home holds and nothing else")
 	generateOnly := flag.Bool("generate-only", false, "generate the home and exit (run in a child, so this process stays small)")
 	flag.Parse()
 	if *layout != "native" && *layout != "legacy" {
@@ -78,48 +90,49 @@ func generate(home string, sp spec) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	// The agents' trees are independent: written at once, each by its own
+	// writers (OpenCode's legacy tree, about a million files at 10,000
+	// sessions, by several).
+	var g group
 	if sp.claude > 0 {
-		if err := synth.WriteClaudeHome(home, sp.claude-sp.big, 10<<10, 300<<10, 1); err != nil {
-			return err
-		}
+		g.Go(func() error { return synth.WriteClaudeHome(home, sp.claude-sp.big, 10<<10, 300<<10, 1) })
 		if sp.big > 0 {
-			if err := synth.WriteClaudeHome(home, sp.big, 5<<20, 50<<20, 2); err != nil {
-				return err
-			}
+			g.Go(func() error { return synth.WriteClaudeHome(home, sp.big, 5<<20, 50<<20, 2) })
 		}
 	}
 	if sp.codex > 0 {
-		if err := synth.WriteCodexHome(home, sp.codex, 3); err != nil {
-			return err
-		}
-		if sp.legacy {
-			dbs, _ := filepath.Glob(filepath.Join(home, ".codex", "*.sqlite*"))
-			for _, p := range dbs {
-				if err := os.Remove(p); err != nil {
-					return err
+		g.Go(func() error {
+			if err := synth.WriteCodexHome(home, sp.codex, 3); err != nil {
+				return err
+			}
+			if sp.legacy {
+				dbs, _ := filepath.Glob(filepath.Join(home, ".codex", "*.sqlite*"))
+				for _, p := range dbs {
+					if err := os.Remove(p); err != nil {
+						return err
+					}
 				}
 			}
-		}
+			return nil
+		})
 	}
 	if sp.opencode > 0 {
-		dir := filepath.Join(home, ".local/share/opencode")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		var err error
-		if sp.legacy {
-			err = synth.WriteOpenCodeLegacy(filepath.Join(dir, "storage"), sp.opencode, 4)
-		} else {
-			err = synth.WriteOpenCodeDB(filepath.Join(dir, "opencode.db"), sp.opencode, 4)
-		}
-		if err != nil {
-			return err
-		}
+		g.Go(func() error {
+			dir := filepath.Join(home, ".local/share/opencode")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if sp.legacy {
+				return synth.WriteOpenCodeLegacy(filepath.Join(dir, "storage"), sp.opencode, 4)
+			}
+			return synth.WriteOpenCodeDB(filepath.Join(dir, "opencode.db"), sp.opencode, 4)
+		})
 	}
 	if sp.pi > 0 {
-		if err := synth.WritePiHome(home, sp.pi, 5); err != nil {
-			return err
-		}
+		g.Go(func() error { return synth.WritePiHome(home, sp.pi, 5) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(home, ".bench-done"), nil, 0o644); err != nil {
 		return err
@@ -188,7 +201,11 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	// agentctl runs one command and returns how many JSON array elements it
 	// printed (lines "  {"), streaming its output instead of keeping it.
 	agentctl := func(args ...string) (int, time.Duration, time.Duration, int64, error) {
-		cmd := exec.Command(bin, append([]string{"--home", home}, args...)...)
+		argv := append([]string{bin, "--home", home}, args...)
+		if isolate {
+			argv = append([]string{"unshare", "--fork", "--pid", "--mount-proc"}, argv...)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = env
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
@@ -222,7 +239,10 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	}
 
 	var out []*result
-	n, el, cpu, rss, err := agentctl("list", "-a", "--json", "--since", "3650d")
+	// A listing gets all the time it needs (--timeout): with the default, an
+	// adapter that runs out of time is left out with a warning, and the run
+	// would time less than a listing of everything.
+	n, el, cpu, rss, err := agentctl("list", "-a", "--json", "--since", "3650d", "--timeout", "10m")
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +250,7 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	// A cold run that ran out of time (see its warning) leaves indexing to the
 	// next runs: finish it before timing warm runs.
 	for i := 0; i < 3; i++ {
-		if _, _, _, _, err := agentctl("list", "-a", "--json", "--since", "3650d"); err != nil {
+		if _, _, _, _, err := agentctl("list", "-a", "--json", "--since", "3650d", "--timeout", "10m"); err != nil {
 			return nil, err
 		}
 	}
@@ -241,7 +261,7 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	}
 	cases := []c{
 		{"version (process start)", []string{"version"}},
-		{"list -a --json", []string{"list", "-a", "--json", "--since", "3650d"}},
+		{"list -a --json", []string{"list", "-a", "--json", "--since", "3650d", "--timeout", "10m"}},
 		{"list (alive only)", []string{"list"}},
 	}
 	for _, t := range targets(home) {
@@ -406,7 +426,7 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 			}
 			r := rs[i]
 			if strings.HasPrefix(r.label, "list -a") {
-				fmt.Printf(" %s / %s, %.0f MB |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6)
+				fmt.Printf(" %s / %s, %.0f MB, %d sessions |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6, r.sessions)
 			} else {
 				fmt.Printf(" %s / %s |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond))
 			}
@@ -414,4 +434,30 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 		fmt.Println()
 	}
 	return nil
+}
+
+// group runs functions at once and keeps the first error.
+type group struct {
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+func (g *group) Go(f func() error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := f(); err != nil {
+			g.mu.Lock()
+			if g.err == nil {
+				g.err = err
+			}
+			g.mu.Unlock()
+		}
+	}()
+}
+
+func (g *group) Wait() error {
+	g.wg.Wait()
+	return g.err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/agentctl/agentctl/discover/sqlitero"
 )
@@ -34,16 +36,9 @@ func WriteOpenCodeLegacy(storage string, sessions int, seed int64) error {
 		return err
 	}
 	defer db.Close()
-	write := func(path string, v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(path, b, 0o644)
-	}
+	w := newTreeWriter()
+	defer w.wait() // on an early return too
+	write := w.write
 	rows, err := db.Query(`SELECT id, worktree, time_created FROM project`)
 	if err != nil {
 		return err
@@ -129,5 +124,82 @@ func WriteOpenCodeLegacy(storage string, sessions int, seed int64) error {
 		}
 		rows.Close()
 	}
+	return w.wait()
+}
+
+// treeWriter writes many small JSON files from several goroutines (the legacy
+// tree of 10,000 sessions is about a million files): the generator's cost is
+// then the file system's, not one goroutine's encoding and system calls.
+type treeWriter struct {
+	jobs chan treeFile
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	dirs map[string]bool
+	err  error
+	once sync.Once
+}
+
+type treeFile struct {
+	path string
+	v    any
+}
+
+func newTreeWriter() *treeWriter {
+	w := &treeWriter{jobs: make(chan treeFile, 1024), dirs: map[string]bool{}}
+	for range max(4, 2*runtime.NumCPU()) {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			for f := range w.jobs {
+				if err := w.writeNow(f); err != nil {
+					w.mu.Lock()
+					if w.err == nil {
+						w.err = err
+					}
+					w.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return w
+}
+
+func (w *treeWriter) write(path string, v any) error {
+	w.mu.Lock()
+	err := w.err
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	w.jobs <- treeFile{path, v}
 	return nil
+}
+
+func (w *treeWriter) writeNow(f treeFile) error {
+	b, err := json.Marshal(f.v)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(f.path)
+	w.mu.Lock()
+	made := w.dirs[dir]
+	w.mu.Unlock()
+	if !made {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.dirs[dir] = true
+		w.mu.Unlock()
+	}
+	return os.WriteFile(f.path, b, 0o644)
+}
+
+// wait finishes every write and returns the first error.
+func (w *treeWriter) wait() error {
+	w.once.Do(func() {
+		close(w.jobs)
+		w.wg.Wait()
+	})
+	return w.err
 }
