@@ -40,10 +40,14 @@ type truthChange struct {
 	state string // a status, with "!reason" when blocked
 }
 
-func (tr *truth) set(state string) {
+func (tr *truth) set(state string) { tr.setAt(time.Now(), state) }
+
+// setAt records a change the harness learnt of after it happened (the stub's
+// own time of sending a reply).
+func (tr *truth) setAt(at time.Time, state string) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	tr.changes = append(tr.changes, truthChange{time.Now(), state})
+	tr.changes = append(tr.changes, truthChange{at, state})
 }
 
 // between marks a transition whose exact moment the ground truth cannot pin
@@ -268,8 +272,9 @@ func TestStatusAccuracyCodexExec(t *testing.T) {
 }
 
 // The Claude Code TUI on a pty: idle before a prompt, running while the stub
-// holds the reply, idle after it, waiting at a permission prompt, idle after
-// rejecting it, stopped after /exit.
+// holds the reply, idle after it, running while the stub holds a reply asking
+// for a tool, waiting at its permission prompt, idle after rejecting it,
+// stopped after /exit.
 func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
@@ -305,27 +310,33 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	time.Sleep(3 * time.Second)
 
 	from = p.Len()
-	n := len(srv.ModelExchanges(nil))
-	typeLine(t, p, "TOOLCMD: touch acc-made-this")
-	harness.Eventually(t, 30*time.Second, func() string {
-		if len(srv.ModelExchanges(nil)) == n {
-			return "the tool prompt never reached the stub"
-		}
-		return ""
-	})
+	typeLine(t, p, "HOLD=tacc2 TOOLCMD: touch acc-made-this")
+	waitHeld(t, srv, "tacc2")
 	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("tacc2")
+	// Claude asks once it has read the tool call: the moment lies between the
+	// stub sending the call and the prompt on screen; both states count there.
+	tr.setAt(toolSent(t, srv), "running|waiting")
 	p.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
 	tr.set("waiting")
 	time.Sleep(3 * time.Second)
+	from = p.Len()
 	p.Type(t, "\x1b") // reject: the turn ends
+	// Likewise from the key to the screen showing the rejection.
+	tr.between("waiting", "idle")
+	p.WaitOutput(t, 10*time.Second, from, "Interrupted")
 	tr.set("idle")
 	time.Sleep(3 * time.Second)
 
+	// Claude removes its registry entry just before it exits: from /exit to
+	// the harness seeing the exit, both states count.
+	tr.between("idle", "stopped")
 	typeLine(t, p, "/exit")
 	p.Wait(t, 30*time.Second)
 	tr.set("stopped")
 	time.Sleep(3 * time.Second)
-	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, permission prompt, reject, /exit", &tr)
+	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, held tool call, permission prompt, reject, /exit", &tr)
 }
 
 // heldPrint scores one print-mode run whose reply the stub holds as hold: running
@@ -412,17 +423,24 @@ func TestStatusAccuracyPiPrint(t *testing.T) {
 }
 
 // The Codex TUI on a pty (approval policy on-request): running while the reply
-// is held, waiting while it asks to approve an escalated command, idle once
-// the reply to the approved call was sent.
+// is held, waiting while it asks to approve an escalated command, running while
+// the approved command runs (3 s) and while the reply to its output is held,
+// idle once that reply was sent.
 func TestStatusAccuracyCodexTUI(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
-	srv := stub.Start(t, nil)
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult {
+			rep.Hold = "cxacc2"
+		}
+		return rep
+	})
 	c := harness.NewCodex(t, srv)
 	dir := harness.WorkDir(t, "acc")
 	p := startCodexTUI(t, c, dir, "codex-tui-acc", 90*time.Second)
 	a := harness.NewAgentctl(t, c.Home)
-	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: touch acc-made-this"
+	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: sleep 3; touch acc-made-this"
 	p.Type(t, prompt)
 	for i := 0; ; i++ {
 		time.Sleep(time.Second)
@@ -446,28 +464,54 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	from := p.Len()
 	srv.Release("cxacc")
+	// Codex asks once it has read the tool call: the moment lies between the
+	// stub sending the call and the prompt on screen; both states count there.
+	tr.setAt(toolSent(t, srv), "running|waiting")
 	p.WaitOutput(t, 30*time.Second, from, "Would you like to run")
 	tr.set("waiting")
 	time.Sleep(4 * time.Second)
+	from = p.Len()
 	p.Type(t, "y")
-	tr.set("running")
-	// The stub sends the final reply once the approved call's output comes
-	// back; the TUI then ends its turn, a moment the ground truth cannot see:
-	// both states count for 2 s after the reply was sent.
+	tr.set("running") // the approved command runs for 3 s, then its output goes to the stub
+	p.WaitOutput(t, 10*time.Second, from, "You approved")
+	waitHeldFor(t, srv, "cxacc2", 60*time.Second)
+	time.Sleep(3 * time.Second)
+	srv.Release("cxacc2")
+	// The TUI ends its turn once the final reply was sent, a moment the ground
+	// truth cannot see: both states count for 2 s after the reply was sent.
+	var sent time.Time
 	harness.Eventually(t, 120*time.Second, func() string {
-		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })) == 0 {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })
+		if len(es) == 0 {
 			return "the reply to the approved call was not sent"
 		}
+		sent = es[0].Done
 		return ""
 	})
-	tr.between("running", "idle")
-	time.Sleep(2 * time.Second)
+	tr.setAt(sent, "running|idle")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
 	tr.set("idle")
 	time.Sleep(4 * time.Second)
 	// Not scored: the end. The TUI hands the thread to its app-server daemon,
 	// which holds the thread-writer lock after the TUI itself is killed, so
 	// "stopped" has no ground truth the harness can produce here.
-	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, reply", &tr)
+	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, 3 s command, held reply, reply", &tr)
+}
+
+// toolSent waits until the stub has sent a whole reply asking for a tool call
+// and returns when it did.
+func toolSent(t *testing.T, srv *stub.Server) time.Time {
+	t.Helper()
+	var at time.Time
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Reply.Tool != nil && e.Completed })
+		if len(es) == 0 {
+			return "the stub has not sent the tool call"
+		}
+		at = es[len(es)-1].Done
+		return ""
+	})
+	return at
 }
 
 // waitHeldFor is waitHeld with a longer limit: on a loaded machine an agent can
