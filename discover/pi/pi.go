@@ -248,6 +248,12 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) di
 		if sum.Leaf.final() {
 			v.Status = discover.StatusIdle
 			v.Detail = o.Detail + "; last turn: " + outcome
+			if l := sum.Leaf; l.Role == "assistant" && l.StopReason == "error" {
+				// Pi gave up on the provider (after its retries) and is still
+				// up: idle, and blocked when the error names the cause
+				// (docs/agents/pi.md §4.2).
+				v.Blocked = discover.BlockedBy(l.ErrorMessage)
+			}
 		}
 	case owned:
 		v = discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess, Inferred: true, Detail: o.Detail}

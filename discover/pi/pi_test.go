@@ -303,4 +303,14 @@ func TestBlockedOnQuotaAndAuth(t *testing.T) {
 			t.Errorf("%s: %s blocked_reason %q (%s); want failed, %s", id, s.Status, s.BlockedReason, s.EvidenceDetail, want)
 		}
 	}
+
+	// pi -p stays up for a while after it gives up (e2e accuracy benchmark):
+	// idle, and still blocked.
+	const quota = "01a21156-4ef6-72bb-b464-0cef2844e2e6"
+	env, f := liveEnv(t, home)
+	piProc(f, 4242, "2026-11-25T06:13:18.500Z", "/home/dev/api")
+	s := discoverAll(t, &Adapter{StartTime: msStart}, env)[quota]
+	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || s.PID != 4242 {
+		t.Errorf("live after the error: %s blocked_reason %q pid %d (%s); want idle, quota, pid 4242", s.Status, s.BlockedReason, s.PID, s.EvidenceDetail)
+	}
 }
