@@ -145,6 +145,15 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 		}
 	}
 	pct := 100 * float64(correct) / float64(max(len(s.samples), 1))
+	// The states shown, in runs: what agentctl said through the scenario.
+	var runs []string
+	for i, n := 0, 0; i < len(s.samples); i++ {
+		n++
+		if i+1 == len(s.samples) || s.samples[i+1].state != s.samples[i].state {
+			runs = append(runs, fmt.Sprintf("%s×%d", s.samples[i].state, n))
+			n = 0
+		}
+	}
 	var worst time.Duration
 	var lat []string
 	for i, c := range tr.changes {
@@ -190,7 +199,7 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 	if worst == time.Hour {
 		worstS = "never"
 	}
-	t.Logf("accuracy %s: %d samples, %.1f%% correct, worst latency %s; transitions: %s", name, len(s.samples), pct, worstS, strings.Join(lat, ", "))
+	t.Logf("accuracy %s: %d samples, %.1f%% correct, worst latency %s; transitions: %s; shown: %s", name, len(s.samples), pct, worstS, strings.Join(lat, ", "), strings.Join(runs, " "))
 	if out := os.Getenv("AGENTCTL_ACCURACY_OUT"); out != "" {
 		if f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			fmt.Fprintf(f, "| %s | %d | %.1f%% | %s | %s |\n", name, len(s.samples), pct, worstS, strings.Join(lat, ", "))
@@ -523,4 +532,102 @@ func waitHeldFor(t *testing.T, srv *stub.Server, name string, d time.Duration) {
 	if err := srv.WaitHeld(ctx, name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// blockedRun scores a print-mode run whose model replies, once hold is released,
+// are all HTTP code: running while held and while the agent retries; after the
+// n-th error reply the agent gives up, records the error and exits, moments the
+// harness cannot pin, so running, idle and failed (blocked on reason) all count
+// from that reply to the exit; failed and blocked after it.
+func blockedRun(t *testing.T, name string, a *harness.Agentctl, srv *stub.Server, id, hold string, code, n int, reason string, p *harness.Proc) {
+	t.Helper()
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(3 * time.Second)
+	srv.Release(hold)
+	var last time.Time
+	harness.Eventually(t, 120*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == code && e.Completed })
+		if len(es) < n {
+			return fmt.Sprintf("%d of %d HTTP %d replies sent", len(es), n, code)
+		}
+		last = es[n-1].Done
+		return ""
+	})
+	tr.setAt(last, "running|idle!"+reason+"|failed!"+reason)
+	p.Wait(t, 120*time.Second)
+	tr.set("failed!" + reason)
+	time.Sleep(3 * time.Second)
+	s.finish(t, name, &tr)
+}
+
+// Claude Code -p out of quota: every reply is 429. Claude retries (here once:
+// CLAUDE_CODE_MAX_RETRIES=1), then writes "API Error: 429 …" as the
+// transcript's last record and exits.
+func TestStatusAccuracyClaudePrintQuota(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, c.Home)
+	id := uuid.NewString()
+	p := c.Print(t, dir, "accuracy HOLD=cq STATUS=429", "--session-id", id)
+	waitHeldFor(t, srv, "cq", 180*time.Second)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(c.Transcript(dir, id)) {
+			return "no transcript yet"
+		}
+		return ""
+	})
+	blockedRun(t, "Claude Code "+c.Version+" -p: held reply, 429 (one retry), exit", a, srv, id, "cq", 429, 2, "quota", p)
+}
+
+// Pi -p out of quota: the reply after a tool call is held, then every reply is
+// 429. Pi retries (here once: settings retry.maxRetries 1), records the
+// assistant message with stopReason "error" and exits.
+func TestStatusAccuracyPiPrintQuota(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult {
+			rep = stub.Reply{Hold: "piq", Status: 429}
+		}
+		return rep
+	})
+	pi := harness.NewPi(t, srv)
+	if err := os.WriteFile(filepath.Join(pi.Home, ".pi", "agent", "settings.json"), []byte(`{"retry":{"maxRetries":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, pi.Home)
+	// Pi writes nothing before its first reply: the 429s follow a tool call.
+	p := pi.Print(t, dir, "accuracy TOOLCMD: echo acc")
+	id := p.WaitStdout(t, 180*time.Second, "session header", harness.PiSessionID)
+	waitHeldFor(t, srv, "piq", 180*time.Second)
+	harness.Eventually(t, 10*time.Second, func() string {
+		if len(pi.Sessions()) != 1 {
+			return "no session file yet"
+		}
+		return ""
+	})
+	blockedRun(t, "Pi -p: held reply after a tool call, 429 (one retry), exit", a, srv, id, "piq", 429, 2, "quota", p)
+}
+
+// OpenCode run with a rejected key: the held reply is a 401, which OpenCode
+// records as ProviderAuthError on the assistant message (not retried).
+func TestStatusAccuracyOpenCodeRunAuth(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	oc := harness.NewOpenCode(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, oc.Home)
+	p := oc.Run(t, dir, "accuracy HOLD=oca STATUS=401")
+	waitHeldFor(t, srv, "oca", 400*time.Second)
+	id := openCodeSessionIn(t, oc, dir)
+	blockedRun(t, "OpenCode run: held reply, 401, exit", a, srv, id, "oca", 401, 1, "auth", p)
 }
