@@ -203,12 +203,14 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if procsOK {
 		// A server's own answer is exact: it outranks the inference above.
 		if dirs := openDirs(recs, procs); len(dirs) > 0 {
-			srv := askServers(ctx, procs, dirs)
+			srv, silent := askServers(ctx, procs, dirs)
 			for i, r := range recs {
 				if turn, detail := turnOf(r.Last); turn == discover.OutcomeOpen || turn == discover.OutcomeUnknown {
 					ss, ok := srv[r.ID]
 					if v, ok := serverVerdict(ss, ok, detail); ok {
 						verdicts[i] = v
+					} else if verdicts[i].Status == discover.StatusUnknown && len(silent) > 0 {
+						verdicts[i].Detail += "; " + strings.Join(silent, "; ")
 					}
 				}
 			}

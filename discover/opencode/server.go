@@ -37,11 +37,13 @@ var listenAddrs = procListenAddrs
 
 // askServers asks every server-capable opencode process that listens on
 // loopback about the open sessions of dirs (each server answers per project
-// directory). Sessions no server knows are absent.
-func askServers(ctx context.Context, procs []ocProc, dirs []string) map[string]serverSession {
-	out := map[string]serverSession{}
+// directory). Sessions no server knows are absent; silent names each server
+// that answered its health check but not a question (e.g. within
+// serverTimeout), so that an unknown says why.
+func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[string]serverSession, silent []string) {
+	out = map[string]serverSession{}
 	if len(dirs) == 0 {
-		return out
+		return out, nil
 	}
 	client := &http.Client{Timeout: serverTimeout}
 	for _, p := range procs {
@@ -50,7 +52,7 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) map[string]s
 		}
 		for _, addr := range listenAddrs(p.PID) {
 			if ctx.Err() != nil {
-				return out
+				return out, silent
 			}
 			base := "http://" + addr
 			var health struct {
@@ -61,11 +63,13 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) map[string]s
 				continue // another listener of the process, or not an opencode server
 			}
 			for _, d := range dirs {
-				askDir(ctx, client, base, addr, p.PID, d, out)
+				if err := askDir(ctx, client, base, addr, p.PID, d, out); err != nil {
+					silent = append(silent, fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err))
+				}
 			}
 		}
 	}
-	return out
+	return out, silent
 }
 
 type pendingRequest struct {
@@ -79,14 +83,14 @@ type pendingRequest struct {
 	} `json:"tool"`
 }
 
-func askDir(ctx context.Context, client *http.Client, base, addr string, pid int, dir string, out map[string]serverSession) {
+func askDir(ctx context.Context, client *http.Client, base, addr string, pid int, dir string, out map[string]serverSession) error {
 	q := "?directory=" + url.QueryEscape(dir)
 	var status map[string]struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	}
-	if getJSON(ctx, client, base+"/session/status"+q, &status) != nil {
-		return
+	if err := getJSON(ctx, client, base+"/session/status"+q, &status); err != nil {
+		return err
 	}
 	for id, st := range status {
 		s := out[id]
@@ -110,6 +114,7 @@ func askDir(ctx context.Context, client *http.Client, base, addr string, pid int
 			out[r.SessionID] = s
 		}
 	}
+	return nil
 }
 
 // describeRequest is the evidence detail of a pending request, naming it.

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -49,7 +50,10 @@ func TestAskServers(t *testing.T) {
 	}
 	t.Cleanup(func() { listenAddrs = old })
 	procs := []ocProc{{PID: 7, Kind: kindHost}, {PID: 8, Kind: kindRun}}
-	got := askServers(context.Background(), procs, []string{"/home/dev/frontend"})
+	got, silent := askServers(context.Background(), procs, []string{"/home/dev/frontend"})
+	if len(silent) != 0 {
+		t.Errorf("silent servers: %v", silent)
+	}
 
 	w, ok := serverVerdict(got["ses_dee7004cdffeKGZBs4CdpS1sSD"], true, "assistant message open")
 	if !ok || w.Status != discover.StatusWaiting || w.Evidence != discover.EvidenceServer || w.PID != 7 || w.Inferred {
@@ -70,5 +74,29 @@ func TestAskServers(t *testing.T) {
 		if d != "/home/dev/frontend" {
 			t.Errorf("request for directory %q, want /home/dev/frontend", d)
 		}
+	}
+}
+
+// A server that passes its health check but does not answer /session/status
+// in time is named, so that the unknown it leaves says why.
+func TestAskServersSilent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/global/health" {
+			w.Write([]byte(`{"healthy":true,"version":"1.18.33"}`))
+			return
+		}
+		select { // busy starting a turn
+		case <-r.Context().Done():
+		case <-time.After(2 * serverTimeout):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	old := listenAddrs
+	listenAddrs = func(int) []string { return []string{addr} }
+	t.Cleanup(func() { listenAddrs = old })
+	got, silent := askServers(context.Background(), []ocProc{{PID: 7, Kind: kindHost}}, []string{"/home/dev/frontend"})
+	if len(got) != 0 || len(silent) != 1 || !strings.Contains(silent[0], "opencode server "+addr+" (pid 7) did not answer") {
+		t.Errorf("got %v, silent %q; want nothing, one silent server naming %s", got, silent, addr)
 	}
 }
