@@ -755,3 +755,88 @@ func TestStatusAccuracyOpenCodeServe(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	s.finish(t, "OpenCode 1.18.33 serve (HTTP API): idle, held reply, permission request, approve, 3 s command, held reply, reply, SIGTERM", &tr)
 }
+
+// The Pi TUI on a pty: idle after a first reply (pi writes its session file
+// only then), running while a reply is held, idle after it, running while the
+// provider answers 429 and pi retries (once: settings retry.maxRetries 1), idle
+// and blocked on quota once it gives up, failed and blocked after /quit (the
+// session's last turn is the error).
+func TestStatusAccuracyPiTUI(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	pi := harness.NewPi(t, srv)
+	if err := os.WriteFile(filepath.Join(pi.Home, ".pi", "agent", "settings.json"), []byte(`{"retry":{"maxRetries":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := harness.WorkDir(t, "acc")
+	p := harness.StartPTY(t, harness.Spec{Path: pi.Bin, Args: []string{"--provider", "fakeoai", "--model", "fake-model"},
+		Dir: dir, Env: pi.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "pi-tui-acc"})
+	a := harness.NewAgentctl(t, pi.Home)
+	p.WaitOutput(t, 120*time.Second, 0, "fake-model")
+	time.Sleep(2 * time.Second) // the editor takes keys a moment after it is drawn
+	from := p.Len()
+	typeLine(t, p, "first")
+	p.WaitOutput(t, 60*time.Second, from, "FAKE-REPLY")
+	harness.Eventually(t, 30*time.Second, func() string {
+		if len(pi.Sessions()) != 1 {
+			return "no session file yet"
+		}
+		return ""
+	})
+	id := pi.Sessions()[0]
+	id = strings.TrimSuffix(id[len(id)-len("01a1faea-41e2-70ee-8a46-eefd8057a11e.jsonl"):], ".jsonl")
+	var tr truth
+	tr.set("idle")
+	s := startSampler(t, a, id)
+	time.Sleep(3 * time.Second)
+
+	tr.between("idle", "running")
+	typeLine(t, p, "accuracy HOLD=pitui")
+	waitHeld(t, srv, "pitui")
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("pitui")
+	var sent time.Time
+	harness.Eventually(t, 30*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return strings.Contains(e.Request.LastUser, "HOLD=pitui") && e.Completed })
+		if len(es) == 0 {
+			return "the held reply was not sent"
+		}
+		sent = es[0].Done
+		return ""
+	})
+	tr.setAt(sent, "running|idle")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set("idle")
+	time.Sleep(3 * time.Second)
+
+	tr.between("idle", "running")
+	typeLine(t, p, "accuracy quota STATUS=429")
+	harness.Eventually(t, 30*time.Second, func() string {
+		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 })) == 0 {
+			return "no 429 sent yet"
+		}
+		return ""
+	})
+	tr.set("running")
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
+		if len(es) < 2 {
+			return "pi did not retry the 429"
+		}
+		sent = es[1].Done
+		return ""
+	})
+	tr.setAt(sent, "running|idle!quota")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set("idle!quota")
+	time.Sleep(3 * time.Second)
+
+	tr.between("idle!quota", "failed!quota")
+	typeLine(t, p, "/quit")
+	p.Wait(t, 30*time.Second)
+	tr.set("failed!quota")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "Pi 0.73.1 TUI: reply, held reply, reply, 429 (one retry), /quit", &tr)
+}
