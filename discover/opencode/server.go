@@ -3,8 +3,10 @@ package opencode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -59,7 +61,11 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[str
 				Healthy bool   `json:"healthy"`
 				Version string `json:"version"`
 			}
-			if getJSON(ctx, client, base+"/global/health", &health) != nil || !health.Healthy {
+			if err := getJSON(ctx, client, base+"/global/health", &health); err != nil || !health.Healthy {
+				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+					// An opencode server busy starting a turn can be this slow.
+					silent = append(silent, fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err))
+				}
 				continue // another listener of the process, or not an opencode server
 			}
 			for _, d := range dirs {

@@ -100,3 +100,23 @@ func TestAskServersSilent(t *testing.T) {
 		t.Errorf("got %v, silent %q; want nothing, one silent server naming %s", got, silent, addr)
 	}
 }
+
+// A listener that does not answer the health check in time is named too (an
+// opencode server busy starting a turn); one that refuses is not a server.
+func TestAskServersHealthTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * serverTimeout):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	old := listenAddrs
+	listenAddrs = func(int) []string { return []string{addr, "127.0.0.1:1"} }
+	t.Cleanup(func() { listenAddrs = old })
+	_, silent := askServers(context.Background(), []ocProc{{PID: 7, Kind: kindHost}}, []string{"/home/dev/frontend"})
+	if len(silent) != 1 || !strings.Contains(silent[0], addr) {
+		t.Errorf("silent %q; want only %s", silent, addr)
+	}
+}
