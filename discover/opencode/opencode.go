@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -209,8 +210,15 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 					ss, ok := srv[r.ID]
 					if v, ok := serverVerdict(ss, ok, detail); ok {
 						verdicts[i] = v
+					} else if v, ok := busyServer(r, recs, procs, silent, detail); ok && verdicts[i].Status == discover.StatusUnknown {
+						verdicts[i] = v
 					} else if verdicts[i].Status == discover.StatusUnknown && len(silent) > 0 {
-						verdicts[i].Detail += "; " + strings.Join(silent, "; ")
+						msgs := make([]string, 0, len(silent))
+						for _, m := range silent {
+							msgs = append(msgs, m)
+						}
+						sort.Strings(msgs)
+						verdicts[i].Detail += "; " + strings.Join(msgs, "; ")
 					}
 				}
 			}

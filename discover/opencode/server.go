@@ -42,10 +42,10 @@ var listenAddrs = procListenAddrs
 // directory). Sessions no server knows are absent; silent names each server
 // that answered its health check but not a question (e.g. within
 // serverTimeout), so that an unknown says why.
-func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[string]serverSession, silent []string) {
-	out = map[string]serverSession{}
+func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[string]serverSession, silent map[int]string) {
+	out, silent = map[string]serverSession{}, map[int]string{}
 	if len(dirs) == 0 {
-		return out, nil
+		return out, silent
 	}
 	client := &http.Client{Timeout: serverTimeout}
 	for _, p := range procs {
@@ -64,13 +64,13 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[str
 			if err := getJSON(ctx, client, base+"/global/health", &health); err != nil || !health.Healthy {
 				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 					// An opencode server busy starting a turn can be this slow.
-					silent = append(silent, fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err))
+					silent[p.PID] = fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err)
 				}
 				continue // another listener of the process, or not an opencode server
 			}
 			for _, d := range dirs {
 				if err := askDir(ctx, client, base, addr, p.PID, d, out); err != nil {
-					silent = append(silent, fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err))
+					silent[p.PID] = fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err)
 				}
 			}
 		}
@@ -172,6 +172,39 @@ func serverVerdict(s serverSession, ok bool, tdetail string) (discover.Verdict, 
 			Detail: where + ": " + s.Busy + "; " + tdetail}, true
 	}
 	return discover.Verdict{}, false
+}
+
+// busyServer is the verdict of an open session whose one candidate process is
+// a server too busy to answer its own API (an opencode server starting a turn
+// blocks its event loop for seconds on a loaded machine): the open turn in the
+// store and the one live process that can run it are the same inference as for
+// `opencode run` (docs/agents/opencode.md §4.1 (3)), provided that server is a
+// candidate for no other open session. ok is false otherwise.
+func busyServer(r record, recs []record, procs []ocProc, silent map[int]string, tdetail string) (discover.Verdict, bool) {
+	cands := candidatesFor(r, procs)
+	if len(cands) != 1 || !cands[0].StartOK || (cands[0].Kind != kindHost && cands[0].Kind != kindTUI) {
+		return discover.Verdict{}, false
+	}
+	c := cands[0]
+	msg, ok := silent[c.PID]
+	if !ok {
+		return discover.Verdict{}, false
+	}
+	for _, o := range recs {
+		if o.ID == r.ID {
+			continue
+		}
+		if turn, _ := turnOf(o.Last); turn != discover.OutcomeOpen && turn != discover.OutcomeUnknown {
+			continue
+		}
+		for _, p := range candidatesFor(o, procs) {
+			if p.PID == c.PID {
+				return discover.Verdict{}, false
+			}
+		}
+	}
+	return discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true, PID: c.PID,
+		Detail: fmt.Sprintf("%s started before its latest prompt, the only open session it could run; %s (busy); %s", c, msg, tdetail)}, true
 }
 
 // openDirs are the directories of the open sessions a server could host.
