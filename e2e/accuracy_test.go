@@ -286,12 +286,21 @@ func TestStatusAccuracyCodexExec(t *testing.T) {
 // The Claude Code TUI on a pty: idle before a prompt, running while the stub
 // holds the reply, idle after it, running while the stub holds a reply asking
 // for a tool, waiting at its permission prompt, idle after rejecting it,
-// stopped after /exit.
+// running while the provider answers 429 and Claude retries, idle and blocked
+// on quota once it gives up, failed and blocked after /exit.
 func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
-	srv := stub.Start(t, nil)
+	// After the rejection Claude sends the tool result and the next prompt
+	// in one user message: the quota prompt is found in the body.
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		if strings.Contains(string(r.Body), "accuracy quota STATUS=429") {
+			return stub.Reply{Status: 429}
+		}
+		return stub.Keywords(r)
+	})
 	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
 	dir := harness.WorkDir(t, "acc")
 	seedClaudeJSON(t, c, dir)
 	id := uuid.NewString()
@@ -341,14 +350,45 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	tr.set("idle")
 	time.Sleep(3 * time.Second)
 
+	// Out of quota: every reply is 429; Claude retries once
+	// (CLAUDE_CODE_MAX_RETRIES=1), then records "API Error: 429 …" and ends
+	// the turn.
+	tr.between("idle", "running")
+	typeLine(t, p, "accuracy quota STATUS=429")
+	harness.Eventually(t, 60*time.Second, func() string {
+		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 })) == 0 {
+			return "no 429 sent yet; screen:\n" + harness.Tail(harness.StripANSI(p.Output()), 15)
+		}
+		return ""
+	})
+	tr.set("running")
+	var sent time.Time
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
+		if len(es) < 2 {
+			return "claude did not retry the 429"
+		}
+		sent = es[1].Done
+		return ""
+	})
+	tr.setAt(sent, "running|idle!quota")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set("idle!quota")
+	time.Sleep(3 * time.Second)
+	if out := os.Getenv("AGENTCTL_ACCURACY_KEEP"); out != "" {
+		b, _ := os.ReadFile(c.Transcript(dir, id))
+		_ = os.WriteFile(filepath.Join(out, "claude-tui-quota.jsonl"), b, 0o644)
+	}
+
 	// Claude removes its registry entry just before it exits: from /exit to
-	// the harness seeing the exit, both states count.
-	tr.between("idle", "stopped")
+	// the harness seeing the exit, both states count. The session's last turn
+	// is the error: failed, blocked.
+	tr.between("idle!quota", "failed!quota")
 	typeLine(t, p, "/exit")
 	p.Wait(t, 30*time.Second)
-	tr.set("stopped")
+	tr.set("failed!quota")
 	time.Sleep(3 * time.Second)
-	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, held tool call, permission prompt, reject, /exit", &tr)
+	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, held tool call, permission prompt, reject, 429 (one retry), /exit", &tr)
 }
 
 // heldPrint scores one print-mode run whose reply the stub holds as hold: running
@@ -538,10 +578,12 @@ func waitHeldFor(t *testing.T, srv *stub.Server, name string, d time.Duration) {
 }
 
 // blockedRun scores a print-mode run whose model replies, once hold is released,
-// are all HTTP code: running while held and while the agent retries; after the
-// n-th error reply the agent gives up, records the error and exits, moments the
-// harness cannot pin, so running, idle and failed (blocked on reason) all count
-// from that reply to the exit; failed and blocked after it.
+// are all HTTP code: running while held and while the agent retries (the stub
+// sends at least n such replies); after the last error reply the agent gives
+// up, records the error and exits, moments the harness cannot pin, so running,
+// idle and failed (blocked on reason) all count from that reply to the exit;
+// failed and blocked after it. The last reply is known once the agent exited:
+// the truth is written then, at the stub's send time.
 func blockedRun(t *testing.T, name string, a *harness.Agentctl, srv *stub.Server, id, hold string, code, n int, reason string, p *harness.Proc) {
 	t.Helper()
 	var tr truth
@@ -549,18 +591,23 @@ func blockedRun(t *testing.T, name string, a *harness.Agentctl, srv *stub.Server
 	s := startSampler(t, a, id)
 	time.Sleep(3 * time.Second)
 	srv.Release(hold)
-	var last time.Time
-	harness.Eventually(t, 120*time.Second, func() string {
-		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == code && e.Completed })
-		if len(es) < n {
+	errs := func() []stub.Exchange {
+		return srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == code && e.Completed })
+	}
+	harness.Eventually(t, 180*time.Second, func() string {
+		if es := errs(); len(es) < n {
 			return fmt.Sprintf("%d of %d HTTP %d replies sent", len(es), n, code)
 		}
-		last = es[n-1].Done
 		return ""
 	})
+	p.Wait(t, 180*time.Second)
+	exited := time.Now()
+	es := errs()
+	last := es[len(es)-1].Done
 	tr.setAt(last, "running|idle!"+reason+"|failed!"+reason)
-	p.Wait(t, 120*time.Second)
-	tr.set("failed!" + reason)
+	tr.setAt(exited, "failed!"+reason)
+	t.Logf("%s: %d HTTP %d replies; the agent exited %s after the first, %s after the last", name, len(es), code,
+		exited.Sub(es[0].Done).Round(100*time.Millisecond), exited.Sub(last).Round(100*time.Millisecond))
 	time.Sleep(3 * time.Second)
 	s.finish(t, name, &tr)
 }
