@@ -18,7 +18,7 @@ import (
 )
 
 // indexVersion: bump when the meaning of summary changes.
-const indexVersion = 2 // 2: summary.BadUsage
+const indexVersion = 3 // 2: summary.BadUsage; 3: summary.ErrStreak
 
 // Quick-summary reads (docs/agents/pi.md §3 "Performance"): the prompt from a bounded forward
 // scan, the state from a tail read grown until it holds a complete line.
