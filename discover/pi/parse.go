@@ -153,7 +153,7 @@ type summary struct {
 	// ErrStreak counts the assistant errors ending the file with nothing between
 	// them: pi writes one per failed attempt while it retries (pi.go retrying).
 	ErrStreak int `json:"err_streak,omitempty"`
-	Bad         int             `json:"bad,omitempty"` // complete lines that did not parse
+	Bad       int `json:"bad,omitempty"` // complete lines that did not parse
 	// BadUsage counts assistant usage records with a negative or impossible
 	// token count, left out of the totals (issue 19).
 	BadUsage int `json:"bad_usage,omitempty"`
