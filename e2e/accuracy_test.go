@@ -867,17 +867,26 @@ func TestStatusAccuracyPiTUI(t *testing.T) {
 		return ""
 	})
 	tr.set("running")
-	harness.Eventually(t, 60*time.Second, func() string {
+	// Pi gives up after its own retry (2 s later) and the OpenAI client's
+	// retries within each attempt: the last 429 is the one after which the
+	// stub hears nothing for 5 s. The truth is written then, at its send time.
+	n := 0
+	harness.Eventually(t, 90*time.Second, func() string {
 		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
-		if len(es) < 2 {
+		switch {
+		case len(es) < 2:
 			return "pi did not retry the 429"
+		case len(es) != n:
+			n, sent = len(es), es[len(es)-1].Done
+			return "pi still sends requests"
+		case time.Since(sent) < 5*time.Second:
+			return "pi has not given up yet"
 		}
-		sent = es[1].Done
 		return ""
 	})
+	t.Logf("pi gave up after %d HTTP 429 replies", n)
 	tr.setAt(sent, "running|idle!quota")
-	time.Sleep(time.Until(sent.Add(2 * time.Second)))
-	tr.set("idle!quota")
+	tr.setAt(sent.Add(2*time.Second), "idle!quota")
 	time.Sleep(3 * time.Second)
 
 	tr.between("idle!quota", "failed!quota")
