@@ -266,19 +266,20 @@ func TestStatusAccuracyCodexExec(t *testing.T) {
 	var qt truth
 	qt.set("running")
 	qs := startSampler(t, a, qid)
-	// Codex retries the 429s; when it gives up, the error record comes just
-	// before the exit.
-	harness.Eventually(t, 120*time.Second, func() string {
-		if n := len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 })); n == 0 {
-			return "no 429 sent yet"
-		}
-		return ""
-	})
-	// Between giving up and exiting, the exec is alive with its turn over:
-	// idle and blocked is true too.
-	qt.between("running|idle!quota", "failed!quota")
-	q.Wait(t, 120*time.Second)
-	qt.set("failed!quota")
+	// Codex retries the 429s (running); when it gives up, the error record
+	// comes just before the exit. Between the last 429 and the exit the exec
+	// may be alive with its turn over: idle and blocked is true too. The last
+	// 429 is known once Codex exited: the truth is written then.
+	q.Wait(t, 180*time.Second)
+	exited := time.Now()
+	es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
+	if len(es) == 0 {
+		t.Fatal("codex exited without a 429 sent")
+	}
+	qt.setAt(es[len(es)-1].Done, "running|idle!quota|failed!quota")
+	qt.setAt(exited, "failed!quota")
+	t.Logf("codex exec: %d HTTP 429 replies; it exited %s after the first, %s after the last", len(es),
+		exited.Sub(es[0].Done).Round(100*time.Millisecond), exited.Sub(es[len(es)-1].Done).Round(100*time.Millisecond))
 	time.Sleep(3 * time.Second)
 	qs.finish(t, "Codex exec: 429 until it gives up", &qt)
 }
