@@ -14,7 +14,7 @@ import (
 
 // indexVersion changes whenever summary's meaning changes (not its shape: the
 // index detects shape changes itself).
-const indexVersion = 4 // 3: invalid token counts skipped (tailInfo.BadTokens); 4: Slots
+const indexVersion = 5 // 3: invalid token counts skipped (tailInfo.BadTokens); 4: Slots; 5: tailInfo.PendingCmd
 
 // summary is what listing extracts from one rollout, cached in the parse index
 // keyed by the rollout's (device, inode, size, mtime). It depends only on the

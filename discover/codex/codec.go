@@ -16,7 +16,7 @@ import (
 // as gob did. TestSummaryCodecRoundTrip fills every field, so a field added to
 // summary but not here fails the tests.
 
-const summaryCodecVersion = 3 // 2: tailInfo.BadTokens; 3: Slots
+const summaryCodecVersion = 4 // 2: tailInfo.BadTokens; 3: Slots; 4: tailInfo.PendingCmd
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -49,7 +49,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 	}
 	e.Int(int64(t.Turn))
 	e.Int(int64(t.BadTokens))
-	for _, v := range []string{t.Reason, t.Pending, t.ErrMsg, t.Cwd, t.Model, t.Approval, t.SettingsModel} {
+	for _, v := range []string{t.Reason, t.Pending, t.PendingCmd, t.ErrMsg, t.Cwd, t.Model, t.Approval, t.SettingsModel} {
 		e.Str(v)
 	}
 	if u := t.Tokens; u != nil {
@@ -90,7 +90,7 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	t.LastTS, t.TurnStarted, t.TurnEnded = d.Time(), d.Time(), d.Time()
 	t.Turn = turnState(d.Int())
 	t.BadTokens = int(d.Int())
-	t.Reason, t.Pending, t.ErrMsg = d.Shared(), d.Shared(), d.Str()
+	t.Reason, t.Pending, t.PendingCmd, t.ErrMsg = d.Shared(), d.Shared(), d.Str(), d.Str()
 	for _, p := range []*string{&t.Cwd, &t.Model, &t.Approval, &t.SettingsModel} {
 		*p = d.Shared()
 	}

@@ -103,7 +103,7 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 		if f.Complete {
 			t.Errorf("%s complete despite the budget", f.Path)
 		}
-		quick = append(quick, f.session(discover.NewPrices(nil, env.Config), owner{}, false, true))
+		quick = append(quick, f.session(discover.NewPrices(nil, env.Config), owner{}, false, true, nil))
 	}
 	discover.SortSessions(quick)
 	for i := range full {
