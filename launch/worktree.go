@@ -10,6 +10,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // git runs git in dir and returns its trimmed stdout.
@@ -198,6 +201,13 @@ func porcelain(ctx context.Context, path, untracked string) ([]string, error) {
 // gitRaw is git without trimming stdout (porcelain lines start with spaces);
 // errors carry git's stderr.
 func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
+	if len(args) > 1 && args[0] == "worktree" && args[1] != "list" {
+		unlock, err := lockWorktrees(ctx, dir)
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
+	}
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
@@ -210,6 +220,35 @@ func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return out.String(), nil
+}
+
+// lockWorktrees serialises the worktree changes of one repository across
+// processes. Two `git worktree add` at once in one repository can fail: one
+// reads the other's half-made .git/worktrees/<name> ("failed to read
+// .../commondir"), which two group launches started together hit. The flock
+// lives in the repository's common git dir, so every worktree of it shares it.
+func lockWorktrees(ctx context.Context, dir string) (func(), error) {
+	common, err := gitPlain(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return nil, err
+	}
+	fl := flock.New(filepath.Join(strings.TrimSpace(common), "agentctl-worktrees.flock"))
+	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("locking the worktrees of %s: %v", dir, err)
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// gitPlain runs git without taking the worktree lock.
+func gitPlain(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out), nil
 }
 
 // DirtyError is a worktree clean refused because work would be lost.
