@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctl/agentctl/internal/gittest"
+
 	"github.com/agentctl/agentctl/launch"
 )
 
@@ -40,8 +42,8 @@ func newAcceptEnv(t *testing.T) *acceptEnv {
 	fake, _ := filepath.Abs("launch/testdata/fake-claude")
 	a := &acceptEnv{t: t, dir: dir, repo: filepath.Join(dir, "repo")}
 	a.env = append(os.Environ(), "HOME="+filepath.Join(dir, "home"), "AGENTCTL_HOME="+filepath.Join(dir, "state"),
-		"AGENTCTL_CLAUDE_BIN="+fake, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
+		"AGENTCTL_CLAUDE_BIN="+fake)
+	a.env = append(a.env, gittest.Env...)
 	os.MkdirAll(filepath.Join(dir, "home"), 0o755)
 	a.git(dir, "init", "-q", "-b", "main", "repo")
 	os.WriteFile(filepath.Join(a.repo, "README"), []byte("hello\n"), 0o644)

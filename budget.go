@@ -65,6 +65,13 @@ func sessionTotals(newEnv func() *discover.Env) func(ctx context.Context, r *met
 			if s.ID != sid || s.Adapter != r.Adapter {
 				continue
 			}
+			if dt, ok := ad[0].(discover.Detailer); ok && s.Tokens == nil {
+				// OpenClaw: lifetime tokens and cost only from the gateway's
+				// history, as `status` reads them.
+				if full, err := dt.Detail(ctx, env, *s); err == nil {
+					s = &full
+				}
+			}
 			t, usd := s.Own()
 			u := meta.Usage{Tokens: t.Input + t.Output + t.CacheRead + t.CacheWrite}
 			if s.CostUSD != nil {

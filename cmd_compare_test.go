@@ -11,22 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctl/agentctl/internal/gittest"
+
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/locks"
 )
-
-func gitCmd(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
 
 // A group launch SIGKILLed at varying moments (while it makes worktrees,
 // between them and the agents, while they start) leaves nothing that
@@ -41,11 +30,11 @@ func TestKilledGroupLaunchIsCleanable(t *testing.T) {
 	c := newCLI(t)
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := filepath.Join(dir, "repo")
-	gitCmd(t, dir, "init", "-q", "-b", "main", repo)
+	gittest.Run(t, dir, "init", "-q", "-b", "main", repo)
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
-	gitCmd(t, repo, "add", ".")
-	gitCmd(t, repo, "commit", "-q", "-m", "init")
-	before := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch")
+	gittest.Run(t, repo, "add", ".")
+	gittest.Run(t, repo, "commit", "-q", "-m", "init")
+	before := gittest.Run(t, repo, "worktree", "list") + gittest.Run(t, repo, "branch")
 	for _, delay := range []time.Duration{5, 40, 150, 200, 250, 300, 350, 400, 500, 700} {
 		cmd := exec.Command(c.bin, "launch", "--cwd", repo, "--adapter", "claude-code", "--model", "a,b,c", "-p", "x")
 		cmd.Env = c.env
@@ -68,7 +57,7 @@ func TestKilledGroupLaunchIsCleanable(t *testing.T) {
 			}
 			groups[w.Group] = true
 		}
-		for _, b := range strings.Fields(strings.ReplaceAll(gitCmd(t, repo, "branch", "--format=%(refname:short)"), "\n", " ")) {
+		for _, b := range strings.Fields(strings.ReplaceAll(gittest.Run(t, repo, "branch", "--format=%(refname:short)"), "\n", " ")) {
 			if g := launch.GroupOfBranch(b); g != "" {
 				groups[g] = true
 			}
@@ -78,7 +67,7 @@ func TestKilledGroupLaunchIsCleanable(t *testing.T) {
 				t.Fatalf("after a kill at %dms: clean %s: exit %d\n%s%s", delay, g, code, out, errOut)
 			}
 		}
-		if after := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch"); after != before {
+		if after := gittest.Run(t, repo, "worktree", "list") + gittest.Run(t, repo, "branch"); after != before {
 			t.Fatalf("after a kill at %dms and clean: git state\n%s\nwant\n%s", delay, after, before)
 		}
 		t.Logf("kill at %dms: %d group(s) left, cleaned", delay, len(groups))
@@ -94,10 +83,10 @@ func TestTwoGroupLaunchesAtOnce(t *testing.T) {
 	c := newCLI(t)
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := filepath.Join(dir, "repo")
-	gitCmd(t, dir, "init", "-q", "-b", "main", repo)
+	gittest.Run(t, dir, "init", "-q", "-b", "main", repo)
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
-	gitCmd(t, repo, "add", ".")
-	gitCmd(t, repo, "commit", "-q", "-m", "init")
+	gittest.Run(t, repo, "add", ".")
+	gittest.Run(t, repo, "commit", "-q", "-m", "init")
 	outs := make([]string, 2)
 	done := make(chan int)
 	for i := range outs {
@@ -155,10 +144,10 @@ func TestGroupLaunchLockedSlotLaunchesNothing(t *testing.T) {
 	}
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := filepath.Join(dir, "repo")
-	gitCmd(t, dir, "init", "-q", "-b", "main", repo)
+	gittest.Run(t, dir, "init", "-q", "-b", "main", repo)
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
-	gitCmd(t, repo, "add", ".")
-	gitCmd(t, repo, "commit", "-q", "-m", "init")
+	gittest.Run(t, repo, "add", ".")
+	gittest.Run(t, repo, "commit", "-q", "-m", "init")
 	orig := launch.NewGroupID
 	launch.NewGroupID = func() string { return "g-abc123" }
 	t.Cleanup(func() { launch.NewGroupID = orig })
@@ -169,7 +158,7 @@ func TestGroupLaunchLockedSlotLaunchesNothing(t *testing.T) {
 		LockedBy: "someone", Reason: "reviewing", ExpiresAt: &exp}, false); err != nil {
 		t.Fatal(err)
 	}
-	gitBefore := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch", "-a")
+	gitBefore := gittest.Run(t, repo, "worktree", "list") + gittest.Run(t, repo, "branch", "-a")
 	locksBefore, _ := os.ReadFile(filepath.Join(c.state, locks.File))
 	dirBefore, _ := os.ReadDir(dir)
 
@@ -183,7 +172,7 @@ func TestGroupLaunchLockedSlotLaunchesNothing(t *testing.T) {
 		strings.Count(errOut.String(), "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want %d, one line naming slot 3 and saying nothing was launched\nstdout: %s", code, errOut.String(), exitLocked, out.String())
 	}
-	if after := gitCmd(t, repo, "worktree", "list") + gitCmd(t, repo, "branch", "-a"); after != gitBefore {
+	if after := gittest.Run(t, repo, "worktree", "list") + gittest.Run(t, repo, "branch", "-a"); after != gitBefore {
 		t.Errorf("git worktrees and branches:\n%s\nwant as before:\n%s", after, gitBefore)
 	}
 	if recs, err := st.ReadLaunches(); err != nil || len(recs) != 0 {

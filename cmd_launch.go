@@ -153,6 +153,15 @@ agent in a new git worktree of REPO on a new branch B, based on --base-branch
 
 With --home DIR the agent runs with HOME=DIR, so it writes where agentctl reads.
 
+--background (claude-code, Claude Code 2.1.329+) starts a Claude Code background
+session: Claude's own daemon hosts it and ` + "`claude attach <short>`" + ` opens it. The
+prompt goes to a pre-warmed spare on stdin, never into any argv (agentctl holds a
+lease on the daemon until a spare is ready). The supervisor watches the session's
+process and Claude's job record: exit 0 when it ends by ` + "`claude stop`" + ` or on its
+own; hooks, webhooks and budgets apply as for any launch. The workspace must be
+trusted in Claude's config. In a group, it applies to the claude-code slots (a
+--matrix slot: background: true).
+
 --on-create runs after the id is confirmed; if it fails, launch exits 1 but the
 agent keeps running. --on-complete runs when the agent exits, with
 AGENTCTL_EXIT_CODE. Both get AGENTCTL_SESSION_ID, AGENTCTL_CWD, AGENTCTL_ADAPTER,
@@ -164,7 +173,8 @@ Examples:
   agentctl launch --issue 42 --repo acme/api --worktree ~/code/api --branch fix/42
   agentctl launch -p "review this" --file ./design.md --wait
   agentctl launch --adapter claude-code --model claude-opus-4-6,claude-sonnet-4-5 --adapter codex -p "add a cache"
-  agentctl launch --matrix compare.yaml --wait`,
+  agentctl launch --matrix compare.yaml --wait
+  agentctl launch claude-code --background -p "triage the open issues"`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task (`TEXT`; - reads stdin)"},
 			&cli.StringFlag{Name: "cwd", Usage: "working `DIR` (default: config cwd, else the current directory)"},
@@ -176,7 +186,8 @@ Examples:
 			&cli.StringFlag{Name: "worktree", Usage: "run in a new git worktree of `REPO` (with --branch)"},
 			&cli.StringFlag{Name: "branch", Usage: "new branch for --worktree"},
 			&cli.StringFlag{Name: "base-branch", Usage: "base of --branch or of a group's branches (default: the repository's current HEAD)"},
-			&cli.StringFlag{Name: "matrix", Usage: "launch the slots of a YAML `FILE` (prompt, cwd, base_branch, matrix: [{adapter, model}])"},
+			&cli.StringFlag{Name: "matrix", Usage: "launch the slots of a YAML `FILE` (prompt, cwd, base_branch, matrix: [{adapter, model, background}])"},
+			&cli.BoolFlag{Name: "background", Usage: "claude-code: run as a Claude Code background session (claude --bg, 2.1.329+; `claude attach <short>` opens it)"},
 		}, launchAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			return runLaunch(c.Context, s, launchOptionsFrom(c))
@@ -215,6 +226,7 @@ type launchOptions struct {
 	MaxFileSize                    int64
 	Worktree, Branch, BaseBranch   string
 	Matrix                         string
+	Background                     bool
 	// Slots are --adapter flags given after the command name, each with the
 	// --model flags that followed it.
 	Slots []slotArg
@@ -225,7 +237,7 @@ func launchOptionsFrom(c *cli.Context) launchOptions {
 		Prompt: c.String("prompt"), Cwd: c.String("cwd"), Spec: c.String("spec"), Issue: c.String("issue"), Repo: c.String("repo"),
 		Files: multi(c, "file"), MaxFileSize: c.Int64("max-file-size"),
 		Worktree: c.String("worktree"), Branch: c.String("branch"), BaseBranch: c.String("base-branch"),
-		Matrix: c.String("matrix")}
+		Matrix: c.String("matrix"), Background: c.Bool("background")}
 	if a, ok := c.Generic("adapter").(adapterArg); ok && a.l != nil {
 		o.Slots = a.l.slots
 		if len(a.l.loose) > 0 {
@@ -248,6 +260,7 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	if err != nil {
 		return err
 	}
+	e.rememberHome()
 	adapter := ""
 	if len(o.Args) == 1 {
 		adapter = o.Args[0]
@@ -310,6 +323,7 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	if err != nil {
 		return err
 	}
+	sp.Background = o.Background
 	if cwd == "" {
 		if cwd, err = os.Getwd(); err != nil {
 			return &exitError{exitFailed, err}
@@ -473,7 +487,11 @@ type launchOut struct {
 	// LaunchID and ResumedFrom are agentctl's own additions.
 	LaunchID    string `json:"launch_id,omitempty"`
 	ResumedFrom string `json:"resumed_from,omitempty"`
-	Error       string `json:"error,omitempty"`
+	// Kind is "background" and JobID Claude's short id for a Claude Code
+	// background session (launch --background).
+	Kind  string `json:"kind,omitempty"`
+	JobID string `json:"job_id,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // reportStart prints a launch's (or resume's) outcome and handles --wait.
@@ -499,6 +517,9 @@ func (e *cmdEnv) reportStart(ctx context.Context, o agentOptions, res *launch.Re
 		if r.Kind == launch.KindResume && r.ResumedAs != "" {
 			o.ResumedFrom = r.SessionID
 		}
+		if r.Background {
+			o.Kind, o.JobID = "background", r.JobID
+		}
 		if err := writeJSON(e.s.Out, []launchOut{o}); err != nil {
 			return err
 		}
@@ -508,6 +529,9 @@ func (e *cmdEnv) reportStart(ctx context.Context, o agentOptions, res *launch.Re
 			printHuman(e.s.Out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
 		case r.Kind == launch.KindResume:
 			printHuman(e.s.Out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
+		case r.Background:
+			printHuman(e.s.Out, "launched %s (%s background session %s, pid %d) in %s; `claude attach %s` opens it\n",
+				id, r.Adapter, r.JobID, r.PID, shortHome(r.Cwd, e.home), r.JobID)
 		default:
 			printHuman(e.s.Out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
 		}

@@ -117,6 +117,9 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 			return err
 		}
 		sp.Cwd = repo
+		// --background applies to the claude-code slots; a matrix slot may ask
+		// for it on its own (background: true).
+		sp.Background = sl.Background || (o.Background && sl.Adapter == "claude-code")
 		if sl.Budget != nil {
 			b := sl.Budget.Merge(sp.Budget)
 			sp.Budget = &b

@@ -31,9 +31,9 @@ func (e *cmdEnv) stopBackground(ctx context.Context, o stopOptions, drv launch.D
 	if err != nil {
 		return err
 	}
-	if target.LaunchID == "" {
-		target.Group = false // the group is the session's own (setsid), but never more than its PID
-	}
+	// The session's group is its pty host's business: never more than its PID
+	// (a launched background session records no group either).
+	target.Group = false
 	bin, err := env.Procs.Exe(sess.PID)
 	if err != nil || bin == "" {
 		bin = "claude"

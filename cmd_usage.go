@@ -29,8 +29,13 @@ for the same window — the same read path — except that history a fork copied
 from its parent is counted once, in the parent.
 
 The window is --since (default 7d, like list -a) and --until, each a duration
-back from now (30d, 12h) or a date (2026-11-01). A session falls in the window,
-and in a day, week or month, by its last activity. Costs marked ~ are estimates
+back from now (30d, 12h) or a date (2026-11-01). A session falls in the window
+by its last activity, as in list; its tokens then fall in days, weeks and months
+by its records' own timestamps (local time; TZ names the zone), so a session
+that ran over midnight counts on both days (tokens of records without a
+timestamp count on the day of the session's last activity). Its cost is split over
+them in proportion to its tokens (output weighted 5x input, cache reads 0.1x,
+cache writes 1.25x, the shape of the price tables). Costs marked ~ are estimates
 from the price table; the others are what the agent itself reported. Sessions
 with tokens but no known price add no cost: the UNPRICED column counts them
 (agentctl doctor lists their models).
@@ -137,6 +142,8 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 		return err
 	}
 	// The listing of `list -a --since`: the same fan-out, the same window.
+	timed := slices.ContainsFunc(by, func(k string) bool { return k == "day" || k == "week" || k == "month" })
+	e.slots = timed
 	_, ls := e.listing(ctx)
 	f := discover.Filter{All: true, Since: now.Sub(since), Now: now}
 	ls.Keep(func(ss *discover.Session) bool {
@@ -150,24 +157,38 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	out.Total.Key = map[string]string{}
 	rows := map[string]*usageRow{}
 	var order []string
+	loc := usageLocation(s)
 	for i := 0; i < ls.Len(); i++ {
 		ss := ls.At(i)
-		key := map[string]string{}
-		var parts []string
-		for _, k := range by {
-			v := usageKey(k, ss)
-			key[k] = v
-			parts = append(parts, v)
+		tok, usd := ss.Own()
+		parts := []usagePart{{at: sessionTime(ss), tok: tok, usd: usd}}
+		if timed {
+			parts = usageParts(ss)
 		}
-		id := strings.Join(parts, "\x00")
-		r := rows[id]
-		if r == nil {
-			r = &usageRow{Key: key}
-			rows[id] = r
-			order = append(order, id)
+		inSession := map[string]*usageRow{} // this session's share of each row
+		for _, p := range parts {
+			key := map[string]string{}
+			var vals []string
+			for _, k := range by {
+				v := usageKey(k, ss, p.at, loc)
+				key[k] = v
+				vals = append(vals, v)
+			}
+			id := strings.Join(vals, "\x00")
+			if rows[id] == nil {
+				rows[id] = &usageRow{Key: key}
+				order = append(order, id)
+			}
+			if inSession[id] == nil {
+				inSession[id] = &usageRow{}
+			}
+			inSession[id].Tokens.Add(p.tok)
+			inSession[id].CostUSD += p.usd
 		}
-		r.add(ss)
-		out.Total.add(ss)
+		for id, sh := range inSession {
+			rows[id].add(ss, sh.Tokens, sh.CostUSD)
+		}
+		out.Total.add(ss, tok, usd)
 	}
 	sort.Strings(order)
 	for _, id := range order {
@@ -192,12 +213,90 @@ func sessionTime(s *discover.Session) time.Time {
 	return time.Time{}
 }
 
-func usageKey(k string, s *discover.Session) string {
-	t := sessionTime(s)
+// usageLocation is the zone days begin in: TZ as the command sees it (tests
+// set it), else the machine's.
+func usageLocation(s *host) *time.Location {
+	if tz := strings.TrimPrefix(s.getenv("TZ"), ":"); tz != "" {
+		if loc, err := time.LoadLocation(tz); err == nil {
+			return loc
+		}
+	}
+	return time.Local
+}
+
+// usagePart is the share of a session's own tokens and cost spent at one time.
+type usagePart struct {
+	at  time.Time
+	tok discover.Tokens
+	usd float64
+}
+
+// usageParts spreads a session's own tokens (discover.Session.Own) over its
+// slots, the tokens of its records by their timestamps. History a fork copied
+// from its parent is the start of its records, so what Own leaves out is taken
+// from the earliest slots; tokens no slot holds (records without a timestamp,
+// an adapter without slots) count at the session's last activity. The cost is
+// split in proportion to costWeight. The parts add up to Own exactly in tokens,
+// and to its cost up to rounding.
+func usageParts(s *discover.Session) []usagePart {
+	own, usd := s.Own()
+	slots := s.Slots.Clone()
+	excess := slots.Sum()
+	excess.Add(neg(own))
+	for i := range slots {
+		t := &slots[i].Tokens
+		for _, c := range [][2]*int64{{&t.Input, &excess.Input}, {&t.Output, &excess.Output},
+			{&t.CacheRead, &excess.CacheRead}, {&t.CacheWrite, &excess.CacheWrite}} {
+			if n := min(*c[0], *c[1]); n > 0 {
+				*c[0] -= n
+				*c[1] -= n
+			}
+		}
+	}
+	var parts []usagePart
+	rest := own
+	for _, sl := range slots {
+		if sl.Tokens.Zero() {
+			continue
+		}
+		parts = append(parts, usagePart{at: time.Unix(sl.At, 0), tok: sl.Tokens})
+		rest.Add(neg(sl.Tokens))
+	}
+	if !rest.Zero() || len(parts) == 0 {
+		parts = append(parts, usagePart{at: sessionTime(s), tok: rest})
+	}
+	var total float64
+	for _, p := range parts {
+		total += costWeight(p.tok)
+	}
+	for i := range parts {
+		switch {
+		case total > 0:
+			parts[i].usd = usd * costWeight(parts[i].tok) / total
+		case i == 0:
+			parts[i].usd = usd
+		}
+	}
+	return parts
+}
+
+// costWeight is how much tokens cost relative to each other, in the shape every
+// built-in price table has: output about 5x input, cache reads 0.1x, cache
+// writes 1.25x.
+func costWeight(t discover.Tokens) float64 {
+	return float64(t.Input) + 5*float64(t.Output) + 0.1*float64(t.CacheRead) + 1.25*float64(t.CacheWrite)
+}
+
+func neg(t discover.Tokens) discover.Tokens {
+	return discover.Tokens{Input: -t.Input, Output: -t.Output, CacheRead: -t.CacheRead, CacheWrite: -t.CacheWrite}
+}
+
+// usageKey is the value of key k for a session's part at time t.
+func usageKey(k string, s *discover.Session, t time.Time, loc *time.Location) string {
 	if t.IsZero() && (k == "day" || k == "week" || k == "month") {
 		return "unknown"
 	}
-	t = t.Local()
+	t = t.In(loc)
 	switch k {
 	case "day":
 		return t.Format("2006-01-02")
@@ -218,10 +317,10 @@ func usageKey(k string, s *discover.Session) string {
 	return ""
 }
 
-// add counts one session's own tokens and cost (discover.Session.Own: without
-// the history a fork copied from its parent).
-func (r *usageRow) add(s *discover.Session) {
-	t, usd := s.Own()
+// add counts one session's tokens t and cost usd in r: its own (discover.Session.Own:
+// without the history a fork copied from its parent), or the part of them that
+// falls in r's day, week or month.
+func (r *usageRow) add(s *discover.Session, t discover.Tokens, usd float64) {
 	r.Sessions++
 	r.Tokens.Add(t)
 	r.TokensTotal = discover.SatAdd(r.TokensTotal, discover.SatAdd(discover.SatAdd(t.Input, t.Output), discover.SatAdd(t.CacheRead, t.CacheWrite)))

@@ -298,6 +298,8 @@ type cmdEnv struct {
 	color    bool
 	// onlyAlive: this command shows alive sessions only (discover.Env.OnlyAlive).
 	onlyAlive bool
+	// slots: this command needs Session.Slots (discover.Env.Slots).
+	slots bool
 }
 
 // globalOptions are the flags every command takes (globalFlags).
@@ -440,6 +442,7 @@ func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *disc
 func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
 	env := e.newEnv()
 	env.OnlyAlive = e.onlyAlive
+	env.Slots = e.slots
 	e.fuseUpkeep(ctx)
 	e.finaliseDead(ctx)
 	launches, err := e.store.ReadLaunches()

@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentctl/agentctl/internal/gittest"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -71,8 +74,8 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("FAKE_CLAUDE", fake)
 			// Git commits in scripts need an identity and no user config.
-			for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-				"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"} {
+			for _, kv := range gittest.Env {
+				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)
 			}
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)

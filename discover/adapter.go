@@ -41,6 +41,10 @@ type Env struct {
 	// alive, even after agentctl's launch records are applied (so it keeps every
 	// session a launch record names). Callers still filter; adapters may ignore it.
 	OnlyAlive bool
+	// Slots asks for Session.Slots from adapters that pay extra for them
+	// (OpenCode's database: one more query over the assistant messages); the
+	// others fill them always (`usage --by day`).
+	Slots bool
 
 	warn func(string)
 }

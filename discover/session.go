@@ -150,6 +150,9 @@ type Session struct {
 	JobID string `json:"job_id,omitempty"`
 	// Extra carries agent-specific fields for `status` (e.g. tokens_subagents).
 	Extra map[string]any `json:"extra,omitempty"`
+	// Slots spread Tokens over time by the records' own timestamps (`usage --by
+	// day`); nil when the adapter cannot tell. Not part of the JSON.
+	Slots Slots `json:"-"`
 }
 
 // Message is one normalised peek item: a user prompt, an assistant message (its

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctl/agentctl/internal/gittest"
+
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
 	"github.com/agentctl/agentctl/launch"
@@ -29,13 +31,13 @@ func TestAcceptWinnerRealAgents(t *testing.T) {
 	os.WriteFile(filepath.Join(c.Home, ".claude", "settings.json"), []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin})
 	repo := harness.WorkDir(t, "calc")
-	gitIn(t, repo, "init", "-q", "-b", "main")
+	gittest.Run(t, repo, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(repo, "result.txt"), []byte("pending\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "check.sh"), []byte("grep -qx ok result.txt || { echo \"result: $(cat result.txt)\"; exit 3; }\n"), 0o644)
-	gitIn(t, repo, "add", ".")
-	gitIn(t, repo, "commit", "-q", "-m", "init")
-	base := strings.TrimSpace(gitIn(t, repo, "rev-parse", "HEAD"))
+	gittest.Run(t, repo, "add", ".")
+	gittest.Run(t, repo, "commit", "-q", "-m", "init")
+	base := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
 
 	// opus: a passing edit, tracked and untracked; sonnet: a failing one on the same line.
 	prompt := `fix result TOOLCMD: case "$PWD" in *cc-opus-4-6) echo ok > result.txt; seq 3 >> a.txt; echo n > notes.txt ;; *) echo bad > result.txt ;; esac`
@@ -87,7 +89,7 @@ func TestAcceptWinnerRealAgents(t *testing.T) {
 	}
 
 	state := func() string {
-		return gitIn(t, repo, "rev-parse", "HEAD") + gitIn(t, repo, "status", "--porcelain") + gitIn(t, repo, "worktree", "list")
+		return gittest.Run(t, repo, "rev-parse", "HEAD") + gittest.Run(t, repo, "status", "--porcelain") + gittest.Run(t, repo, "worktree", "list")
 	}
 	// A dirty target: refused, exit 5, naming the file; nothing changes.
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\nmine\n"), 0o644)
@@ -98,7 +100,7 @@ func TestAcceptWinnerRealAgents(t *testing.T) {
 	if after := state(); after != before {
 		t.Errorf("a refused accept changed the target:\n%s\nwas\n%s", after, before)
 	}
-	gitIn(t, repo, "checkout", "a.txt")
+	gittest.Run(t, repo, "checkout", "a.txt")
 
 	var acc struct {
 		Commit, Before, Method, Into string
@@ -114,26 +116,26 @@ func TestAcceptWinnerRealAgents(t *testing.T) {
 	}
 	// One commit on main, whose diff is the slot's worktree diff (its
 	// leftovers, notes.txt included, are committed on its branch now).
-	if n := strings.TrimSpace(gitIn(t, repo, "rev-list", "--count", base+"..main")); n != "1" {
+	if n := strings.TrimSpace(gittest.Run(t, repo, "rev-list", "--count", base+"..main")); n != "1" {
 		t.Errorf("%s commits on main, want 1", n)
 	}
-	got := launch.ParseShortstat(gitIn(t, repo, "diff", "--shortstat", "main^", "main"))
-	want := launch.ParseShortstat(gitIn(t, repo, "diff", "--shortstat", base, win.Branch))
+	got := launch.ParseShortstat(gittest.Run(t, repo, "diff", "--shortstat", "main^", "main"))
+	want := launch.ParseShortstat(gittest.Run(t, repo, "diff", "--shortstat", base, win.Branch))
 	if !reflect.DeepEqual(got, want) || got.FilesChanged != 3 || got.Insertions != 5 || got.Deletions != 1 {
 		t.Errorf("main's commit: %+v; the slot's diff: %+v (want 3 files +5 -1)", got, want)
 	}
-	if msg := gitIn(t, repo, "log", "-1", "--format=%B"); !strings.HasPrefix(msg, "fix result TOOLCMD") ||
+	if msg := gittest.Run(t, repo, "log", "-1", "--format=%B"); !strings.HasPrefix(msg, "fix result TOOLCMD") ||
 		!strings.Contains(msg, "Model: claude-opus-4-6") || !strings.Contains(msg, "Session: "+win.ID) ||
 		!strings.Contains(msg, "Group: "+group) || !strings.Contains(msg, "Tokens: ") {
 		t.Errorf("squash message:\n%s", msg)
 	}
-	if st := gitIn(t, repo, "status", "--porcelain"); st != "" {
+	if st := gittest.Run(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("target not clean: %s", st)
 	}
-	if wl := strings.TrimSpace(gitIn(t, repo, "worktree", "list")); strings.Count(wl, "\n") != 0 || !strings.Contains(wl, "[main]") {
+	if wl := strings.TrimSpace(gittest.Run(t, repo, "worktree", "list")); strings.Count(wl, "\n") != 0 || !strings.Contains(wl, "[main]") {
 		t.Errorf("after --clean: %s", wl)
 	}
-	if res := gitIn(t, repo, "show", lose.Branch+":result.txt"); res != "bad\n" {
+	if res := gittest.Run(t, repo, "show", lose.Branch+":result.txt"); res != "bad\n" {
 		t.Errorf("the loser's edit on %s: %q", lose.Branch, res)
 	}
 

@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,10 +43,14 @@ type truthChange struct {
 	state string // a status, with "!reason" when blocked
 }
 
-func (tr *truth) set(state string) {
+func (tr *truth) set(state string) { tr.setAt(time.Now(), state) }
+
+// setAt records a change the harness learnt of after it happened (the stub's
+// own time of sending a reply).
+func (tr *truth) setAt(at time.Time, state string) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	tr.changes = append(tr.changes, truthChange{time.Now(), state})
+	tr.changes = append(tr.changes, truthChange{at, state})
 }
 
 // between marks a transition whose exact moment the ground truth cannot pin
@@ -136,11 +143,20 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 	for _, sm := range s.samples {
 		if tr.ok(sm.state, sm.start) || tr.ok(sm.state, sm.end) {
 			correct++
-		} else if len(wrong) < 8 {
+		} else if len(wrong) < 20 {
 			wrong = append(wrong, fmt.Sprintf("%s: %s (%s), true %s", sm.start.Format("15:04:05.000"), sm.state, sm.detail, tr.at(sm.end)))
 		}
 	}
 	pct := 100 * float64(correct) / float64(max(len(s.samples), 1))
+	// The states shown, in runs: what agentctl said through the scenario.
+	var runs []string
+	for i, n := 0, 0; i < len(s.samples); i++ {
+		n++
+		if i+1 == len(s.samples) || s.samples[i+1].state != s.samples[i].state {
+			runs = append(runs, fmt.Sprintf("%s×%d", s.samples[i].state, n))
+			n = 0
+		}
+	}
 	var worst time.Duration
 	var lat []string
 	for i, c := range tr.changes {
@@ -186,7 +202,7 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 	if worst == time.Hour {
 		worstS = "never"
 	}
-	t.Logf("accuracy %s: %d samples, %.1f%% correct, worst latency %s; transitions: %s", name, len(s.samples), pct, worstS, strings.Join(lat, ", "))
+	t.Logf("accuracy %s: %d samples, %.1f%% correct, worst latency %s; transitions: %s; shown: %s", name, len(s.samples), pct, worstS, strings.Join(lat, ", "), strings.Join(runs, " "))
 	if out := os.Getenv("AGENTCTL_ACCURACY_OUT"); out != "" {
 		if f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			fmt.Fprintf(f, "| %s | %d | %.1f%% | %s | %s |\n", name, len(s.samples), pct, worstS, strings.Join(lat, ", "))
@@ -250,31 +266,42 @@ func TestStatusAccuracyCodexExec(t *testing.T) {
 	var qt truth
 	qt.set("running")
 	qs := startSampler(t, a, qid)
-	// Codex retries the 429s; when it gives up, the error record comes just
-	// before the exit.
-	harness.Eventually(t, 120*time.Second, func() string {
-		if n := len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 })); n == 0 {
-			return "no 429 sent yet"
-		}
-		return ""
-	})
-	// Between giving up and exiting, the exec is alive with its turn over:
-	// idle and blocked is true too.
-	qt.between("running|idle!quota", "failed!quota")
-	q.Wait(t, 120*time.Second)
-	qt.set("failed!quota")
+	// Codex retries the 429s (running); when it gives up, the error record
+	// comes just before the exit. Between the last 429 and the exit the exec
+	// may be alive with its turn over: idle and blocked is true too. The last
+	// 429 is known once Codex exited: the truth is written then.
+	q.Wait(t, 180*time.Second)
+	exited := time.Now()
+	es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
+	if len(es) == 0 {
+		t.Fatal("codex exited without a 429 sent")
+	}
+	qt.setAt(es[len(es)-1].Done, "running|idle!quota|failed!quota")
+	qt.setAt(exited, "failed!quota")
+	t.Logf("codex exec: %d HTTP 429 replies; it exited %s after the first, %s after the last", len(es),
+		exited.Sub(es[0].Done).Round(100*time.Millisecond), exited.Sub(es[len(es)-1].Done).Round(100*time.Millisecond))
 	time.Sleep(3 * time.Second)
 	qs.finish(t, "Codex exec: 429 until it gives up", &qt)
 }
 
 // The Claude Code TUI on a pty: idle before a prompt, running while the stub
-// holds the reply, idle after it, waiting at a permission prompt, idle after
-// rejecting it, stopped after /exit.
+// holds the reply, idle after it, running while the stub holds a reply asking
+// for a tool, waiting at its permission prompt, idle after rejecting it,
+// running while the provider answers 429 and Claude retries, idle and blocked
+// on quota once it gives up, failed and blocked after /exit.
 func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
-	srv := stub.Start(t, nil)
+	// After the rejection Claude sends the tool result and the next prompt
+	// in one user message: the quota prompt is found in the body.
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		if strings.Contains(string(r.Body), "accuracy quota STATUS=429") {
+			return stub.Reply{Status: 429}
+		}
+		return stub.Keywords(r)
+	})
 	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
 	dir := harness.WorkDir(t, "acc")
 	seedClaudeJSON(t, c, dir)
 	id := uuid.NewString()
@@ -305,27 +332,64 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	time.Sleep(3 * time.Second)
 
 	from = p.Len()
-	n := len(srv.ModelExchanges(nil))
-	typeLine(t, p, "TOOLCMD: touch acc-made-this")
-	harness.Eventually(t, 30*time.Second, func() string {
-		if len(srv.ModelExchanges(nil)) == n {
-			return "the tool prompt never reached the stub"
+	typeLine(t, p, "HOLD=tacc2 TOOLCMD: touch acc-made-this")
+	waitHeld(t, srv, "tacc2")
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("tacc2")
+	// Claude asks once it has read the tool call: the moment lies between the
+	// stub sending the call and the prompt on screen; both states count there.
+	tr.setAt(toolSent(t, srv), "running|waiting")
+	p.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
+	tr.set("waiting")
+	time.Sleep(3 * time.Second)
+	from = p.Len()
+	p.Type(t, "\x1b") // reject: the turn ends
+	// Likewise from the key to the screen showing the rejection.
+	tr.between("waiting", "idle")
+	p.WaitOutput(t, 10*time.Second, from, "Interrupted")
+	tr.set("idle")
+	time.Sleep(3 * time.Second)
+
+	// Out of quota: every reply is 429; Claude retries once
+	// (CLAUDE_CODE_MAX_RETRIES=1), then records "API Error: 429 …" and ends
+	// the turn.
+	tr.between("idle", "running")
+	typeLine(t, p, "accuracy quota STATUS=429")
+	harness.Eventually(t, 60*time.Second, func() string {
+		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 })) == 0 {
+			return "no 429 sent yet; screen:\n" + harness.Tail(harness.StripANSI(p.Output()), 15)
 		}
 		return ""
 	})
 	tr.set("running")
-	p.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
-	tr.set("waiting")
+	var sent time.Time
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
+		if len(es) < 2 {
+			return "claude did not retry the 429"
+		}
+		sent = es[1].Done
+		return ""
+	})
+	tr.setAt(sent, "running|idle!quota")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set("idle!quota")
 	time.Sleep(3 * time.Second)
-	p.Type(t, "\x1b") // reject: the turn ends
-	tr.set("idle")
-	time.Sleep(3 * time.Second)
+	if out := os.Getenv("AGENTCTL_ACCURACY_KEEP"); out != "" {
+		b, _ := os.ReadFile(c.Transcript(dir, id))
+		_ = os.WriteFile(filepath.Join(out, "claude-tui-quota.jsonl"), b, 0o644)
+	}
 
+	// Claude removes its registry entry just before it exits: from /exit to
+	// the harness seeing the exit, both states count. The session's last turn
+	// is the error: failed, blocked.
+	tr.between("idle!quota", "failed!quota")
 	typeLine(t, p, "/exit")
 	p.Wait(t, 30*time.Second)
-	tr.set("stopped")
+	tr.set("failed!quota")
 	time.Sleep(3 * time.Second)
-	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, permission prompt, reject, /exit", &tr)
+	s.finish(t, "Claude Code "+c.Version+" TUI: idle, held reply, reply, held tool call, permission prompt, reject, 429 (one retry), /exit", &tr)
 }
 
 // heldPrint scores one print-mode run whose reply the stub holds as hold: running
@@ -412,17 +476,24 @@ func TestStatusAccuracyPiPrint(t *testing.T) {
 }
 
 // The Codex TUI on a pty (approval policy on-request): running while the reply
-// is held, waiting while it asks to approve an escalated command, idle once
-// the reply to the approved call was sent.
+// is held, waiting while it asks to approve an escalated command, running while
+// the approved command runs (3 s) and while the reply to its output is held,
+// idle once that reply was sent.
 func TestStatusAccuracyCodexTUI(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
-	srv := stub.Start(t, nil)
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult {
+			rep.Hold = "cxacc2"
+		}
+		return rep
+	})
 	c := harness.NewCodex(t, srv)
 	dir := harness.WorkDir(t, "acc")
 	p := startCodexTUI(t, c, dir, "codex-tui-acc", 90*time.Second)
 	a := harness.NewAgentctl(t, c.Home)
-	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: touch acc-made-this"
+	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: sleep 3; touch acc-made-this"
 	p.Type(t, prompt)
 	for i := 0; ; i++ {
 		time.Sleep(time.Second)
@@ -446,28 +517,54 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	from := p.Len()
 	srv.Release("cxacc")
+	// Codex asks once it has read the tool call: the moment lies between the
+	// stub sending the call and the prompt on screen; both states count there.
+	tr.setAt(toolSent(t, srv), "running|waiting")
 	p.WaitOutput(t, 30*time.Second, from, "Would you like to run")
 	tr.set("waiting")
 	time.Sleep(4 * time.Second)
+	from = p.Len()
 	p.Type(t, "y")
-	tr.set("running")
-	// The stub sends the final reply once the approved call's output comes
-	// back; the TUI then ends its turn, a moment the ground truth cannot see:
-	// both states count for 2 s after the reply was sent.
+	tr.set("running") // the approved command runs for 3 s, then its output goes to the stub
+	p.WaitOutput(t, 10*time.Second, from, "You approved")
+	waitHeldFor(t, srv, "cxacc2", 60*time.Second)
+	time.Sleep(3 * time.Second)
+	srv.Release("cxacc2")
+	// The TUI ends its turn once the final reply was sent, a moment the ground
+	// truth cannot see: both states count for 2 s after the reply was sent.
+	var sent time.Time
 	harness.Eventually(t, 120*time.Second, func() string {
-		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })) == 0 {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })
+		if len(es) == 0 {
 			return "the reply to the approved call was not sent"
 		}
+		sent = es[0].Done
 		return ""
 	})
-	tr.between("running", "idle")
-	time.Sleep(2 * time.Second)
+	tr.setAt(sent, "running|idle")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
 	tr.set("idle")
 	time.Sleep(4 * time.Second)
 	// Not scored: the end. The TUI hands the thread to its app-server daemon,
 	// which holds the thread-writer lock after the TUI itself is killed, so
 	// "stopped" has no ground truth the harness can produce here.
-	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, reply", &tr)
+	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, 3 s command, held reply, reply", &tr)
+}
+
+// toolSent waits until the stub has sent a whole reply asking for a tool call
+// and returns when it did.
+func toolSent(t *testing.T, srv *stub.Server) time.Time {
+	t.Helper()
+	var at time.Time
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Reply.Tool != nil && e.Completed })
+		if len(es) == 0 {
+			return "the stub has not sent the tool call"
+		}
+		at = es[len(es)-1].Done
+		return ""
+	})
+	return at
 }
 
 // waitHeldFor is waitHeld with a longer limit: on a loaded machine an agent can
@@ -479,4 +576,324 @@ func waitHeldFor(t *testing.T, srv *stub.Server, name string, d time.Duration) {
 	if err := srv.WaitHeld(ctx, name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// blockedRun scores a print-mode run whose model replies, once hold is released,
+// are all HTTP code: running while held and while the agent retries (the stub
+// sends at least n such replies); after the last error reply the agent gives
+// up, records the error and exits, moments the harness cannot pin, so running,
+// idle and failed (blocked on reason) all count from that reply to the exit;
+// failed and blocked after it. The last reply is known once the agent exited:
+// the truth is written then, at the stub's send time.
+func blockedRun(t *testing.T, name string, a *harness.Agentctl, srv *stub.Server, id, hold string, code, n int, reason string, p *harness.Proc) {
+	t.Helper()
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(3 * time.Second)
+	srv.Release(hold)
+	errs := func() []stub.Exchange {
+		return srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == code && e.Completed })
+	}
+	harness.Eventually(t, 180*time.Second, func() string {
+		if es := errs(); len(es) < n {
+			return fmt.Sprintf("%d of %d HTTP %d replies sent", len(es), n, code)
+		}
+		return ""
+	})
+	p.Wait(t, 180*time.Second)
+	exited := time.Now()
+	es := errs()
+	last := es[len(es)-1].Done
+	tr.setAt(last, "running|idle!"+reason+"|failed!"+reason)
+	tr.setAt(exited, "failed!"+reason)
+	t.Logf("%s: %d HTTP %d replies; the agent exited %s after the first, %s after the last", name, len(es), code,
+		exited.Sub(es[0].Done).Round(100*time.Millisecond), exited.Sub(last).Round(100*time.Millisecond))
+	time.Sleep(3 * time.Second)
+	s.finish(t, name, &tr)
+}
+
+// Claude Code -p out of quota: every reply is 429. Claude retries (here once:
+// CLAUDE_CODE_MAX_RETRIES=1), then writes "API Error: 429 …" as the
+// transcript's last record and exits.
+func TestStatusAccuracyClaudePrintQuota(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, c.Home)
+	id := uuid.NewString()
+	p := c.Print(t, dir, "accuracy HOLD=cq STATUS=429", "--session-id", id)
+	waitHeldFor(t, srv, "cq", 180*time.Second)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(c.Transcript(dir, id)) {
+			return "no transcript yet"
+		}
+		return ""
+	})
+	blockedRun(t, "Claude Code "+c.Version+" -p: held reply, 429 (one retry), exit", a, srv, id, "cq", 429, 2, "quota", p)
+}
+
+// Pi -p out of quota: the reply after a tool call is held, then every reply is
+// 429. Pi retries (here once: settings retry.maxRetries 1), records the
+// assistant message with stopReason "error" and exits.
+func TestStatusAccuracyPiPrintQuota(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult {
+			rep = stub.Reply{Hold: "piq", Status: 429}
+		}
+		return rep
+	})
+	pi := harness.NewPi(t, srv)
+	if err := os.WriteFile(filepath.Join(pi.Home, ".pi", "agent", "settings.json"), []byte(`{"retry":{"maxRetries":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, pi.Home)
+	// Pi writes nothing before its first reply: the 429s follow a tool call.
+	p := pi.Print(t, dir, "accuracy TOOLCMD: echo acc")
+	id := p.WaitStdout(t, 180*time.Second, "session header", harness.PiSessionID)
+	waitHeldFor(t, srv, "piq", 180*time.Second)
+	harness.Eventually(t, 10*time.Second, func() string {
+		if len(pi.Sessions()) != 1 {
+			return "no session file yet"
+		}
+		return ""
+	})
+	blockedRun(t, "Pi -p: held reply after a tool call, 429 (one retry), exit", a, srv, id, "piq", 429, 2, "quota", p)
+}
+
+// OpenCode run with a rejected key: the held reply is a 401, which OpenCode
+// records as ProviderAuthError on the assistant message (not retried).
+func TestStatusAccuracyOpenCodeRunAuth(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	oc := harness.NewOpenCode(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, oc.Home)
+	p := oc.Run(t, dir, "accuracy HOLD=oca STATUS=401")
+	waitHeldFor(t, srv, "oca", 400*time.Second)
+	id := openCodeSessionIn(t, oc, dir)
+	blockedRun(t, "OpenCode run: held reply, 401, exit", a, srv, id, "oca", 401, 1, "auth", p)
+}
+
+// `opencode serve` with "bash": "ask", driven over its HTTP API as its TUI and
+// web UI drive it: at rest with a session and no prompt, running while the
+// reply is held, waiting while the server lists the permission request for the
+// tool call, running while the approved command runs (3 s) and the reply to
+// its output is held, at rest after it, stopped once the server exits
+// (SIGTERM). At rest, a server's session is not tied to it: the server lists
+// only busy sessions and can prompt any session of the store, so idle and
+// stopped are one state there (docs/agents/opencode.md §4.3) and both count.
+func TestStatusAccuracyOpenCodeServe(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult {
+			rep.Hold = "osacc2"
+		}
+		return rep
+	})
+	o := harness.NewOpenCode(t, srv)
+	cfg := filepath.Join(o.Home, ".config", "opencode", "opencode.json")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"autoupdate": false,`), []byte(`"autoupdate": false, "permission": {"bash": "ask"},`), 1)
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := harness.WorkDir(t, "acc")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	p := harness.Start(t, harness.Spec{Path: o.Bin, Args: []string{"serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
+		Dir: dir, Env: o.Env.With("PWD", dir), Name: "opencode-serve-acc"})
+	oc := ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	deadline := time.Now().Add(120 * time.Second) // slow to start on a loaded machine
+	for !oc.healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("opencode serve did not answer /global/health within 120 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var sess struct {
+		ID string `json:"id"`
+	}
+	oc.post("/session", `{}`, &sess)
+	a := harness.NewAgentctl(t, o.Home)
+	harness.Eventually(t, 60*time.Second, func() string {
+		if _, _, code := a.Run(t, "status", sess.ID); code != 0 {
+			return "the new session is not found yet"
+		}
+		return ""
+	})
+	const rest = "idle|stopped"
+	var tr truth
+	tr.set(rest)
+	s := startSampler(t, a, sess.ID)
+	time.Sleep(3 * time.Second)
+
+	oc.post("/session/"+sess.ID+"/prompt_async",
+		`{"model":{"providerID":"fake","modelID":"fake-model"},"parts":[{"type":"text","text":"HOLD=osacc TOOLCMD: sleep 3; touch acc-made-this"}]}`, nil)
+	// From the prompt to the stub holding its request, the turn has started
+	// at a moment the harness cannot see.
+	tr.between(rest, "running")
+	waitHeldFor(t, srv, "osacc", 180*time.Second)
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("osacc")
+	tr.setAt(toolSent(t, srv), "running|waiting")
+	var reqID string
+	deadline = time.Now().Add(120 * time.Second)
+	for reqID == "" {
+		var reqs []struct {
+			ID        string `json:"id"`
+			SessionID string `json:"sessionID"`
+		}
+		oc.get("/permission", &reqs)
+		for _, r := range reqs {
+			if r.SessionID == sess.ID {
+				reqID = r.ID
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no permission request within 120 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tr.set("waiting")
+	time.Sleep(3 * time.Second)
+	oc.post("/permission/"+reqID+"/reply", `{"reply":"once"}`, nil)
+	tr.set("running")
+	waitHeldFor(t, srv, "osacc2", 60*time.Second)
+	time.Sleep(3 * time.Second)
+	srv.Release("osacc2")
+	var sent time.Time
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })
+		if len(es) == 0 {
+			return "the reply to the approved call was not sent"
+		}
+		sent = es[0].Done
+		return ""
+	})
+	tr.setAt(sent, "running|"+rest)
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set(rest)
+	time.Sleep(3 * time.Second)
+
+	tr.between(rest, "stopped")
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait(t, 30*time.Second)
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "OpenCode 1.18.33 serve (HTTP API): idle, held reply, permission request, approve, 3 s command, held reply, reply, SIGTERM", &tr)
+}
+
+// The Pi TUI on a pty: idle after a first reply (pi writes its session file
+// only then), running while a reply is held, idle after it, running while the
+// provider answers 429 and pi retries (once: settings retry.maxRetries 1), idle
+// and blocked on quota once it gives up, failed and blocked after /quit (the
+// session's last turn is the error).
+func TestStatusAccuracyPiTUI(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	pi := harness.NewPi(t, srv)
+	if err := os.WriteFile(filepath.Join(pi.Home, ".pi", "agent", "settings.json"), []byte(`{"retry":{"maxRetries":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := harness.WorkDir(t, "acc")
+	p := harness.StartPTY(t, harness.Spec{Path: pi.Bin, Args: []string{"--provider", "fakeoai", "--model", "fake-model"},
+		Dir: dir, Env: pi.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "pi-tui-acc"})
+	a := harness.NewAgentctl(t, pi.Home)
+	p.WaitOutput(t, 120*time.Second, 0, "fake-model")
+	time.Sleep(2 * time.Second) // the editor takes keys a moment after it is drawn
+	from := p.Len()
+	typeLine(t, p, "first")
+	p.WaitOutput(t, 60*time.Second, from, "FAKE-REPLY")
+	harness.Eventually(t, 30*time.Second, func() string {
+		if len(pi.Sessions()) != 1 {
+			return "no session file yet"
+		}
+		return ""
+	})
+	id := pi.Sessions()[0]
+	id = strings.TrimSuffix(id[len(id)-len("01a1faea-41e2-70ee-8a46-eefd8057a11e.jsonl"):], ".jsonl")
+	var tr truth
+	tr.set("idle")
+	s := startSampler(t, a, id)
+	time.Sleep(3 * time.Second)
+
+	tr.between("idle", "running")
+	typeLine(t, p, "accuracy HOLD=pitui")
+	waitHeld(t, srv, "pitui")
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("pitui")
+	var sent time.Time
+	harness.Eventually(t, 30*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return strings.Contains(e.Request.LastUser, "HOLD=pitui") && e.Completed })
+		if len(es) == 0 {
+			return "the held reply was not sent"
+		}
+		sent = es[0].Done
+		return ""
+	})
+	tr.setAt(sent, "running|idle")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set("idle")
+	time.Sleep(3 * time.Second)
+
+	tr.between("idle", "running")
+	typeLine(t, p, "accuracy quota STATUS=429")
+	harness.Eventually(t, 30*time.Second, func() string {
+		if len(srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 })) == 0 {
+			return "no 429 sent yet"
+		}
+		return ""
+	})
+	tr.set("running")
+	// Pi gives up after its own retry (2 s later) and the OpenAI client's
+	// retries within each attempt: the last 429 is the one after which the
+	// stub hears nothing for 5 s. The truth is written then, at its send time.
+	n := 0
+	harness.Eventually(t, 90*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
+		switch {
+		case len(es) < 2:
+			return "pi did not retry the 429"
+		case len(es) != n:
+			n, sent = len(es), es[len(es)-1].Done
+			return "pi still sends requests"
+		case time.Since(sent) < 5*time.Second:
+			return "pi has not given up yet"
+		}
+		return ""
+	})
+	t.Logf("pi gave up after %d HTTP 429 replies", n)
+	tr.setAt(sent, "running|idle!quota")
+	tr.setAt(sent.Add(2*time.Second), "idle!quota")
+	time.Sleep(3 * time.Second)
+
+	tr.between("idle!quota", "failed!quota")
+	typeLine(t, p, "/quit")
+	p.Wait(t, 30*time.Second)
+	tr.set("failed!quota")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "Pi 0.73.1 TUI: reply, held reply, reply, 429 (one retry), /quit", &tr)
 }

@@ -3,30 +3,18 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentctl/agentctl/internal/gittest"
+
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
 	"github.com/agentctl/agentctl/launch"
 )
-
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
 
 // The comparison workflow with real agents: one matrix launch of two Claude Code
 // slots (two models), Codex, Pi and OpenCode slots over a real git repository; the stub makes each run a
@@ -77,12 +65,12 @@ func TestCompareGroupRealAgents(t *testing.T) {
 		"XDG_CONFIG_HOME": filepath.Join(c.Home, ".config"), "XDG_DATA_HOME": filepath.Join(c.Home, ".local", "share"),
 		"XDG_STATE_HOME": filepath.Join(c.Home, ".local", "state"), "XDG_CACHE_HOME": filepath.Join(c.Home, ".cache")})
 	repo := harness.WorkDir(t, "shop")
-	gitIn(t, repo, "init", "-q", "-b", "main")
+	gittest.Run(t, repo, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one\ntwo\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "b.txt"), []byte("x\ny\nz\n"), 0o644)
-	gitIn(t, repo, "add", ".")
-	gitIn(t, repo, "commit", "-q", "-m", "init")
-	before := gitIn(t, repo, "worktree", "list")
+	gittest.Run(t, repo, "add", ".")
+	gittest.Run(t, repo, "commit", "-q", "-m", "init")
+	before := gittest.Run(t, repo, "worktree", "list")
 
 	prompt := `edit TOOLCMD: case "$PWD" in *cc-opus-4-6) seq 3 >> a.txt ;; *codex) seq 5 >> a.txt ;; *-pi) seq 4 >> a.txt ;; *-opencode) seq 2 >> a.txt; seq 9 > c.txt; git add c.txt ;; *) seq 7 >> a.txt; rm b.txt; echo n > new.txt ;; esac`
 	// One matrix file beside the repository (cwd relative to it); -p gives
@@ -153,7 +141,7 @@ matrix:
 		if s.Duration != nil {
 			t.Logf("%s ran %.1f s", s.Slot, *s.Duration)
 		}
-		got := launch.ParseShortstat(gitIn(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
+		got := launch.ParseShortstat(gittest.Run(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
 		if s.Diff == nil || s.Diff.FilesChanged != got.FilesChanged || s.Diff.Insertions != got.Insertions || s.Diff.Deletions != got.Deletions {
 			t.Errorf("%s: compare diff %+v, git diff --shortstat says %+v", s.Slot, s.Diff, got)
 		}
@@ -176,13 +164,13 @@ matrix:
 	if out, errOut, code := a.Run(t, "worktree", "clean", group, "--repo", repo); code != 0 || strings.Count(out, "committed the leftovers") != 5 {
 		t.Errorf("clean of the group: exit %d %s %s", code, out, errOut)
 	}
-	if got := gitIn(t, repo, "show", "try/"+group+"/cc-sonnet-4-5:new.txt"); got != "n\n" {
+	if got := gittest.Run(t, repo, "show", "try/"+group+"/cc-sonnet-4-5:new.txt"); got != "n\n" {
 		t.Errorf("the untracked new.txt on its branch after clean: %q", got)
 	}
 	if out, errOut, code := a.Run(t, "worktree", "clean", "--force", "--delete-branch", group, "--repo", repo); code != 0 {
 		t.Fatalf("clean --force: exit %d %s %s", code, out, errOut)
 	}
-	if after := gitIn(t, repo, "worktree", "list"); after != before || strings.Contains(gitIn(t, repo, "branch"), group) {
-		t.Errorf("after clean: worktrees %q (before %q), branches %q", after, before, gitIn(t, repo, "branch"))
+	if after := gittest.Run(t, repo, "worktree", "list"); after != before || strings.Contains(gittest.Run(t, repo, "branch"), group) {
+		t.Errorf("after clean: worktrees %q (before %q), branches %q", after, before, gittest.Run(t, repo, "branch"))
 	}
 }

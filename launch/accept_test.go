@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentctl/agentctl/internal/gittest"
 )
 
 // slotRepo is a repository with one try branch in its own worktree, the
 // slot's work (a tracked edit and an untracked file) left uncommitted.
 func slotRepo(t *testing.T) (repo, slot, base string) {
 	t.Helper()
-	repo = newRepo(t)
-	base = strings.TrimSpace(gitT(t, repo, "rev-parse", "HEAD"))
+	repo = gittest.NewRepo(t)
+	base = strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
 	slot = filepath.Join(filepath.Dir(repo), "slot")
-	gitT(t, repo, "worktree", "add", "-q", "-b", "try/g-abcdef/cc", slot)
+	gittest.Run(t, repo, "worktree", "add", "-q", "-b", "try/g-abcdef/cc", slot)
 	os.WriteFile(filepath.Join(slot, "a.txt"), []byte("1\n2\n3\n4\n"), 0o644)
 	os.WriteFile(filepath.Join(slot, "new.txt"), []byte("new\n"), 0o644)
 	os.WriteFile(filepath.Join(slot, ".gitignore"), []byte("*.log\n"), 0o644)
@@ -33,7 +35,7 @@ func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
 			if err != nil || c == "" {
 				t.Fatalf("CommitLeftovers: %q %v", c, err)
 			}
-			files := gitT(t, slot, "show", "--name-only", "--format=", "HEAD")
+			files := gittest.Run(t, slot, "show", "--name-only", "--format=", "HEAD")
 			if !strings.Contains(files, "new.txt") || strings.Contains(files, "debug.log") {
 				t.Errorf("leftovers commit holds %q: want new.txt, never the ignored debug.log", files)
 			}
@@ -42,29 +44,29 @@ func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
 			}
 			// The main branch moved on meanwhile (another file): not a conflict.
 			os.WriteFile(filepath.Join(repo, "b.txt"), []byte("b\n"), 0o644)
-			gitT(t, repo, "add", "b.txt")
-			gitT(t, repo, "commit", "-q", "-m", "b")
+			gittest.Run(t, repo, "add", "b.txt")
+			gittest.Run(t, repo, "commit", "-q", "-m", "b")
 			res, err := Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot,
 				Method: method, Message: "Subject\n\nBody\n"})
 			if err != nil || res.AlreadyIn {
 				t.Fatalf("Accept: %+v %v", res, err)
 			}
-			parents := strings.Fields(gitT(t, repo, "log", "-1", "--format=%P"))
+			parents := strings.Fields(gittest.Run(t, repo, "log", "-1", "--format=%P"))
 			want := map[string]int{MethodSquash: 1, MethodMerge: 2, MethodRebase: 1}[method]
 			if len(parents) != want {
 				t.Errorf("%d parents, want %d", len(parents), want)
 			}
-			if got := gitT(t, repo, "show", "HEAD:a.txt"); got != "1\n2\n3\n4\n" {
+			if got := gittest.Run(t, repo, "show", "HEAD:a.txt"); got != "1\n2\n3\n4\n" {
 				t.Errorf("a.txt on main: %q", got)
 			}
 			if _, err := os.Stat(filepath.Join(repo, "new.txt")); err != nil {
 				t.Errorf("new.txt not in the target worktree: %v", err)
 			}
-			if st := gitT(t, repo, "status", "--porcelain"); st != "" {
+			if st := gittest.Run(t, repo, "status", "--porcelain"); st != "" {
 				t.Errorf("target not clean: %s", st)
 			}
 			if method != MethodRebase {
-				if s := strings.TrimSpace(gitT(t, repo, "log", "-1", "--format=%s")); s != "Subject" {
+				if s := strings.TrimSpace(gittest.Run(t, repo, "log", "-1", "--format=%s")); s != "Subject" {
 					t.Errorf("subject %q", s)
 				}
 			}
@@ -72,9 +74,9 @@ func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
 				t.Error("Contains: the accepted branch is not in main")
 			}
 			// Again: already in, nothing changes.
-			head := gitT(t, repo, "rev-parse", "HEAD")
+			head := gittest.Run(t, repo, "rev-parse", "HEAD")
 			res, err = Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot, Method: method, Message: "x"})
-			if err != nil || !res.AlreadyIn || gitT(t, repo, "rev-parse", "HEAD") != head {
+			if err != nil || !res.AlreadyIn || gittest.Run(t, repo, "rev-parse", "HEAD") != head {
 				t.Errorf("second Accept: %+v %v", res, err)
 			}
 		})
@@ -90,18 +92,18 @@ func TestAcceptConflictChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\nmine\n"), 0o644)
-			gitT(t, repo, "commit", "-q", "-am", "mine")
-			before := gitT(t, repo, "rev-parse", "HEAD") + gitT(t, repo, "status", "--porcelain")
-			slotHead := gitT(t, slot, "rev-parse", "HEAD")
+			gittest.Run(t, repo, "commit", "-q", "-am", "mine")
+			before := gittest.Run(t, repo, "rev-parse", "HEAD") + gittest.Run(t, repo, "status", "--porcelain")
+			slotHead := gittest.Run(t, slot, "rev-parse", "HEAD")
 			_, err := Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot, Method: method, Message: "m"})
 			var ce *ConflictError
 			if !errors.As(err, &ce) || len(ce.Paths) != 1 || ce.Paths[0] != "a.txt" {
 				t.Fatalf("Accept: %v, want a conflict in a.txt", err)
 			}
-			if after := gitT(t, repo, "rev-parse", "HEAD") + gitT(t, repo, "status", "--porcelain"); after != before {
+			if after := gittest.Run(t, repo, "rev-parse", "HEAD") + gittest.Run(t, repo, "status", "--porcelain"); after != before {
 				t.Errorf("target changed: %q, was %q", after, before)
 			}
-			if gitT(t, slot, "rev-parse", "HEAD") != slotHead || gitT(t, slot, "status", "--porcelain") != "" {
+			if gittest.Run(t, slot, "rev-parse", "HEAD") != slotHead || gittest.Run(t, slot, "status", "--porcelain") != "" {
 				t.Errorf("the slot changed after the aborted %s", method)
 			}
 			for _, dir := range []string{repo, slot} {
@@ -121,8 +123,8 @@ func TestRecoverAccept(t *testing.T) {
 	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
 		t.Fatal(err)
 	}
-	before := strings.TrimSpace(gitT(t, repo, "rev-parse", "HEAD"))
-	next := strings.TrimSpace(gitT(t, repo, "rev-parse", "try/g-abcdef/cc"))
+	before := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
+	next := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "try/g-abcdef/cc"))
 	marker, err := markerPath(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +138,7 @@ func TestRecoverAccept(t *testing.T) {
 	if ok, err := RecoverAccept(ctx, repo); !ok || err != nil {
 		t.Fatalf("RecoverAccept: %v %v", ok, err)
 	}
-	if st := gitT(t, repo, "status", "--porcelain"); st != "" {
+	if st := gittest.Run(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("not reset: %s", st)
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -152,9 +154,9 @@ func TestRecoverAccept(t *testing.T) {
 		t.Errorf("the user's edit was touched: %q", b)
 	}
 	// Done (HEAD moved to the new commit): the marker just goes.
-	gitT(t, repo, "checkout", "-q", "a.txt")
+	gittest.Run(t, repo, "checkout", "-q", "a.txt")
 	os.Remove(filepath.Join(repo, "new.txt"))
-	gitT(t, repo, "merge", "-q", "--ff-only", next)
+	gittest.Run(t, repo, "merge", "-q", "--ff-only", next)
 	if ok, err := RecoverAccept(ctx, repo); ok || err != nil {
 		t.Fatalf("RecoverAccept after completion: %v %v", ok, err)
 	}
@@ -170,7 +172,7 @@ func TestWorktreeTreeIgnoresHowWorkIsCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := gitT(t, slot, "status", "--porcelain"); !strings.Contains(st, "?? new.txt") {
+	if st := gittest.Run(t, slot, "status", "--porcelain"); !strings.Contains(st, "?? new.txt") {
 		t.Errorf("WorktreeTree touched the index: %s", st)
 	}
 	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
@@ -194,13 +196,13 @@ func TestAcceptUntrackedInTheWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(repo, "new.txt"), []byte("mine\n"), 0o644)
-	head := gitT(t, repo, "rev-parse", "HEAD")
+	head := gittest.Run(t, repo, "rev-parse", "HEAD")
 	_, err := Accept(ctx, AcceptPlan{Target: repo, Into: "main", Branch: "try/g-abcdef/cc", Slot: slot, Method: MethodSquash, Message: "m"})
 	var ue *UpdateRefusedError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "new.txt") {
 		t.Fatalf("Accept: %v, want git's refusal naming new.txt", err)
 	}
-	if gitT(t, repo, "rev-parse", "HEAD") != head {
+	if gittest.Run(t, repo, "rev-parse", "HEAD") != head {
 		t.Error("HEAD moved")
 	}
 	if b, _ := os.ReadFile(filepath.Join(repo, "new.txt")); string(b) != "mine\n" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentctl/agentctl/gateway"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -141,11 +142,36 @@ func (d *Deps) enforce(ctx context.Context, id string, b *meta.Breach, by string
 	if claimed {
 		d.journal(meta.EventBudgetExceeded, &rec)
 	}
+	if act && rec.Gateway != nil {
+		// An OpenClaw run has no local process: abort it on its gateway, as
+		// `agentctl stop` does (docs/agents/openclaw.md §6.3).
+		res, err := d.StopGateway(ctx, GatewayStopTarget{Key: rec.CurrentSessionID(), RunID: rec.Gateway.RunID, LaunchID: id}, false)
+		if err != nil {
+			d.warn("abort %s on its gateway for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
+			return claimed
+		}
+		d.setField(id, func(r *meta.Launch) {
+			if r.Breach != nil {
+				r.Breach.Stopped = res.Stopped || res.NoActiveRun
+			}
+		})
+		return claimed
+	}
 	if !act || rec.PID <= 0 {
 		return claimed
 	}
-	res, err := d.Stop(ctx, StopTarget{SessionID: rec.CurrentSessionID(), PID: rec.PID, Start: rec.StartTicks, BootID: rec.BootID,
-		PGID: rec.PGID, Group: true, LaunchID: id}, StopOptions{})
+	t := StopTarget{SessionID: rec.CurrentSessionID(), PID: rec.PID, Start: rec.StartTicks, BootID: rec.BootID,
+		PGID: rec.PGID, Group: true, LaunchID: id}
+	var res StopResult
+	if ask := d.backgroundStop(&rec); ask != nil {
+		// A Claude Code background session ends Claude's way, so that its job
+		// record says stopped (docs/agents/claude-code.md §4.5); signals only if that fails.
+		var ares AgentStopResult
+		ares, err = d.StopViaAgent(ctx, t, ask, AgentStopTimeout, AgentStopExit, StopOptions{})
+		res = ares.StopResult
+	} else {
+		res, err = d.Stop(ctx, t, StopOptions{})
+	}
 	if err != nil {
 		d.warn("stop %s for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
 		return claimed
@@ -170,11 +196,17 @@ func (d *Deps) SweepBudgets(ctx context.Context) ([]string, error) {
 	var out []string
 	for i := range recs {
 		r := &recs[i]
-		if r.FinalisedAt != nil || r.Budget.Empty() || r.ConfirmedAt == nil || r.Gateway != nil {
+		if r.FinalisedAt != nil || r.Budget.Empty() || r.ConfirmedAt == nil {
 			continue
 		}
-		if d.Store.IsAlive(r.SupervisorPID, r.SupervisorStart, "") || !d.Store.AgentAlive(r) {
-			continue // the supervisor watches it, or there is nothing to stop
+		if d.Store.IsAlive(r.SupervisorPID, r.SupervisorStart, "") {
+			continue // the supervisor watches it
+		}
+		if r.Gateway == nil && !d.Store.AgentAlive(r) {
+			continue // nothing to stop
+		}
+		if r.Gateway != nil && r.Breach == nil && !d.gatewayRunActive(ctx, r) {
+			continue // the run ended (or its gateway is away): lazy finalisation's business
 		}
 		b := r.Breach
 		if b == nil {
@@ -187,6 +219,77 @@ func (d *Deps) SweepBudgets(ctx context.Context) ([]string, error) {
 		out = append(out, r.ID)
 	}
 	return out, nil
+}
+
+// watchGatewayBudget is awaitExit's budget half for an OpenClaw run, which has
+// no local process to wait for: it polls the run's usage with the same back-off
+// and on a breach aborts the run (enforce). It returns when done is closed or
+// after acting on a breach; the supervisor's wait for the run then sees it end.
+func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan struct{}) {
+	r := d.record(id)
+	if r == nil || r.Budget.Empty() {
+		return
+	}
+	if r.Kind == KindResume && r.BudgetBase == nil && d.Totals != nil {
+		if t, err := d.Totals(ctx, r); err == nil {
+			t.Elapsed = 0
+			d.setField(id, func(x *meta.Launch) { x.BudgetBase = &t })
+			r.BudgetBase = &t
+		}
+	}
+	// Reading an OpenClaw session's totals is a gateway round trip over its
+	// whole history: with only a duration limit, they are read once, for the
+	// breach's figures.
+	durationOnly := r.Budget.MaxTokens == 0 && r.Budget.MaxCostUSD == 0
+	interval := budgetPollMin
+	var last meta.Usage
+	for {
+		wait := interval
+		if limit := r.Budget.MaxDuration(); limit > 0 {
+			wait = min(wait, max(0, runStart(r).Add(limit).Sub(d.now())))
+		}
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		u := meta.Usage{Elapsed: d.now().Sub(runStart(r)).Seconds()}
+		if !durationOnly {
+			u, _ = d.usageOf(ctx, r)
+		}
+		if b := r.Budget.Check(u); b != nil {
+			if durationOnly {
+				if full, ok := d.usageOf(ctx, r); ok {
+					b.Usage = full
+				}
+			}
+			d.enforce(ctx, id, b, "supervisor")
+			return
+		}
+		if u.Tokens != last.Tokens {
+			interval = budgetPollMin
+		} else {
+			interval = min(interval*2, budgetPollMax)
+		}
+		last = u
+	}
+}
+
+// gatewayRunActive asks r's gateway whether r's run is still active. An
+// unreachable gateway counts as not: sweep acts on what it can see.
+func (d *Deps) gatewayRunActive(ctx context.Context, r *meta.Launch) bool {
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, _, err := d.dialGateway(cctx, d.gatewayEnv(d.Environ, ""), []string{gateway.ScopeRead}, []string{"sessions.list"})
+	if err != nil {
+		d.warn("openclaw: %v", err)
+		return false
+	}
+	defer conn.Close(context.Background())
+	row, found, err := gatewayRow(cctx, conn, r.CurrentSessionID())
+	return err == nil && found && row.active() && (row.LastRunID == "" || row.LastRunID == r.Gateway.RunID)
 }
 
 // breachData is the figures of a breach as events and webhooks carry them.

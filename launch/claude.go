@@ -124,8 +124,14 @@ func (c Claude) Plan(req *Request) (*Plan, error) {
 		p.ConfirmTimeout = d
 	}
 	p.Args = []string{"-p", "--output-format", "stream-json", "--verbose"}
-	switch req.Kind {
-	case KindResume:
+	if req.Background {
+		// `claude --bg` reads the prompt on stdin and prints the short id;
+		// Claude's daemon picks the session id (docs/agents/claude-code.md §4.5).
+		p.Args = []string{"--bg"}
+	}
+	switch {
+	case req.Background:
+	case req.Kind == KindResume:
 		if req.SessionID == "" {
 			return nil, errors.New("resume needs a session id")
 		}
@@ -225,6 +231,7 @@ var claudeStderr = []struct{ pattern, class, hint string }{
 	{"--session-id can only be used with", "bad-flag", "an agentctl bug; please report it"},
 	{"Input must be provided either through stdin", "no-prompt", "the prompt did not reach claude's stdin; an agentctl bug"},
 	{"cannot be launched inside another Claude Code session", "nested", "run agentctl outside Claude Code, or unset CLAUDECODE"},
+	{"Workspace not trusted", "untrusted", "`claude --bg` refuses a workspace not trusted in Claude's config (docs/agents/claude-code.md §4.5)"},
 	{"Invalid API key", "auth", "set ANTHROPIC_API_KEY or run `claude /login`"},
 	{"Missing API key", "auth", "set ANTHROPIC_API_KEY or run `claude /login`"},
 	{"Failed to authenticate", "auth", "set ANTHROPIC_API_KEY or run `claude /login`"},

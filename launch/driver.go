@@ -39,6 +39,7 @@ type Request struct {
 	PermissionMode     string
 	AppendSystemPrompt string
 	Sandbox            bool     // the user vouched this machine is a sandbox (claude root guard)
+	Background         bool     // claude-code: a background session (`claude --bg`)
 	UserEnv            []string // --env K=V, applied last
 	Environ            []string // the launching command's environment
 	Euid               int

@@ -388,6 +388,13 @@ func (d *Deps) FinaliseDead(ctx context.Context) ([]string, error) {
 		case r.PID == 0:
 			e.Startup = true
 			e.Outcome = Outcome{Class: "aborted", Message: "the supervisor exited before the agent started; see " + r.Log}
+		case r.Background && r.JobID != "" && r.ClaudeRoot != "":
+			// Claude's job record says how it ended (docs/agents/claude-code.md §4.5).
+			code, o := bgEnd(r.ClaudeRoot, r.JobID, r.StopRequested != nil)
+			if code >= 0 {
+				e.ExitCode = &code
+			}
+			e.Outcome = o
 		default:
 			drv, derr := DriverFor(r.Adapter)
 			if derr == nil {

@@ -37,6 +37,7 @@ type Slot struct {
 	Suffix         string       // unique within the group: cc, codex, cc-opus-4-6, codex-2, …
 	Branch, Path   string       // try/<group>/<suffix> and <repo>-try-<group>-<suffix>
 	Budget         *meta.Budget // the matrix entry's own limits, if any
+	Background     bool         // a Claude Code background session (matrix `background: true`)
 }
 
 // ShortAdapter is an adapter's name in branch and path suffixes.

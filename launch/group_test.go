@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentctl/agentctl/internal/gittest"
 )
 
 func TestAssignSuffixes(t *testing.T) {
@@ -30,44 +31,10 @@ func TestAssignSuffixes(t *testing.T) {
 	}
 }
 
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-// newRepo makes a repository with one commit in its own temp dir (worktrees go
-// beside it).
-func newRepo(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := filepath.Join(dir, "repo")
-	gitT(t, dir, "init", "-q", "-b", "main", repo)
-	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitT(t, repo, "add", ".")
-	gitT(t, repo, "commit", "-q", "-m", "init")
-	return repo
-}
-
 func TestPrepareGroupAllOrNothing(t *testing.T) {
-	repo := newRepo(t)
+	repo := gittest.NewRepo(t)
 	ctx := context.Background()
-	before := gitT(t, repo, "worktree", "list") + gitT(t, repo, "branch", "-a")
+	before := gittest.Run(t, repo, "worktree", "list") + gittest.Run(t, repo, "branch", "-a")
 	entries, _ := os.ReadDir(filepath.Dir(repo))
 	// The third slot's branch name is invalid: git refuses it after two
 	// worktrees were made.
@@ -75,7 +42,7 @@ func TestPrepareGroupAllOrNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "slot 3 (bad..name)") {
 		t.Fatalf("err = %v, want slot 3's git error", err)
 	}
-	after := gitT(t, repo, "worktree", "list") + gitT(t, repo, "branch", "-a")
+	after := gittest.Run(t, repo, "worktree", "list") + gittest.Run(t, repo, "branch", "-a")
 	if before != after {
 		t.Errorf("git state changed:\nbefore %s\nafter %s", before, after)
 	}
@@ -85,7 +52,7 @@ func TestPrepareGroupAllOrNothing(t *testing.T) {
 }
 
 func TestPrepareGroupDirtyBaseAndNotARepo(t *testing.T) {
-	repo := newRepo(t)
+	repo := gittest.NewRepo(t)
 	ctx := context.Background()
 	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -108,7 +75,7 @@ func TestPrepareGroupDirtyBaseAndNotARepo(t *testing.T) {
 }
 
 func TestPrepareGroupConcurrent(t *testing.T) {
-	repo := newRepo(t)
+	repo := gittest.NewRepo(t)
 	var wg sync.WaitGroup
 	groups := make([]*Group, 2)
 	errs := make([]error, 2)
@@ -153,7 +120,7 @@ func TestPrepareGroupConcurrent(t *testing.T) {
 }
 
 func TestDiffAndClean(t *testing.T) {
-	repo := newRepo(t)
+	repo := gittest.NewRepo(t)
 	ctx := context.Background()
 	g, err := PrepareGroup(ctx, repo, "", []Slot{{Adapter: "codex"}})
 	if err != nil {
@@ -162,14 +129,14 @@ func TestDiffAndClean(t *testing.T) {
 	wt := g.Slots[0].Path
 	// A commit, an uncommitted edit and an untracked file.
 	os.WriteFile(filepath.Join(wt, "a.txt"), []byte("1\n2\n3\n4\n"), 0o644)
-	gitT(t, wt, "commit", "-q", "-am", "agent commit")
+	gittest.Run(t, wt, "commit", "-q", "-am", "agent commit")
 	os.WriteFile(filepath.Join(wt, "a.txt"), []byte("1\n3\n4\n5\n"), 0o644)
 	os.WriteFile(filepath.Join(wt, "new.txt"), []byte("x\n"), 0o644)
 	d, err := Diff(ctx, wt, g.Base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ParseShortstat(gitT(t, wt, "diff", "--shortstat", g.Base))
+	want := ParseShortstat(gittest.Run(t, wt, "diff", "--shortstat", g.Base))
 	if d.FilesChanged != 1 || d.Insertions != want.Insertions || d.Deletions != want.Deletions || want.Insertions != 2 || want.Deletions != 1 {
 		t.Errorf("diff %+v, git says %+v", d, want)
 	}
@@ -191,13 +158,13 @@ func TestDiffAndClean(t *testing.T) {
 		t.Fatal("removed the main worktree")
 	}
 	// Committed but unmerged: -d refuses, the worktree goes, the branch stays.
-	gitT(t, wt, "checkout", "-q", "--", "a.txt")
+	gittest.Run(t, wt, "checkout", "-q", "--", "a.txt")
 	os.Remove(filepath.Join(wt, "new.txt"))
 	err = CleanWorktree(ctx, wts[1], false, true)
 	if err == nil || !strings.Contains(err.Error(), "branch stays") {
 		t.Fatalf("unmerged branch: %v", err)
 	}
-	if out := gitT(t, repo, "branch", "--list", g.Slots[0].Branch); out == "" {
+	if out := gittest.Run(t, repo, "branch", "--list", g.Slots[0].Branch); out == "" {
 		t.Error("unmerged branch deleted without --force")
 	}
 }
@@ -219,6 +186,10 @@ func TestReadMatrix(t *testing.T) {
 	if len(slots) != 4 || slots[1] != (Slot{Adapter: "claude-code", Model: "b"}) || slots[2].Model != "gpt" || slots[3].Model != "" {
 		t.Errorf("slots %+v", slots)
 	}
+	_, slots, err = ReadMatrix(write("bg.yaml", "prompt: p\nmatrix:\n  - adapter: claude-code\n    model: [a, b]\n    background: true\n  - adapter: claude-code\n"), nil)
+	if err != nil || len(slots) != 3 || !slots[0].Background || !slots[1].Background || slots[2].Background {
+		t.Errorf("background slots %+v (%v): want the first entry's two slots background, the other not", slots, err)
+	}
 	for name, tc := range map[string]struct{ body, want string }{
 		"unknown":  {"prompt: p\nmatrix:\n  - adapter: codex\n    modle: x\n", `line 4: unknown key "modle"`},
 		"top":      {"promt: p\nmatrix:\n  - adapter: codex\n", `line 1: unknown key "promt"`},
@@ -228,6 +199,7 @@ func TestReadMatrix(t *testing.T) {
 		"nested":   {"matrix:\n  - adapter: codex\n    model: [[a]]\n", "line 3: model: want a model name or a list"},
 		"noadapt":  {"matrix:\n  - model: a\n", "matrix entry 1 has no adapter"},
 		"notalist": {"matrix: codex\n", "--matrix"},
+		"bgcodex":  {"matrix:\n  - adapter: codex\n    background: true\n", "background: true is for claude-code"},
 	} {
 		_, _, err := ReadMatrix(write(name+".yaml", tc.body), nil)
 		var ie *InputError

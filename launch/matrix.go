@@ -34,6 +34,9 @@ type MatrixEntry struct {
 	MaxDuration string `yaml:"max_duration"`
 	MaxCost     string `yaml:"max_cost"`
 	MaxTokens   string `yaml:"max_tokens"`
+	// Background: claude-code only, the slot runs as a Claude Code background
+	// session (launch --background).
+	Background bool `yaml:"background"`
 }
 
 // ModelNames is a model name or a list of them.
@@ -85,7 +88,7 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg := te.Errors[0]
 			if sm := unknownFieldRe.FindStringSubmatch(msg); sm != nil {
-				return nil, nil, bad("line %s: unknown key %q (known: prompt, cwd, base_branch, matrix; in matrix entries: adapter, model, max_duration, max_cost, max_tokens)", sm[1], sm[2])
+				return nil, nil, bad("line %s: unknown key %q (known: prompt, cwd, base_branch, matrix; in matrix entries: adapter, model, max_duration, max_cost, max_tokens, background)", sm[1], sm[2])
 			}
 			return nil, nil, bad("%s", strings.TrimPrefix(msg, "yaml: "))
 		}
@@ -99,6 +102,9 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 		if e.Adapter == "" {
 			return nil, nil, bad("matrix entry %d has no adapter", i+1)
 		}
+		if e.Background && e.Adapter != "claude-code" {
+			return nil, nil, bad("matrix entry %d: background: true is for claude-code (Claude Code's own background sessions), not %s", i+1, e.Adapter)
+		}
 		b, err := meta.ParseBudget(e.MaxDuration, e.MaxCost, e.MaxTokens)
 		if err != nil {
 			return nil, nil, bad("matrix entry %d: %s", i+1, strings.Replace(strings.TrimPrefix(err.Error(), "--"), "-", "_", 1))
@@ -108,10 +114,10 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 			budget = &b
 		}
 		if len(e.Model) == 0 {
-			slots = append(slots, Slot{Adapter: e.Adapter, Budget: budget})
+			slots = append(slots, Slot{Adapter: e.Adapter, Budget: budget, Background: e.Background})
 		}
 		for _, model := range e.Model {
-			slots = append(slots, Slot{Adapter: e.Adapter, Model: model, Budget: budget})
+			slots = append(slots, Slot{Adapter: e.Adapter, Model: model, Budget: budget, Background: e.Background})
 		}
 	}
 	if m.Cwd != "" {

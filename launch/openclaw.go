@@ -323,7 +323,17 @@ func (d *Deps) superviseGateway(ctx context.Context, rec *meta.Launch, report fu
 	}
 	report(Report{Status: "ready", SessionID: key})
 
+	// A budget is watched beside the wait; a breach aborts the run, which the
+	// wait then sees end.
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		d.watchGatewayBudget(ctx, rec.ID, done)
+	}()
 	code, o, err := d.waitGatewayRun(ctx, env, conn, rec.ID, key, ack.RunID)
+	close(done)
+	<-watched
 	if err != nil {
 		// The gateway stayed away: leave the record to lazy finalisation, which
 		// asks the gateway again (nothing about the session changes meanwhile).

@@ -34,8 +34,11 @@ type Spec struct {
 
 	Model, PermissionMode, AppendSystemPrompt string
 	Sandbox                                   bool
-	UserEnv                                   []string
-	Home                                      string
+	// Background: a Claude Code background session (`claude --bg`,
+	// docs/agents/claude-code.md §4.5), hosted by Claude's daemon.
+	Background bool
+	UserEnv    []string
+	Home       string
 
 	OnCreate, OnComplete string
 	Meta                 map[string]string
@@ -97,8 +100,16 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	}
 	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, SessionPath: sp.SessionPath, SessionModel: sp.SessionModel, Fork: sp.Fork,
 		LaunchID: sp.LaunchID, Prompt: sp.Prompt, Cwd: sp.Cwd, Model: sp.Model, PermissionMode: sp.PermissionMode,
-		AppendSystemPrompt: sp.AppendSystemPrompt, Sandbox: sp.Sandbox, UserEnv: sp.UserEnv, Environ: l.Environ,
+		AppendSystemPrompt: sp.AppendSystemPrompt, Sandbox: sp.Sandbox, Background: sp.Background, UserEnv: sp.UserEnv, Environ: l.Environ,
 		Euid: l.Euid, Home: sp.Home, Config: l.Config, LookPath: l.LookPath}
+	if sp.Background {
+		if _, ok := drv.(Claude); !ok {
+			return nil, nil, &InputError{fmt.Sprintf("--background is for claude-code (Claude Code's own background sessions), not %s", sp.Adapter)}
+		}
+		if sp.Kind == KindResume {
+			return nil, nil, &InputError{"--background applies to launch only; resume a background session with `claude --bg --resume <id>` or `claude attach <short>`"}
+		}
+	}
 	plan, err := drv.Plan(req)
 	if err != nil {
 		return nil, nil, err
@@ -218,7 +229,7 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		Prompt: sp.Summary, Group: sp.Group, Spec: sp.SpecPath, Branch: sp.Branch, Worktree: sp.Worktree, BaseBranch: sp.BaseBranch,
 		BaseCommit: sp.BaseCommit, Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
 		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User,
-		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now}
+		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now, Background: sp.Background}
 	if !sp.Budget.Empty() {
 		b := *sp.Budget
 		rec.Budget = &b

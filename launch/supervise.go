@@ -64,6 +64,9 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	if drv.Gateway() {
 		return d.superviseGateway(ctx, rec, report, prompt, environ, confirmTimeout)
 	}
+	if rec.Background {
+		return d.superviseBackground(ctx, rec, report, prompt, environ, confirmTimeout)
+	}
 	fail := func(o Outcome, exit *int) error {
 		// Finalise first: when `launch` reports the failure, the lock is released
 		// and the record says why.

@@ -71,6 +71,14 @@ type Launch struct {
 	// process, so no PID (docs/agents/openclaw.md §6.1).
 	Gateway *GatewayInfo `json:"gateway,omitempty"`
 
+	// Background: a Claude Code background session (`launch --background`,
+	// docs/agents/claude-code.md §4.5) that Claude's daemon hosts; JobID is
+	// Claude's short id for it (`claude attach <job_id>`), ClaudeRoot the
+	// config root whose jobs/ holds its record.
+	Background bool   `json:"background,omitempty"`
+	JobID      string `json:"job_id,omitempty"`
+	ClaudeRoot string `json:"claude_root,omitempty"`
+
 	// Budget is what the run may take (launch --max-*); BudgetBase what the
 	// resumed session had taken before this run; Breach the limit it went over,
 	// set once; ExitReason says why agentctl ended it (budget:tokens, …).

@@ -3,6 +3,7 @@ package claude
 import (
 	"math"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -13,7 +14,7 @@ import (
 // TestAggCodecRoundTrip fills every field, so a field added to aggregate but not
 // here fails the tests.
 
-const aggCodecVersion = 5
+const aggCodecVersion = 6
 
 // MarshalBinary encodes a for the parse index.
 func (a *aggregate) MarshalBinary() ([]byte, error) {
@@ -48,6 +49,7 @@ func (a *aggregate) MarshalBinary() ([]byte, error) {
 	e.Int(a.AgentCostOff)
 	e.Int(a.UsageOff)
 	e.Uint(a.FirstKey)
+	a.Slots.Encode(&e)
 	return e.Buf, nil
 }
 
@@ -89,6 +91,7 @@ func (a *aggregate) UnmarshalBinary(b []byte) error {
 	a.AgentCost = math.Float64frombits(d.Uint())
 	a.AgentCostOff, a.UsageOff = d.Int(), d.Int()
 	a.FirstKey = d.Uint()
+	a.Slots = discover.DecodeSlots(&d)
 	if !d.Done() {
 		return index.ErrEncoding
 	}
@@ -104,6 +107,7 @@ func encodeGroups(gs []msgGroup) []byte {
 		e.Uint(g.Key)
 		e.Int(int64(g.Model))
 		encUsage(&e, g.U)
+		e.Int(g.Slot)
 	}
 	return e.Buf
 }
@@ -114,7 +118,7 @@ func decodeGroups(b []byte, models int) []msgGroup {
 	d := index.NewDec(b)
 	var gs []msgGroup
 	for d.Len() > 0 && !d.Bad() {
-		gs = append(gs, msgGroup{Key: d.Uint(), Model: int(d.Int()), U: decUsage(&d)})
+		gs = append(gs, msgGroup{Key: d.Uint(), Model: int(d.Int()), U: decUsage(&d), Slot: d.Int()})
 	}
 	for _, g := range gs {
 		if d.Bad() || g.Model < 0 || g.Model >= models {

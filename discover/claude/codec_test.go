@@ -47,6 +47,9 @@ func TestAggCodecRoundTrip(t *testing.T) {
 	for i := range a.Recent {
 		a.Recent[i].Model = i // an index into ByModel
 	}
+	for i := range a.Slots {
+		a.Slots[i].At = int64(1+10*i) * discover.SlotSeconds // slot starts, ascending
+	}
 	b, err := a.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

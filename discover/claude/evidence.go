@@ -84,7 +84,8 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 			out[id] = c.Job.exiting(r.PID)
 			continue
 		}
-		out[id] = discover.Verdict{Status: st, Evidence: discover.EvidenceRegistry, Detail: d, Inferred: r.Inferred || inf, PID: r.PID}
+		out[id] = discover.Verdict{Status: st, Evidence: discover.EvidenceRegistry, Detail: d, Inferred: r.Inferred || inf, PID: r.PID,
+			Blocked: liveBlocked(st, agg)}
 	}
 
 	// argv: a live claude naming a session with --resume/--session-id.
@@ -117,7 +118,8 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		if detail != "" {
 			d += "; " + detail
 		}
-		out[p.Flags.Names] = discover.Verdict{Status: st, Evidence: discover.EvidenceArgv, Detail: d, Inferred: inf, PID: p.PID}
+		out[p.Flags.Names] = discover.Verdict{Status: st, Evidence: discover.EvidenceArgv, Detail: d, Inferred: inf, PID: p.PID,
+			Blocked: liveBlocked(st, c.Agg)}
 	}
 
 	// Process scan: weak inference from cwd and timing, for processes not tied to
@@ -187,6 +189,17 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		res[i] = notLive(c, other[c.ID], superseded[c.ID], procs.Available(), now)
 	}
 	return res
+}
+
+// liveBlocked is the blocked reason of a live session at rest whose last
+// conversation record is the API error its latest turn ended with (a TUI after
+// Claude gave up retrying: "API Error: 429 …"), classified by its text
+// (docs/agents/claude-code.md §4.3); "" otherwise.
+func liveBlocked(status string, a *aggregate) string {
+	if status != discover.StatusIdle || a == nil || a.Last.Kind != tailAPIError {
+		return ""
+	}
+	return discover.BlockedBy(a.Last.Text)
 }
 
 // tiedPIDs are the claude processes tied to a session by proof: the PID of each

@@ -55,6 +55,7 @@ type msgGroup struct {
 	Key   uint64
 	Model int // index into ByModel
 	U     tokenCounts
+	Slot  int64 // the slot U was counted in (-1: none)
 }
 
 // aggregate is everything listing and status need from one transcript, built by
@@ -104,6 +105,9 @@ type aggregate struct {
 	// FirstKey is the (message.id, requestId) key of the first request with both
 	// ids: a fork shares it with the session it was forked from (fork.go).
 	FirstKey uint64
+	// Slots spread the usage of ByModel over time: each counted line in the slot
+	// of its timestamp (else of the latest timestamp before it).
+	Slots discover.Slots
 }
 
 // Models lists every model seen, in order of first appearance.
@@ -247,7 +251,7 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 	if model != "" {
 		a.Model = model
 	}
-	if a.addUsage(model, m, r.RequestID) {
+	if a.addUsage(model, m, r.RequestID, ts) {
 		a.UsageOff = off + 1
 	}
 	if r.Sidechain {
@@ -266,16 +270,24 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 
 // addUsage applies the last-line-per-group rule (docs/agents/claude-code.md §3.1).
 // It reports whether the line had any usage.
-func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
+func (a *aggregate) addUsage(model string, m message, requestID []byte, ts int64) bool {
 	u, tier := parseUsageTier(m.tokenCounts)
 	if !discover.UsageOK(u.In, u.Out, u.CR, u.CW5m, u.CW1h) {
 		u = tokenCounts{} // a damaged record counts for nothing
 		a.BadUsage++
 	}
 	mi := a.modelIndex(model, tier)
+	slot := int64(-1)
+	switch {
+	case ts != 0:
+		slot = discover.SlotOf(ts)
+	case a.LastMs != 0:
+		slot = discover.SlotOf(a.LastMs)
+	}
 	if len(m.ID) <= 2 || len(requestID) <= 2 {
 		a.Messages++
 		a.ByModel[mi].U.add(u)
+		a.addSlot(slot, u)
 		return !u.zero()
 	}
 	key := groupKey(m.ID, requestID)
@@ -287,18 +299,30 @@ func (a *aggregate) addUsage(model string, m message, requestID []byte) bool {
 		if g.Key == key {
 			a.ByModel[g.Model].U.sub(g.U)
 			a.ByModel[mi].U.add(u)
-			g.Model, g.U = mi, u
+			if g.Slot >= 0 {
+				a.Slots.Sub(g.Slot, g.U.tokens())
+			}
+			a.addSlot(slot, u)
+			g.Model, g.U, g.Slot = mi, u, slot
 			return !u.zero()
 		}
 	}
 	a.Messages++
 	a.ByModel[mi].U.add(u)
+	a.addSlot(slot, u)
 	if len(a.Recent) == recentGroups {
 		copy(a.Recent, a.Recent[1:])
 		a.Recent = a.Recent[:recentGroups-1]
 	}
-	a.Recent = append(a.Recent, msgGroup{Key: key, Model: mi, U: u})
+	a.Recent = append(a.Recent, msgGroup{Key: key, Model: mi, U: u, Slot: slot})
 	return !u.zero()
+}
+
+// addSlot counts u in slot (-1: no timestamp yet, counted in no slot).
+func (a *aggregate) addSlot(slot int64, u tokenCounts) {
+	if slot >= 0 {
+		a.Slots.Add(slot, u.tokens())
+	}
 }
 
 func (a *aggregate) modelIndex(model string, tier uint8) int {

@@ -3,6 +3,8 @@ package claude
 import (
 	"strings"
 	"time"
+
+	"github.com/agentctl/agentctl/discover"
 )
 
 // record is the top level of one transcript line, as raw sub-slices of the line
@@ -154,6 +156,11 @@ func (u *tokenCounts) sub(o tokenCounts) {
 }
 
 func (u tokenCounts) zero() bool { return u == tokenCounts{} }
+
+// tokens are u in agentctl's four classes.
+func (u tokenCounts) tokens() discover.Tokens {
+	return discover.Tokens{Input: u.In, Output: u.Out, CacheRead: u.CR, CacheWrite: u.CW5m + u.CW1h}
+}
 
 // parseUsage reads message.usage. cache_creation_input_tokens is split into 5m and
 // 1h from cache_creation when present, else it is all 5m.

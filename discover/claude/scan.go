@@ -21,7 +21,7 @@ import (
 
 // indexVersion changes whenever aggregate's meaning changes (not only its shape, which
 // the index checks by itself).
-const indexVersion = 4
+const indexVersion = 5 // 5: Slots (usage by time)
 
 // Windows for reads that must not depend on a transcript's size.
 const (
@@ -377,6 +377,7 @@ func (a *aggregate) mergeTail(t *aggregate) {
 // decodes the open message groups appending needs.
 func (a aggregate) clone() aggregate {
 	a.ByModel = append([]modelUsage(nil), a.ByModel...)
+	a.Slots = a.Slots.Clone()
 	if a.Recent == nil && a.recentRaw != nil {
 		a.Recent = decodeGroups(a.recentRaw, len(a.ByModel))
 	} else {

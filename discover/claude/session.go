@@ -140,8 +140,10 @@ func sessionCost(s *discover.Session, f *fileState, prices *priceTable, unknownM
 	u := a.Tokens()
 	byModel := a.ByModel
 	var sub tokenCounts
+	s.Slots = a.Slots.Clone()
 	for _, sf := range f.Subs {
 		sub.add(sf.Agg.Tokens())
+		s.Slots.Merge(sf.Agg.Slots)
 		byModel = append(byModel[:len(byModel):len(byModel)], sf.Agg.ByModel...)
 	}
 	u.add(sub)

@@ -112,3 +112,37 @@ func TestEndedAt(t *testing.T) {
 		t.Errorf("running session has ended_at %v", s.EndedAt)
 	}
 }
+
+// A real Claude Code 2.1.329 TUI transcript (e2e accuracy benchmark) whose last
+// turn got 429s from the stub until Claude gave up: its last record is the
+// assistant "API Error: Request rejected (429) · stub error 429 (scripted)"
+// (isApiErrorMessage). While the TUI is up and its registry says idle, the
+// session is idle and blocked on quota; while the registry says busy, running,
+// not blocked; once the process is gone, failed and blocked.
+func TestLiveTUIBlockedOnQuota(t *testing.T) {
+	const id = "0ceea13f-ba64-4bf1-ba6f-196ddd0452ff"
+	const rel = ".claude/projects/-home-dev-acc/" + id + ".jsonl"
+	home := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata/quota", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(home, rel)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, rel), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := discoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)[id]
+	if s.Status != discover.StatusFailed || s.BlockedReason != discover.BlockedQuota {
+		t.Errorf("no process: %s blocked_reason %q (%s); want failed, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
+	live := &proc.Fake{Procs: []proc.Process{{PID: 4242, Comm: "claude", StartTicks: 4242}}}
+	for status, want := range map[string][2]string{"idle": {discover.StatusIdle, discover.BlockedQuota}, "busy": {discover.StatusRunning, ""}} {
+		writeRegistry(t, home, 4242, `{"pid":4242,"sessionId":"`+id+`","cwd":"/home/dev/acc","startedAt":1795601460000,"procStart":"4242","version":"2.1.329","kind":"interactive","entrypoint":"cli","status":"`+status+`"}`)
+		s := discoverAll(t, testAdapter(), newEnv(t, home, live).Env)[id]
+		if s.Status != want[0] || s.BlockedReason != want[1] || s.Evidence != discover.EvidenceRegistry {
+			t.Errorf("registry %s: %s blocked_reason %q (%s %s); want %s, %q", status, s.Status, s.BlockedReason, s.Evidence, s.EvidenceDetail, want[0], want[1])
+		}
+	}
+}

@@ -1,8 +1,12 @@
 package codex
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"time"
+
+	"github.com/agentctl/agentctl/discover"
 
 	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
@@ -10,7 +14,7 @@ import (
 
 // indexVersion changes whenever summary's meaning changes (not its shape: the
 // index detects shape changes itself).
-const indexVersion = 3 // 3: invalid token counts skipped (tailInfo.BadTokens)
+const indexVersion = 5 // 3: invalid token counts skipped (tailInfo.BadTokens); 4: Slots; 5: tailInfo.PendingCmd
 
 // summary is what listing extracts from one rollout, cached in the parse index
 // keyed by the rollout's (device, inode, size, mtime). It depends only on the
@@ -21,6 +25,14 @@ type summary struct {
 	Head    *headInfo // nil: not read
 	Tail    tailInfo
 	CtxTail bool // Tail was read looking for turn_context as well
+	// Slots spread the thread's tokens over time: each valid token_count's
+	// increase over the previous one, in the slot of its line's timestamp. They
+	// cover the complete lines before SlotsOff; SlotsTo is the cumulative count
+	// they add up to (tokensOf the last valid total_token_usage), where the next
+	// appended token_count continues from.
+	Slots    discover.Slots
+	SlotsOff int64
+	SlotsTo  discover.Tokens
 }
 
 // summarize returns the rollout's summary, from the index when it is fresh and
@@ -53,12 +65,18 @@ func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (su
 	haveTail := false
 	if cached != nil && prev.Stamp.SameFile(stamp) && size >= prev.Offset {
 		// Unchanged, or grown by appends with the same bytes before (checked): the
-		// head still holds. The tail holds only for the very same size.
+		// head and the slots still hold. The tail holds only for the very same size.
 		if plan == index.Fresh || prefixUnchanged(f, prev) {
 			sum.Head = cached.Head
+			sum.Slots, sum.SlotsOff, sum.SlotsTo = cached.Slots.Clone(), cached.SlotsOff, cached.SlotsTo
 			if prev.Stamp == stamp && (!needCtx || cached.CtxTail) {
 				sum.Tail, sum.CtxTail, haveTail = cached.Tail, cached.CtxTail, true
 			}
+		}
+	}
+	if sum.SlotsOff < size {
+		if err := sum.readSlots(f, size, sc); err != nil {
+			return nil, size, mtime, err
 		}
 	}
 	if needHead && sum.Head == nil {
@@ -80,6 +98,56 @@ func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (su
 		}
 	}
 	return sum, size, mtime, nil
+}
+
+// readSlots adds the token_count lines from SlotsOff to size to the slots. Only
+// those lines are decoded; a line without a timestamp counts at the last one
+// seen before it.
+func (s *summary) readSlots(f *os.File, size int64, sc *scratch) error {
+	from := s.SlotsOff
+	var last time.Time
+	if n := len(s.Slots); n > 0 {
+		last = time.Unix(s.Slots[n-1].At, 0)
+	}
+	return scanForward(io.NewSectionReader(f, from, size-from), size-from, size-from, sc, func(line []byte, off int64) bool {
+		s.SlotsOff = from + off + int64(len(line)) + 1
+		typ, sub, ts, ok := sniff(line)
+		if !ok {
+			if !bytes.Contains(line, []byte(`"token_count"`)) {
+				return true
+			}
+			r, err := decode(line)
+			if err != nil {
+				return true
+			}
+			typ, sub, ts = r.Type, r.sub(), r.Timestamp
+		}
+		if t := parseTS(ts); !t.IsZero() {
+			last = t
+		}
+		if typ != "event_msg" || sub != "token_count" {
+			return true
+		}
+		u, ok := totalUsage(line)
+		if !ok {
+			r, err := decode(line)
+			if err != nil || r.Payload == nil || r.Payload.Info == nil || r.Payload.Info.Total == nil {
+				return true
+			}
+			u = r.Payload.Info.Total
+		}
+		if !u.valid() {
+			return true // skipped, as readTail skips it (issue 19)
+		}
+		cur := tokensOf(u)
+		d := cur
+		d.Add(discover.Tokens{Input: -s.SlotsTo.Input, Output: -s.SlotsTo.Output, CacheRead: -s.SlotsTo.CacheRead, CacheWrite: -s.SlotsTo.CacheWrite})
+		s.SlotsTo = cur
+		if !last.IsZero() {
+			s.Slots.Add(discover.SlotOfTime(last), d)
+		}
+		return true
+	})
 }
 
 func prefixUnchanged(f *os.File, e index.Entry[*summary]) bool {

@@ -3,6 +3,7 @@ package codex
 import (
 	"time"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -15,7 +16,7 @@ import (
 // as gob did. TestSummaryCodecRoundTrip fills every field, so a field added to
 // summary but not here fails the tests.
 
-const summaryCodecVersion = 2 // 2: tailInfo.BadTokens
+const summaryCodecVersion = 4 // 2: tailInfo.BadTokens; 3: Slots; 4: tailInfo.PendingCmd
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -48,7 +49,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 	}
 	e.Int(int64(t.Turn))
 	e.Int(int64(t.BadTokens))
-	for _, v := range []string{t.Reason, t.Pending, t.ErrMsg, t.Cwd, t.Model, t.Approval, t.SettingsModel} {
+	for _, v := range []string{t.Reason, t.Pending, t.PendingCmd, t.ErrMsg, t.Cwd, t.Model, t.Approval, t.SettingsModel} {
 		e.Str(v)
 	}
 	if u := t.Tokens; u != nil {
@@ -56,6 +57,11 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 			e.Int(n)
 		}
 	}
+	e.Int(s.SlotsOff)
+	for _, n := range []int64{s.SlotsTo.Input, s.SlotsTo.Output, s.SlotsTo.CacheRead, s.SlotsTo.CacheWrite} {
+		e.Int(n)
+	}
+	s.Slots.Encode(&e)
 	return e.Buf, nil
 }
 
@@ -84,13 +90,16 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	t.LastTS, t.TurnStarted, t.TurnEnded = d.Time(), d.Time(), d.Time()
 	t.Turn = turnState(d.Int())
 	t.BadTokens = int(d.Int())
-	t.Reason, t.Pending, t.ErrMsg = d.Shared(), d.Shared(), d.Str()
+	t.Reason, t.Pending, t.PendingCmd, t.ErrMsg = d.Shared(), d.Shared(), d.Str(), d.Str()
 	for _, p := range []*string{&t.Cwd, &t.Model, &t.Approval, &t.SettingsModel} {
 		*p = d.Shared()
 	}
 	if flags&(1<<6) != 0 {
 		t.Tokens = &usage{Input: d.Int(), Cached: d.Int(), CacheWrite: d.Int(), Output: d.Int(), Reasoning: d.Int(), Total: d.Int()}
 	}
+	s.SlotsOff = d.Int()
+	s.SlotsTo = discover.Tokens{Input: d.Int(), Output: d.Int(), CacheRead: d.Int(), CacheWrite: d.Int()}
+	s.Slots = discover.DecodeSlots(&d)
 	if !d.Done() {
 		return index.ErrEncoding
 	}

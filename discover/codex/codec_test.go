@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -36,6 +37,16 @@ func fillSummary(t *testing.T, v reflect.Value, n *int) {
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			fillSummary(t, v.Field(i), n)
+		}
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		for i := 0; i < 2; i++ {
+			fillSummary(t, v.Index(i), n)
+		}
+		if s, ok := v.Interface().(discover.Slots); ok {
+			for i := range s {
+				s[i].At = int64(1+5*i+*n) * discover.SlotSeconds // slot starts, ascending
+			}
 		}
 	default:
 		t.Fatalf("fillSummary: unhandled kind %s (a new summary field needs encoding)", v.Kind())

@@ -462,6 +462,7 @@ type rolloutRead struct {
 func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *threadRow, r rolloutRead, sc *scratch) (discover.Session, bool, error) {
 	var head headInfo
 	var tail tailInfo
+	var slots discover.Slots
 	var size int64
 	var mtime time.Time
 	haveTail, haveHead := false, false
@@ -469,6 +470,7 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 	if rf != nil && !rf.Compressed {
 		if r.err == nil && r.sum != nil {
 			tail, size, mtime, haveTail = r.sum.Tail, r.size, r.mtime, true
+			slots = r.sum.Slots
 			if r.sum.Head != nil {
 				head, haveHead = *r.sum.Head, true
 			}
@@ -547,6 +549,7 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		if u := tail.Tokens; u != nil {
 			tok := tokensOf(u)
 			s.Tokens = &tok
+			s.Slots = slots.Clone()
 			s.Extra["tokens_total"] = u.Total
 			if u.Reasoning > 0 {
 				s.Extra["tokens_reasoning"] = u.Reasoning

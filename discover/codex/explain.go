@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -36,5 +37,39 @@ func (a *Adapter) Explain(ctx context.Context, env *discover.Env, s discover.Ses
 	default:
 		g.Says = "no " + lv.method + " for this thread is held"
 	}
-	return []discover.Signal{g}
+	out := []discover.Signal{g}
+	if ap, ok := approvalSignal(env, s, pid); ok {
+		out = append(out, ap)
+	}
+	return out
+}
+
+// approvalSignal is the escalated call an open turn ends with, if any, and
+// whether a child of the writer runs it (approved) or not (still asking).
+func approvalSignal(env *discover.Env, s discover.Session, holder int) (discover.Signal, bool) {
+	if s.Path == "" {
+		return discover.Signal{}, false
+	}
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return discover.Signal{}, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return discover.Signal{}, false
+	}
+	t, err := readTail(f, fi.Size(), false, &scratch{})
+	if err != nil || t.Turn != turnOpen || t.Pending == "" {
+		return discover.Signal{}, false
+	}
+	g := discover.Signal{Source: "approval", Found: true, Says: "open turn ends with " + t.Pending}
+	if t.PendingCmd != "" {
+		if run := approvedRun(env, holder, t.PendingCmd); run != "" {
+			g.Says += "; approved: " + run + " (running)"
+		} else {
+			g.Says += "; no child of the writer runs it, so it is still asking (waiting)"
+		}
+	}
+	return g, true
 }

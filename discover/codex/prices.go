@@ -12,7 +12,18 @@ import (
 // have no entry until added here or in config.json `prices`. OpenAI bills no
 // cache-write premium: cache writes cost plain input. Reasoning tokens are
 // already part of output_tokens and are billed as output.
+//
+// gpt-6.1-sol is the model Codex 0.169.0 (the pinned version) asks for when the
+// config names none — seen as the "model" of its first /v1/responses request
+// against a local server (docs/agents/codex.md, "Default model"). It and
+// gpt-6-sol were checked 2026-11-25 against OpenAI's model pages: 2/10, cached
+// input 0.10 (gpt-6-sol 0.20), and unlike the gpt-5 family a cache-write price
+// of 2.50. A request over 272K input tokens is billed at a long-context rate
+// (2x input and cache, 1.5x output) that this per-session estimate does not
+// model: such sessions are under-estimated.
 var defaultPrices = map[string]meta.Price{
+	"gpt-6.1-sol":        {Input: 2, CacheRead: 0.1, CacheWrite: 2.5, Output: 10},
+	"gpt-6-sol":          {Input: 2, CacheRead: 0.2, CacheWrite: 2.5, Output: 10},
 	"gpt-5":              {Input: 1.25, CacheRead: 0.125, Output: 10},
 	"gpt-5-codex":        {Input: 1.25, CacheRead: 0.125, Output: 10},
 	"gpt-5-mini":         {Input: 0.25, CacheRead: 0.025, Output: 2},

@@ -86,3 +86,13 @@ func TestCodexSessionCost(t *testing.T) {
 		t.Error("no fixture session with tokens")
 	}
 }
+
+// Codex 0.169.0's default model (docs/agents/codex.md, "Default model") has a
+// price: (3000·2 + 6000·0.1 + 1000·2.5 + 2000·10) / 1e6 for the worked example.
+func TestDefaultModelPriced(t *testing.T) {
+	tok := discover.Tokens{Input: 3000, Output: 2000, CacheRead: 6000, CacheWrite: 1000}
+	usd, ok := estimate(discover.NewPrices(defaultPrices, nil), "gpt-6.1-sol", tok)
+	if want := (3000*2 + 6000*0.1 + 1000*2.5 + 2000*10) / 1e6; !ok || math.Abs(usd-want) > 1e-12 {
+		t.Errorf("gpt-6.1-sol: %v %v, want %v", usd, ok, want)
+	}
+}

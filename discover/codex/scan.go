@@ -74,6 +74,7 @@ type tailInfo struct {
 	TurnEnded   time.Time // line time of the closing task_complete / turn_aborted
 	Reason      string    // turn_aborted reason
 	Pending     string    // open turn whose last record is this approval / user-input request
+	PendingCmd  string    // the command of the escalated call in Pending ("" for other requests)
 	ErrMsg      string    // an error event inside the latest turn
 
 	Tokens *usage // last valid total_token_usage
@@ -282,7 +283,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 				t.Pending = sub
 			} else if sub == "function_call" {
 				if p := payload(); p != nil {
-					t.Pending = escalation(p)
+					t.Pending, t.PendingCmd = escalation(p)
 					escalated = t.Pending != ""
 				}
 			}
@@ -387,7 +388,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 		decideMarkerless()
 	}
 	if t.Turn != turnOpen || (escalated && t.Approval == "never") {
-		t.Pending = "" // approval policy never: Codex does not ask
+		t.Pending, t.PendingCmd = "", "" // approval policy never: Codex does not ask
 	}
 	return t, err
 }
@@ -396,28 +397,29 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 // persist exec_approval_request in the rollout, so a shell call asking for
 // sandbox_permissions "require_escalated" with no output after it is what the
 // file shows while the TUI asks "Would you like to run the following command?"
-// (docs/agents/codex.md §4.2).
-func escalation(p *payload) string {
+// (docs/agents/codex.md §4.2). cmd is the command itself, for telling an approved
+// call that is running (approvedRun) from one still asking.
+func escalation(p *payload) (desc, cmd string) {
 	var args struct {
 		Cmd         json.RawMessage `json:"cmd"`
 		Command     json.RawMessage `json:"command"`
 		Permissions string          `json:"sandbox_permissions"`
 	}
 	if json.Unmarshal([]byte(p.Arguments), &args) != nil || args.Permissions != "require_escalated" {
-		return ""
+		return "", ""
 	}
-	cmd := args.Cmd
-	if len(cmd) == 0 {
-		cmd = args.Command
+	raw := args.Cmd
+	if len(raw) == 0 {
+		raw = args.Command
 	}
 	var str string
-	if json.Unmarshal(cmd, &str) != nil {
+	if json.Unmarshal(raw, &str) != nil {
 		var argv []string
-		_ = json.Unmarshal(cmd, &argv)
+		_ = json.Unmarshal(raw, &argv)
 		str = strings.Join(argv, " ")
 	}
 	return fmt.Sprintf("approval of %s %s (function_call %s asks sandbox_permissions require_escalated; no output yet)",
-		p.Name, strconv.Quote(discover.OneLine(str, 80)), p.CallID)
+		p.Name, strconv.Quote(discover.OneLine(str, 80)), p.CallID), str
 }
 
 // scanForward calls fn for every complete line in the first limit bytes of r, in

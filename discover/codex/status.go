@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // liveness is the exact per-thread evidence of a live writer, read once per
@@ -123,6 +125,7 @@ type turnView struct {
 	state   turnState
 	known   bool
 	pending string // open turn blocked on an approval / user-input request
+	cmd     string // the escalated call's command, when pending is one
 	failed  string // the turn ended in an error (message), "" otherwise
 	reason  string // turn_aborted reason
 	source  string // where the turn state came from
@@ -153,7 +156,7 @@ func (st *state) latestTurnView(id string, haveTail bool, tail tailInfo, size in
 					v.failed = "error: " + discover.OneLine(ej, 200)
 				}
 				if haveTail && v.state == turnOpen {
-					v.pending = tail.Pending
+					v.pending, v.cmd = tail.Pending, tail.PendingCmd
 				}
 				return v
 			}
@@ -162,7 +165,7 @@ func (st *state) latestTurnView(id string, haveTail bool, tail tailInfo, size in
 	if !haveTail {
 		return turnView{}
 	}
-	v := turnView{state: tail.Turn, known: tail.TurnKnown, pending: tail.Pending, reason: tail.Reason, source: "rollout"}
+	v := turnView{state: tail.Turn, known: tail.TurnKnown, pending: tail.Pending, cmd: tail.PendingCmd, reason: tail.Reason, source: "rollout"}
 	if tail.ErrMsg != "" {
 		v.failed = "error: " + discover.OneLine(tail.ErrMsg, 200)
 	}
@@ -193,7 +196,14 @@ func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rollout
 		}
 		s.Evidence = discover.EvidenceRegistry
 		detail := fmt.Sprintf("%s held by %s", lv.method, by)
+		run := ""
+		if tv.state == turnOpen && tv.cmd != "" {
+			run = approvedRun(env, pid, tv.cmd)
+		}
 		switch {
+		case run != "":
+			s.Status = discover.StatusRunning
+			s.EvidenceDetail = detail + "; " + run
 		case tv.state == turnOpen && tv.pending != "":
 			s.Status = discover.StatusWaiting
 			s.Inferred = true // request names are from the protocol, unverified as persisted
@@ -263,6 +273,29 @@ func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rollout
 		s.Extra["reason"] = "crashed"
 		s.EvidenceDetail = "last turn never finished (" + tv.source + "); " + not
 	}
+}
+
+// approvedRun tells an escalated call the user approved from one still asking.
+// Codex 0.169 writes nothing to the rollout between the approval and the
+// command's output, so an approved `npm test` would look like a prompt for as
+// long as it runs; but the writer (the TUI's app-server daemon) runs the command
+// as its child, `/bin/bash -c <cmd>` (docs/agents/codex.md §4.2). A descendant of
+// the lock holder whose argv carries the call's command is that run. It returns
+// the evidence, "" when no such process exists.
+func approvedRun(env *discover.Env, holder int, cmd string) string {
+	if holder <= 0 || env.Procs == nil || !env.Procs.Available() || strings.TrimSpace(cmd) == "" {
+		return ""
+	}
+	for _, p := range proc.Descendants(env.Procs, holder) {
+		argv, err := env.Procs.Argv(p.PID)
+		if err != nil || len(argv) == 0 {
+			continue
+		}
+		if strings.Contains(strings.Join(argv, " "), cmd) {
+			return fmt.Sprintf("approved call runs: pid %d (child of pid %d) runs %s", p.PID, holder, strconv.Quote(discover.OneLine(cmd, 80)))
+		}
+	}
+	return ""
 }
 
 func nonEmpty(s, def string) string {

@@ -299,6 +299,27 @@ func TestWaitingOnEscalatedCall(t *testing.T) {
 		t.Errorf("at the approval prompt: %s inferred=%v (%s), want waiting naming the escalated call", s.Status, s.Inferred, s.EvidenceDetail)
 	}
 
+	// Approved: Codex writes nothing until the command's output, but the writer
+	// runs it as its child (ps recorded e2e: the app-server daemon holding the
+	// lock, `/bin/bash -c <cmd>` under it). Another child is no such evidence.
+	pt := procs(77)
+	pt.Procs = append(pt.Procs, proc.Process{PID: 78, PPID: 77, Comm: "bash", StartTicks: 780})
+	pt.Args[78] = []string{"/bin/bash", "-c", "git status"}
+	if s := discoverAll(t, a, testEnv(home, pt, nil))[id]; s.Status != discover.StatusWaiting {
+		t.Errorf("an unrelated child of the writer: %s (%s), want waiting", s.Status, s.EvidenceDetail)
+	}
+	pt.Procs = append(pt.Procs, proc.Process{PID: 79, PPID: 78, Comm: "bash", StartTicks: 790})
+	pt.Args[79] = []string{"/bin/bash", "-c", "touch codex-made-this"}
+	if s := discoverAll(t, a, testEnv(home, pt, nil))[id]; s.Status != discover.StatusRunning ||
+		!strings.Contains(s.EvidenceDetail, `approved call runs: pid 79 (child of pid 77) runs "touch codex-made-this"`) {
+		t.Errorf("the approved command runs: %s (%s), want running naming pid 79", s.Status, s.EvidenceDetail)
+	} else if !explainSays(a.Explain(context.Background(), testEnv(home, pt, nil), s), "approval", "approved: approved call runs: pid 79") {
+		t.Errorf("--explain does not name the approved run: %+v", a.Explain(context.Background(), testEnv(home, pt, nil), s))
+	}
+	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; !explainSays(a.Explain(context.Background(), testEnv(home, procs(77), nil), s), "approval", "still asking (waiting)") {
+		t.Errorf("--explain at the prompt: %+v", a.Explain(context.Background(), testEnv(home, procs(77), nil), s))
+	}
+
 	path := rolloutPath(t, home, id)
 	orig, err := os.ReadFile(path)
 	if err != nil {
@@ -340,4 +361,14 @@ func TestBlockedOnQuotaAndAuth(t *testing.T) {
 	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || !strings.Contains(s.EvidenceDetail, "429 Too Many Requests") {
 		t.Errorf("live after the error: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
+}
+
+// explainSays reports whether a signal from source says want.
+func explainSays(sigs []discover.Signal, source, want string) bool {
+	for _, g := range sigs {
+		if g.Source == source && strings.Contains(g.Says, want) {
+			return true
+		}
+	}
+	return false
 }

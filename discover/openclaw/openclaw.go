@@ -192,6 +192,7 @@ func mergeSession(s *discover.Session, fresh discover.Session) {
 	*s = fresh
 	s.Group, s.Spec, s.Meta, s.LaunchID, s.Log = keep.Group, keep.Spec, keep.Meta, keep.LaunchID, keep.Log
 	s.ExitCode = keep.ExitCode
+	s.ExitReason, s.Budget = keep.ExitReason, keep.Budget // the launch record's (budget:*)
 	if s.Prompt == "" {
 		s.Prompt = keep.Prompt
 	}

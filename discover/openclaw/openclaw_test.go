@@ -542,3 +542,13 @@ func TestDetailLeavesOutImpossibleUsage(t *testing.T) {
 		})
 	}
 }
+
+// Detail's fresh row replaces the listed one, but what the launch record added
+// stays: a budget stop's exit_reason must reach `status`.
+func TestMergeSessionKeepsLaunchFields(t *testing.T) {
+	s := discover.Session{ID: "agent:main:x", LaunchID: "l-1", ExitReason: "budget:duration", Budget: &meta.Budget{MaxDurationSeconds: 5}, Status: "running"}
+	mergeSession(&s, discover.Session{ID: "agent:main:x", Status: "stopped"})
+	if s.Status != "stopped" || s.LaunchID != "l-1" || s.ExitReason != "budget:duration" || s.Budget == nil || s.Budget.MaxDurationSeconds != 5 {
+		t.Errorf("merged: %+v", s)
+	}
+}

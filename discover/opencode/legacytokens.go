@@ -9,7 +9,7 @@ import (
 )
 
 // legacyIndexVersion changes whenever msgUsage's meaning changes.
-const legacyIndexVersion = 3 // 2: msgUsage.Bad; 3: the binary format (MarshalBinary)
+const legacyIndexVersion = 4 // 2: msgUsage.Bad; 3: the binary format (MarshalBinary); 4: msgUsage.At
 
 // msgUsage is the parse index payload of one legacy storage/message file: its
 // tokens and cost. A session's totals are the sum over its message files; each
@@ -22,6 +22,9 @@ type msgUsage struct {
 	// Bad: an assistant message whose tokens cannot be true (discover.UsageOK);
 	// it is left out of the totals entirely, its cost too (issue 19).
 	Bad bool
+	// At is the message's time (ms: time.completed, else time.created; 0:
+	// none), the slot its tokens count in (usage by day).
+	At int64
 }
 
 // legacyUsage sums the tokens and cost of the message files names in dir, from
@@ -60,6 +63,9 @@ func legacyUsage(ix *index.Index[*msgUsage], dir string, names []string, r *reco
 			if m.Role == "assistant" && m.Cost != nil && !u.Bad {
 				u.Cost, u.HasCost = *m.Cost, true
 			}
+			if u.At = m.Time.Completed; u.At <= 0 {
+				u.At = m.Time.Created
+			}
 			ix.Put(path, index.Entry[*msgUsage]{Stamp: stamp, Offset: stamp.Size, Payload: u})
 		}
 		if u.Bad {
@@ -72,6 +78,10 @@ func legacyUsage(ix *index.Index[*msgUsage], dir string, names []string, r *reco
 			tok.CacheRead = discover.SatAdd(tok.CacheRead, u.Tokens.CacheRead)
 			tok.CacheWrite = discover.SatAdd(tok.CacheWrite, u.Tokens.CacheWrite)
 			haveTok = true
+			if u.At > 0 {
+				r.Slots.Add(discover.SlotOf(u.At), discover.Tokens{Input: u.Tokens.Input, Output: u.Tokens.Output + u.Tokens.Reasoning,
+					CacheRead: u.Tokens.CacheRead, CacheWrite: u.Tokens.CacheWrite})
+			}
 		}
 		if u.HasCost {
 			cost += u.Cost
@@ -94,6 +104,7 @@ func (u *msgUsage) MarshalBinary() ([]byte, error) {
 	for _, n := range []int64{u.Tokens.Input, u.Tokens.Output, u.Tokens.Reasoning, u.Tokens.CacheRead, u.Tokens.CacheWrite} {
 		e.Int(n)
 	}
+	e.Int(u.At)
 	e.Uint(math.Float64bits(u.Cost))
 	var flags uint64
 	for i, b := range []bool{u.HasTokens, u.HasCost, u.Bad} {
@@ -112,6 +123,7 @@ func (u *msgUsage) UnmarshalBinary(b []byte) error {
 	for _, p := range []*int64{&out.Tokens.Input, &out.Tokens.Output, &out.Tokens.Reasoning, &out.Tokens.CacheRead, &out.Tokens.CacheWrite} {
 		*p = d.Int()
 	}
+	out.At = d.Int()
 	out.Cost = math.Float64frombits(d.Uint())
 	flags := d.Uint()
 	out.HasTokens, out.HasCost, out.Bad = flags&1 != 0, flags&2 != 0, flags&4 != 0

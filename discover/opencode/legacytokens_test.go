@@ -69,7 +69,7 @@ func TestLegacyTokensIncremental(t *testing.T) {
 // TestMsgUsageCodec: every field survives the parse index's binary encoding.
 func TestMsgUsageCodec(t *testing.T) {
 	for _, u := range []msgUsage{
-		{Tokens: tokenClasses{1, 2, 3, 4, 5}, Cost: 0.125, HasTokens: true, HasCost: true},
+		{Tokens: tokenClasses{1, 2, 3, 4, 5}, Cost: 0.125, HasTokens: true, HasCost: true, At: 1764028800123},
 		{Bad: true},
 		{},
 		{Tokens: tokenClasses{-1, 1 << 62, 0, 7, 0}, HasTokens: true},

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -109,7 +110,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		var got []record
 		note, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) error {
 			var err error
-			got, err = listDB(ctx, db, p, q)
+			got, err = listDB(ctx, db, p, q, env.Slots)
 			return err
 		})
 		if note != "" {
@@ -203,12 +204,21 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if procsOK {
 		// A server's own answer is exact: it outranks the inference above.
 		if dirs := openDirs(recs, procs); len(dirs) > 0 {
-			srv := askServers(ctx, procs, dirs)
+			srv, silent := askServers(ctx, procs, dirs)
 			for i, r := range recs {
 				if turn, detail := turnOf(r.Last); turn == discover.OutcomeOpen || turn == discover.OutcomeUnknown {
 					ss, ok := srv[r.ID]
 					if v, ok := serverVerdict(ss, ok, detail); ok {
 						verdicts[i] = v
+					} else if v, ok := busyServer(r, recs, procs, silent, detail); ok && verdicts[i].Status == discover.StatusUnknown {
+						verdicts[i] = v
+					} else if verdicts[i].Status == discover.StatusUnknown && len(silent) > 0 {
+						msgs := make([]string, 0, len(silent))
+						for _, m := range silent {
+							msgs = append(msgs, m)
+						}
+						sort.Strings(msgs)
+						verdicts[i].Detail += "; " + strings.Join(msgs, "; ")
 					}
 				}
 			}
@@ -260,6 +270,7 @@ func toSession(r record, v discover.Verdict) discover.Session {
 		s.EndedAt = &t
 	}
 	if r.Tokens != nil {
+		s.Slots = r.Slots
 		// OpenCode's classes are disjoint; reasoning is billed as output.
 		s.Tokens = &discover.Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output + r.Tokens.Reasoning,
 			CacheRead: r.Tokens.CacheRead, CacheWrite: r.Tokens.CacheWrite}

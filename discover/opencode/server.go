@@ -3,8 +3,10 @@ package opencode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -37,11 +39,13 @@ var listenAddrs = procListenAddrs
 
 // askServers asks every server-capable opencode process that listens on
 // loopback about the open sessions of dirs (each server answers per project
-// directory). Sessions no server knows are absent.
-func askServers(ctx context.Context, procs []ocProc, dirs []string) map[string]serverSession {
-	out := map[string]serverSession{}
+// directory). Sessions no server knows are absent; silent names each server
+// that answered its health check but not a question (e.g. within
+// serverTimeout), so that an unknown says why.
+func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[string]serverSession, silent map[int]string) {
+	out, silent = map[string]serverSession{}, map[int]string{}
 	if len(dirs) == 0 {
-		return out
+		return out, silent
 	}
 	client := &http.Client{Timeout: serverTimeout}
 	for _, p := range procs {
@@ -50,22 +54,28 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) map[string]s
 		}
 		for _, addr := range listenAddrs(p.PID) {
 			if ctx.Err() != nil {
-				return out
+				return out, silent
 			}
 			base := "http://" + addr
 			var health struct {
 				Healthy bool   `json:"healthy"`
 				Version string `json:"version"`
 			}
-			if getJSON(ctx, client, base+"/global/health", &health) != nil || !health.Healthy {
+			if err := getJSON(ctx, client, base+"/global/health", &health); err != nil || !health.Healthy {
+				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+					// An opencode server busy starting a turn can be this slow.
+					silent[p.PID] = fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err)
+				}
 				continue // another listener of the process, or not an opencode server
 			}
 			for _, d := range dirs {
-				askDir(ctx, client, base, addr, p.PID, d, out)
+				if err := askDir(ctx, client, base, addr, p.PID, d, out); err != nil {
+					silent[p.PID] = fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err)
+				}
 			}
 		}
 	}
-	return out
+	return out, silent
 }
 
 type pendingRequest struct {
@@ -79,14 +89,14 @@ type pendingRequest struct {
 	} `json:"tool"`
 }
 
-func askDir(ctx context.Context, client *http.Client, base, addr string, pid int, dir string, out map[string]serverSession) {
+func askDir(ctx context.Context, client *http.Client, base, addr string, pid int, dir string, out map[string]serverSession) error {
 	q := "?directory=" + url.QueryEscape(dir)
 	var status map[string]struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	}
-	if getJSON(ctx, client, base+"/session/status"+q, &status) != nil {
-		return
+	if err := getJSON(ctx, client, base+"/session/status"+q, &status); err != nil {
+		return err
 	}
 	for id, st := range status {
 		s := out[id]
@@ -110,6 +120,7 @@ func askDir(ctx context.Context, client *http.Client, base, addr string, pid int
 			out[r.SessionID] = s
 		}
 	}
+	return nil
 }
 
 // describeRequest is the evidence detail of a pending request, naming it.
@@ -161,6 +172,39 @@ func serverVerdict(s serverSession, ok bool, tdetail string) (discover.Verdict, 
 			Detail: where + ": " + s.Busy + "; " + tdetail}, true
 	}
 	return discover.Verdict{}, false
+}
+
+// busyServer is the verdict of an open session whose one candidate process is
+// a server too busy to answer its own API (an opencode server starting a turn
+// blocks its event loop for seconds on a loaded machine): the open turn in the
+// store and the one live process that can run it are the same inference as for
+// `opencode run` (docs/agents/opencode.md §4.1 (3)), provided that server is a
+// candidate for no other open session. ok is false otherwise.
+func busyServer(r record, recs []record, procs []ocProc, silent map[int]string, tdetail string) (discover.Verdict, bool) {
+	cands := candidatesFor(r, procs)
+	if len(cands) != 1 || !cands[0].StartOK || (cands[0].Kind != kindHost && cands[0].Kind != kindTUI) {
+		return discover.Verdict{}, false
+	}
+	c := cands[0]
+	msg, ok := silent[c.PID]
+	if !ok {
+		return discover.Verdict{}, false
+	}
+	for _, o := range recs {
+		if o.ID == r.ID {
+			continue
+		}
+		if turn, _ := turnOf(o.Last); turn != discover.OutcomeOpen && turn != discover.OutcomeUnknown {
+			continue
+		}
+		for _, p := range candidatesFor(o, procs) {
+			if p.PID == c.PID {
+				return discover.Verdict{}, false
+			}
+		}
+	}
+	return discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true, PID: c.PID,
+		Detail: fmt.Sprintf("%s started before its latest prompt, the only open session it could run; %s (busy); %s", c, msg, tdetail)}, true
 }
 
 // openDirs are the directories of the open sessions a server could host.

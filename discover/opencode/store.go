@@ -21,10 +21,13 @@ type record struct {
 	Model                                                               modelRef
 	Cost                                                                *float64
 	Tokens                                                              *tokenClasses
-	Created, Updated                                                    int64 // epoch ms
-	Archived                                                            int64 // 0: not archived
-	Last                                                                lastMessage
-	Prompt                                                              *string
+	// Slots spread Tokens over the assistant messages' times (Env.Slots, or
+	// legacy storage; reasoning counted as output, as in Session.Tokens).
+	Slots            discover.Slots
+	Created, Updated int64 // epoch ms
+	Archived         int64 // 0: not archived
+	Last             lastMessage
+	Prompt           *string
 	// LastUserAt is the creation time of the latest user message (ms), for
 	// matching a process started just before it (docs/agents/opencode.md §4.1 (3)).
 	LastUserAt int64
@@ -140,7 +143,7 @@ LEFT JOIN message lm ON lm.id = s.last_id
 }
 
 // listDB reads every session of one database.
-func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query) ([]record, error) {
+func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query, slots bool) ([]record, error) {
 	sc, err := sqlitero.Columns(ctx, db, "session")
 	if err != nil {
 		return nil, err
@@ -173,7 +176,56 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query) ([]
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
+	if slots {
+		err := slotsFromMessages(ctx, db, out, false, q)
+		if isMalformedJSON(err) {
+			err = slotsFromMessages(ctx, db, out, true, q)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	return out, nil
+}
+
+// slotsFromMessages fills each record's Slots: its assistant messages' tokens
+// summed per 15-minute slot of the message's time_created, in SQL. A message
+// whose tokens cannot be true is left out, as sumFromMessages leaves it out.
+func slotsFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
+	jx := guarded.x
+	idx := map[string]int{}
+	for i, r := range recs {
+		idx[r.ID] = i
+	}
+	filter, args := q.SQLWhere("session_id")
+	if filter != "" {
+		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
+	}
+	paths := []string{"$.tokens.input", "$.tokens.output", "$.tokens.reasoning", "$.tokens.cache.read", "$.tokens.cache.write"}
+	var okParts, sums []string
+	for _, p := range paths {
+		okParts = append(okParts, fmt.Sprintf("coalesce(%s, 0) BETWEEN 0 AND %d", jx("data", p), discover.MaxTokensPerRequest))
+		sums = append(sums, "sum(coalesce("+jx("data", p)+", 0))")
+	}
+	rows, err := db.QueryContext(ctx, `SELECT session_id, (time_created / `+fmt.Sprint(discover.SlotSeconds*1000)+`) * `+fmt.Sprint(discover.SlotSeconds)+` AS slot,
+	    `+strings.Join(sums, ", ")+`
+	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant' AND time_created > 0 AND (`+strings.Join(okParts, " AND ")+`)`+filter+`
+	  GROUP BY session_id, slot`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var slot, ti, to, tr, tcr, tcw int64
+		if err := rows.Scan(&id, &slot, &ti, &to, &tr, &tcr, &tcw); err != nil {
+			return err
+		}
+		if i, ok := idx[id]; ok {
+			recs[i].Slots.Add(slot, discover.Tokens{Input: ti, Output: to + tr, CacheRead: tcr, CacheWrite: tcw})
+		}
+	}
+	return rows.Err()
 }
 
 func listRows(ctx context.Context, db *sql.DB, query, path string, args []any) ([]record, error) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -12,7 +13,7 @@ import (
 // (discover/index/point.go). TestSummaryCodecRoundTrip fills every field, so a
 // field added to summary but not here fails the tests.
 
-const summaryCodecVersion = 1
+const summaryCodecVersion = 3 // 2: Slots; 3: ErrStreak
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -32,7 +33,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 	}
 	e.Bool(s.PromptSeen)
 	for _, n := range []int64{s.Tokens.Input, s.Tokens.Output, s.Tokens.CacheRead, s.Tokens.CacheWrite,
-		int64(s.Users), int64(s.Assistants), int64(s.ToolResults), int64(s.Bad), int64(s.BadUsage)} {
+		int64(s.Users), int64(s.Assistants), int64(s.ToolResults), int64(s.Bad), int64(s.BadUsage), int64(s.ErrStreak)} {
 		e.Int(n)
 	}
 	e.Uint(math.Float64bits(s.Cost))
@@ -41,6 +42,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 			return nil, err
 		}
 	}
+	s.Slots.Encode(&e)
 	return e.Buf, nil
 }
 
@@ -82,13 +84,14 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	for _, p := range []*int64{&out.Tokens.Input, &out.Tokens.Output, &out.Tokens.CacheRead, &out.Tokens.CacheWrite} {
 		*p = d.Int()
 	}
-	for _, p := range []*int{&out.Users, &out.Assistants, &out.ToolResults, &out.Bad, &out.BadUsage} {
+	for _, p := range []*int{&out.Users, &out.Assistants, &out.ToolResults, &out.Bad, &out.BadUsage, &out.ErrStreak} {
 		*p = int(d.Int())
 	}
 	out.Cost = math.Float64frombits(d.Uint())
 	out.LastMsgAt = d.Time()
 	out.LastEntryAt = d.Time()
 	out.Leaf.At = d.Time()
+	out.Slots = discover.DecodeSlots(&d)
 	if !d.Done() {
 		return index.ErrEncoding
 	}

@@ -150,10 +150,16 @@ type summary struct {
 	LastMsgAt   time.Time       `json:"last_msg_at,omitzero"`
 	LastEntryAt time.Time       `json:"last_entry_at,omitzero"`
 	Leaf        leaf            `json:"leaf"`
-	Bad         int             `json:"bad,omitempty"` // complete lines that did not parse
+	// ErrStreak counts the assistant errors ending the file with nothing between
+	// them: pi writes one per failed attempt while it retries (pi.go retrying).
+	ErrStreak int `json:"err_streak,omitempty"`
+	Bad       int `json:"bad,omitempty"` // complete lines that did not parse
 	// BadUsage counts assistant usage records with a negative or impossible
 	// token count, left out of the totals (issue 19).
 	BadUsage int `json:"bad_usage,omitempty"`
+	// Slots spread Tokens over time: each assistant message's usage in the slot
+	// of its time (the later of message and entry time, as for activity).
+	Slots discover.Slots `json:"slots,omitempty"`
 }
 
 // maxModels bounds the distinct models remembered per session.
@@ -246,8 +252,16 @@ func (s *summary) feedMessage(e sumEntry, line []byte) {
 		switch {
 		case m.Usage == nil:
 		case discover.UsageOK(m.Usage.Input, m.Usage.Output, m.Usage.CacheRead, m.Usage.CacheWrite):
-			s.Tokens.Add(discover.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
-				CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite})
+			t := discover.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
+				CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite}
+			s.Tokens.Add(t)
+			when := at
+			if when.IsZero() {
+				when = s.LastMsgAt
+			}
+			if !when.IsZero() {
+				s.Slots.Add(discover.SlotOfTime(when), t)
+			}
 			s.Cost += float64(m.Usage.Cost)
 		default:
 			s.BadUsage++
@@ -262,6 +276,11 @@ func (s *summary) feedMessage(e sumEntry, line []byte) {
 	}
 	s.LastMsgAt = later(s.LastMsgAt, at)
 	s.Leaf = leaf{Role: m.Role, StopReason: m.StopReason, ErrorMessage: m.ErrorMessage, At: at}
+	if m.Role == "assistant" && m.StopReason == "error" {
+		s.ErrStreak++
+	} else {
+		s.ErrStreak = 0
+	}
 }
 
 // firstPrompt decodes a user message's text (string or blocks).
@@ -383,5 +402,6 @@ func (s *summary) feedBig(line []byte) bool {
 		s.ToolResults++
 	}
 	s.Leaf = leaf{Role: role, At: at}
+	s.ErrStreak = 0
 	return true
 }

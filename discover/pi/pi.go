@@ -162,6 +162,15 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	}
 
 	prices := discover.NewPrices(nil, env.Config)
+	retries := map[string]retrySettings{}
+	retryOf := func(cwd string) retrySettings { // read only for a live pi ending in an error
+		rs, ok := retries[cwd]
+		if !ok {
+			rs = readRetry(agentDir(env), cwd)
+			retries[cwd] = rs
+		}
+		return rs
+	}
 	out := make([]discover.Session, 0, len(files))
 	for _, f := range files {
 		if q != nil && !q.Match(f.Sum.Header.ID) {
@@ -174,7 +183,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			env.Warnf("session %s: %d usage record(s) with a negative or impossible token count left out of its totals (%s)", f.Sum.Header.ID, n, f.Path)
 		}
 		o, owned := owners[f]
-		out = append(out, f.session(prices, o, owned, procsOK))
+		out = append(out, f.session(prices, o, owned, procsOK, retryOf))
 	}
 	return out, nil
 }
@@ -215,7 +224,7 @@ func oneper(env *discover.Env, files []*file, q *discover.Query) []*file {
 }
 
 // session turns a summary into a Session with its status (docs/agents/pi.md §3, §4.2).
-func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) discover.Session {
+func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool, retryOf func(cwd string) retrySettings) discover.Session {
 	sum := f.Sum
 	h := sum.Header
 	s := discover.Session{
@@ -239,6 +248,7 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) di
 	if sum.Assistants > 0 && f.Complete {
 		tok := sum.Tokens
 		s.Tokens = &tok
+		s.Slots = sum.Slots.Clone()
 		est, priced := 0.0, false
 		if sum.Cost <= 0 {
 			est, priced = estimate(prices, sum.Model, tok)
@@ -259,6 +269,16 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool) di
 		if sum.Leaf.final() {
 			v.Status = discover.StatusIdle
 			v.Detail = o.Detail + "; last turn: " + outcome
+			if l := sum.Leaf; l.Role == "assistant" && l.StopReason == "error" {
+				if why, ok := retrying(retryOf(h.Cwd), sum.ErrStreak, l.ErrorMessage); ok {
+					v.Status, v.Detail = discover.StatusRunning, o.Detail+"; "+why
+				} else {
+					// Pi gave up on the provider (after its retries) and is
+					// still up: idle, and blocked when the error names the
+					// cause (docs/agents/pi.md §4.2).
+					v.Blocked = discover.BlockedBy(l.ErrorMessage)
+				}
+			}
 		}
 	case owned:
 		v = discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceProcess, Inferred: true, Detail: o.Detail}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -302,5 +303,60 @@ func TestBlockedOnQuotaAndAuth(t *testing.T) {
 		if s.Status != discover.StatusFailed || s.BlockedReason != want {
 			t.Errorf("%s: %s blocked_reason %q (%s); want failed, %s", id, s.Status, s.BlockedReason, s.EvidenceDetail, want)
 		}
+	}
+
+	// pi -p stays up for a while after it gives up (e2e accuracy benchmark):
+	// idle, and still blocked.
+	const quota = "01a21156-4ef6-72bb-b464-0cef2844e2e6"
+	env, f := liveEnv(t, home)
+	piProc(f, 4242, "2026-11-25T06:13:18.500Z", "/home/dev/api")
+	s := discoverAll(t, &Adapter{StartTime: msStart}, env)[quota]
+	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || s.PID != 4242 {
+		t.Errorf("live after the error: %s blocked_reason %q pid %d (%s); want idle, quota, pid 4242", s.Status, s.BlockedReason, s.PID, s.EvidenceDetail)
+	}
+}
+
+// Pi writes one assistant error per failed attempt and retries retryable ones
+// (its own pattern) up to retry.maxRetries (default 3): the recorded quota file
+// ends with 4 such errors, i.e. it gave up. Cut after its second error it is
+// the file as it stood while pi retried: live, that is running, saying so;
+// with retry.maxRetries 1 in the agent's settings, pi has given up there. A 401
+// is not retryable for pi: given up at once.
+func TestLivePiRetrying(t *testing.T) {
+	const quota, auth = "01a21156-4ef6-72bb-b464-0cef2844e2e6", "01a21156-1876-70a6-9371-bedc015f4052"
+	home := t.TempDir()
+	copyTree(t, "testdata/blocked", home)
+	files, _ := filepath.Glob(filepath.Join(home, ".pi/agent/sessions/*/*"+quota+".jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("quota fixture: %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(files[0], []byte(strings.Join(lines[:6], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, f := liveEnv(t, home)
+	piProc(f, 4242, "2026-11-25T06:13:18.500Z", "/home/dev/api")
+	s := discoverAll(t, &Adapter{StartTime: msStart}, env)[quota]
+	if s.Status != discover.StatusRunning || s.BlockedReason != "" || !strings.Contains(s.EvidenceDetail, "pi retries the provider: 2 of 4 attempts failed") {
+		t.Errorf("retrying: %s blocked_reason %q (%s); want running, not blocked, saying pi retries", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".pi/agent/settings.json"), []byte(`{"retry":{"maxRetries":1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[quota]; s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota {
+		t.Errorf("maxRetries 1, 2 failed attempts: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
+
+	if err := os.Remove(files[0]); err != nil { // one pi, one session in the cwd
+		t.Fatal(err)
+	}
+	env, f = liveEnv(t, home)
+	piProc(f, 4343, "2026-11-25T06:13:04.500Z", "/home/dev/api")
+	if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[auth]; s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedAuth {
+		t.Errorf("401 (not retried by pi): %s blocked_reason %q (%s); want idle, auth", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
 }

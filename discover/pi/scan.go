@@ -18,7 +18,7 @@ import (
 )
 
 // indexVersion: bump when the meaning of summary changes.
-const indexVersion = 3 // 2: summary.BadUsage; 3: the binary format (codec.go)
+const indexVersion = 5 // 2: summary.BadUsage; 3: summary.Slots; 4: the binary format (codec.go); 5: summary.ErrStreak
 
 // Quick-summary reads (docs/agents/pi.md §3 "Performance"): the prompt from a bounded forward
 // scan, the state from a tail read grown until it holds a complete line.
@@ -176,6 +176,7 @@ func (s *summary) scanRange(f *os.File, end int64, budget discover.Budget) (part
 // clone copies a summary so that the index's copy is never mutated.
 func (s summary) clone() summary {
 	s.Models = append([]string(nil), s.Models...)
+	s.Slots = s.Slots.Clone()
 	return s
 }
 

@@ -103,11 +103,11 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 		if f.Complete {
 			t.Errorf("%s complete despite the budget", f.Path)
 		}
-		quick = append(quick, f.session(discover.NewPrices(nil, env.Config), owner{}, false, true))
+		quick = append(quick, f.session(discover.NewPrices(nil, env.Config), owner{}, false, true, nil))
 	}
 	discover.SortSessions(quick)
 	for i := range full {
-		full[i].Tokens, full[i].CostUSD, full[i].CostSource = nil, nil, ""
+		full[i].Tokens, full[i].CostUSD, full[i].CostSource, full[i].Slots = nil, nil, "", nil
 	}
 	if diff := cmp.Diff(full, quick); diff != "" {
 		t.Errorf("quick summaries differ from full ones beyond totals (-full +quick):\n%s", diff)

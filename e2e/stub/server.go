@@ -72,6 +72,9 @@ type Exchange struct {
 	// Completed is true once the whole response was written; false when the
 	// client went away first (killed agent) or the request is still open.
 	Completed bool
+	// Done is when the response was completed (zero until Completed): the
+	// accuracy benchmark's ground truth for "the agent has the reply".
+	Done time.Time
 }
 
 // Server is a running stub. Create it with Start (tests) or New.
@@ -231,11 +234,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		s.update(e, func(e *Exchange) { e.Status = rep.Status })
 		writeError(w, req.API, rep.Status)
-		s.update(e, func(e *Exchange) { e.Completed = true })
+		s.update(e, func(e *Exchange) { e.Completed, e.Done = true, time.Now() })
 		return
 	}
 	if err := write(r.Context(), w, e, rep); err == nil {
-		s.update(e, func(e *Exchange) { e.Completed = true })
+		s.update(e, func(e *Exchange) { e.Completed, e.Done = true, time.Now() })
 	}
 }
 
@@ -282,7 +285,7 @@ func (s *Server) other(w http.ResponseWriter, r *http.Request, e *Exchange) {
 	default:
 		fmt.Fprint(w, `{}`)
 	}
-	s.update(e, func(e *Exchange) { e.Status, e.Completed = http.StatusOK, true })
+	s.update(e, func(e *Exchange) { e.Status, e.Completed, e.Done = http.StatusOK, true, time.Now() })
 }
 
 func writeError(w http.ResponseWriter, api string, status int) {

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -45,6 +46,8 @@ type Fake struct {
 	requests    []map[string]any // every request after connect: method + params
 	DevicesSeen []string         // verified device ids
 	CloseCodes  []websocket.StatusCode
+	Aborts      int // sessions.abort calls that ended an active run
+	runs        int
 	problems    []string
 	srv         *httptest.Server
 }
@@ -152,7 +155,8 @@ func (g *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.Close(websocket.StatusPolicyViolation, "unauthorized")
 		return
 	}
-	methods := []string{"health", "sessions.list", "sessions.describe", "chat.history", "chat.send"}
+	methods := []string{"health", "sessions.list", "sessions.describe", "chat.history", "chat.send",
+		"sessions.create", "sessions.send", "agent.wait", "sessions.abort"}
 	if g.NoMethods {
 		methods = []string{"health"}
 	}
@@ -286,7 +290,12 @@ func (g *Fake) answer(req wireReq) map[string]any {
 		if g.MissingScope != "" {
 			return bad("FORBIDDEN", map[string]any{"code": "MISSING_SCOPE", "missingScope": g.MissingScope, "requiredScopes": []string{g.MissingScope}})
 		}
-		rows := g.Sessions
+		g.mu.Lock()
+		rows := slices.Clone(g.Sessions)
+		for i := range rows {
+			rows[i] = maps.Clone(rows[i]) // runs change the rows under the lock
+		}
+		g.mu.Unlock()
 		if s, _ := p["search"].(string); s != "" {
 			rows = nil
 			for _, r := range g.Sessions {
@@ -327,7 +336,89 @@ func (g *Fake) answer(req wireReq) map[string]any {
 		}
 		return ok(res)
 	}
+	if a, handled := g.run(req.Method, p); handled {
+		if a == nil {
+			return bad("INVALID_REQUEST", nil)
+		}
+		return ok(a)
+	}
 	return bad("INVALID_REQUEST", map[string]any{"code": "UNKNOWN_METHOD"})
+}
+
+// run answers the run methods (docs/agents/openclaw.md §6): sessions.create and
+// sessions.send start a run on the session, which stays active until
+// sessions.abort ends it ("killed"); agent.wait waits for it at most a second
+// per call, then answers "timeout" as the gateway does. A nil answer is
+// INVALID_REQUEST (unknown keys).
+func (g *Fake) run(method string, p map[string]any) (map[string]any, bool) {
+	key, _ := p["key"].(string)
+	switch method {
+	case "sessions.create", "sessions.send":
+		if !g.checkKeys(method, p, "key", "message", "idempotencyKey", "model") {
+			return nil, true
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.runs++
+		runID := fmt.Sprintf("run-%d", g.runs)
+		row := map[string]any{"key": key, "sessionId": "sid-" + strings.ReplaceAll(key, ":", "-"), "status": "running",
+			"hasActiveRun": true, "lastRunId": runID, "updatedAt": 1795212360620 + g.runs}
+		i := slices.IndexFunc(g.Sessions, func(r map[string]any) bool { return r["key"] == key })
+		if i < 0 {
+			g.Sessions = append(g.Sessions, row)
+		} else {
+			g.Sessions[i] = row
+		}
+		return map[string]any{"key": key, "sessionId": row["sessionId"], "runStarted": true, "runId": runID, "status": "started"}, true
+	case "agent.wait":
+		if !g.checkKeys(method, p, "runId", "timeoutMs") {
+			return nil, true
+		}
+		runID, _ := p["runId"].(string)
+		for end := time.Now().Add(time.Second); ; {
+			if !g.RunActive(runID) {
+				return map[string]any{"runId": runID, "status": "ok"}, true
+			}
+			if time.Now().After(end) {
+				return map[string]any{"runId": runID, "status": "timeout"}, true
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	case "sessions.abort":
+		if !g.checkKeys(method, p, "key", "runId") {
+			return nil, true
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for _, r := range g.Sessions {
+			if r["key"] == key && r["hasActiveRun"] == true {
+				r["hasActiveRun"], r["status"] = false, "killed"
+				g.Aborts++
+				return map[string]any{"ok": true, "abortedRunId": r["lastRunId"], "status": "aborted"}, true
+			}
+		}
+		return map[string]any{"ok": true, "aborted": false, "status": "no-active-run"}, true
+	}
+	return nil, false
+}
+
+// RunActive reports whether the run runID is still active.
+func (g *Fake) RunActive(runID string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.Sessions {
+		if r["lastRunId"] == runID {
+			return r["hasActiveRun"] == true
+		}
+	}
+	return false
+}
+
+// AbortCount is how many sessions.abort calls ended an active run.
+func (g *Fake) AbortCount() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.Aborts
 }
 
 // closeStatus is how the client ended the last connection (-1: no close frame).
