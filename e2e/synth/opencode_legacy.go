@@ -128,7 +128,7 @@ func WriteOpenCodeLegacy(storage string, sessions int, seed int64) error {
 }
 
 // treeWriter writes many small JSON files from several goroutines (the legacy
-// tree of 10,000 sessions is about a million files): the generator's cost is
+// tree of 10,000 sessions is over half a million files): the generator's cost is
 // then the file system's, not one goroutine's encoding and system calls.
 type treeWriter struct {
 	jobs chan treeFile
