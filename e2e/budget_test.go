@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -264,5 +265,94 @@ func TestBudgetSweepAfterSupervisorDied(t *testing.T) {
 	}
 	if n := len(recv.deliveries()); n != 1 {
 		t.Errorf("%d webhook deliveries, want 1", n)
+	}
+}
+
+// OpenClaw has no local process: --max-duration on a turn the stub holds ends
+// in the supervisor aborting the run on the real gateway (sessions.abort), the
+// run finalised once with the reason: wait exits 1, the journal has the breach
+// before the stop, on-complete and the webhook fire once with budget:duration.
+func TestBudgetDurationOpenClaw(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	gw := harness.StartOpenClaw(t, srv)
+	recv := newWebhookReceiver(t)
+	// A gateway busy with a turn can take seconds to answer sessions.list on a
+	// loaded machine: a longer adapter timeout than the 5 s default.
+	a := agentctlFor(t, gw.Home, gw.Env, harness.Env{"OPENCLAW_GATEWAY_TOKEN": gw.Token, "OPENCLAW_GATEWAY_URL": gw.URL,
+		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret, "AGENTCTL_ADAPTER_TIMEOUT": "30s"})
+	hookOut := filepath.Join(t.TempDir(), "hook")
+	hook := fmt.Sprintf(`printf '%%s %%s\n' "$AGENTCTL_EXIT_REASON" "$AGENTCTL_SESSION_ID" >> '%s'`, hookOut)
+	ac := &agentCase{adapter: "openclaw", a: a, srv: srv}
+	// A fresh gateway's first turn can take longer than the budget to reach the
+	// model on a loaded machine: one unbudgeted turn first, so that the
+	// budgeted one is usually held by the time it runs out.
+	warm := ac.launch(t, a, "warm up WORDS=2")
+	harness.Eventually(t, 120*time.Second, func() string {
+		recs, _ := meta.NewStore(a.State).ReadLaunches()
+		if r := meta.FindLaunch(recs, warm.LaunchID); r == nil || r.EndedAt == nil {
+			return "the warm-up turn has not ended"
+		}
+		return ""
+	})
+	l := ac.launch(t, a, "think long HOLD=oc-slow", "--max-duration", "10s", "--on-complete", hook)
+	// On a loaded machine even a warm gateway can take seconds to reach the
+	// model: the stop is checked either way, and whether the reply was held
+	// when the time ran out is logged.
+	hctx, hcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer hcancel()
+	held := srv.WaitHeld(hctx, "oc-slow") == nil
+	t.Logf("reply held before the budget ran out: %v", held)
+	out, errOut, code := a.Run(t, "wait", "--timeout", "60s", l.ID)
+	if code != 1 || !strings.Contains(out, "budget:duration") {
+		t.Fatalf("wait: exit %d %q; want 1 naming budget:duration\n%s\n%s", code, out, errOut, readLog(a.State))
+	}
+	recs, _ := meta.NewStore(a.State).ReadLaunches()
+	r := meta.FindLaunch(recs, l.LaunchID)
+	if r == nil || r.EndedAt == nil || r.ConfirmedAt == nil || r.StopRequested == nil || r.ExitReason != meta.ReasonBudgetDuration || r.Breach == nil || !r.Breach.Stopped {
+		t.Fatalf("launch record: %+v", r)
+	}
+	// 10 s, then the abort and the gateway marking the run ended, which a
+	// loaded machine's gateway takes up to tens of seconds for.
+	if took := r.StopRequested.Sub(*r.ConfirmedAt); took < 10*time.Second || took > 12*time.Second {
+		t.Errorf("abort sent %s after the confirmation; want 10 s (+ 2 s)", took)
+	}
+	if took := r.EndedAt.Sub(*r.ConfirmedAt); took > 10*time.Second+40*time.Second {
+		t.Errorf("ended %s after the confirmation; want 10 s + the abort", took)
+	}
+	t.Logf("abort sent %s and run ended %s after the confirmation", r.StopRequested.Sub(*r.ConfirmedAt).Round(time.Millisecond),
+		r.EndedAt.Sub(*r.ConfirmedAt).Round(time.Millisecond))
+	var st budgetStatus
+	a.JSON(t, &st, "status", l.ID)
+	if st.ExitReason != meta.ReasonBudgetDuration || st.Status != "stopped" {
+		t.Errorf("status: %+v; want stopped with exit_reason budget:duration", st)
+	}
+	if got := journalTypes(t, a, l.ID); strings.Join(got, " ") != "session.launched session.budget_exceeded session.stopped" {
+		t.Errorf("journal for %s: %v", l.ID, got)
+	}
+	budgetHook := func() []webhookDelivery { // the warm-up turn delivers one too
+		var out []webhookDelivery
+		for _, d := range recv.deliveries() {
+			if strings.Contains(string(d.Body), l.ID) {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(budgetHook()) == 0 || len(hookLines(hookOut)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no webhook (%d) or on-complete (%v) after the budget stop", len(budgetHook()), hookLines(hookOut))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.Run(t, "sweep") // nothing more to fire
+	time.Sleep(time.Second)
+	if got := hookLines(hookOut); len(got) != 1 || got[0] != "budget:duration "+l.ID {
+		t.Errorf("on-complete ran %q; want once with budget:duration", got)
+	}
+	if ds := budgetHook(); len(ds) != 1 || !strings.Contains(string(ds[0].Body), `"exit_reason":"budget:duration"`) {
+		t.Errorf("%d webhook deliveries (%v); want 1 with the reason", len(ds), ds)
 	}
 }

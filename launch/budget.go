@@ -238,8 +238,9 @@ func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan st
 		}
 	}
 	// Reading an OpenClaw session's totals is a gateway round trip over its
-	// whole history: with only a duration limit, they are read once, for the
-	// breach's figures.
+	// whole history, seconds on a busy gateway: with only a duration limit they
+	// are not read at all (the breach's figures then have the elapsed time
+	// only), so that nothing delays the abort.
 	durationOnly := r.Budget.MaxTokens == 0 && r.Budget.MaxCostUSD == 0
 	interval := budgetPollMin
 	var last meta.Usage
@@ -260,11 +261,6 @@ func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan st
 			u, _ = d.usageOf(ctx, r)
 		}
 		if b := r.Budget.Check(u); b != nil {
-			if durationOnly {
-				if full, ok := d.usageOf(ctx, r); ok {
-					b.Usage = full
-				}
-			}
 			d.enforce(ctx, id, b, "supervisor")
 			return
 		}

@@ -334,6 +334,15 @@ func (d *Deps) superviseGateway(ctx context.Context, rec *meta.Launch, report fu
 	code, o, err := d.waitGatewayRun(ctx, env, conn, rec.ID, key, ack.RunID)
 	close(done)
 	<-watched
+	if err == nil {
+		// A busy gateway can take longer to mark an aborted run ended than the
+		// abort waits for; the end is observed now.
+		d.setField(rec.ID, func(r *meta.Launch) {
+			if r.Breach != nil && r.StopRequested != nil {
+				r.Breach.Stopped = true
+			}
+		})
+	}
 	if err != nil {
 		// The gateway stayed away: leave the record to lazy finalisation, which
 		// asks the gateway again (nothing about the session changes meanwhile).
