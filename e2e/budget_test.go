@@ -315,8 +315,10 @@ func TestBudgetDurationOpenClaw(t *testing.T) {
 	}
 	// 10 s, then the abort and the gateway marking the run ended, which a
 	// loaded machine's gateway takes up to tens of seconds for.
-	if took := r.StopRequested.Sub(*r.ConfirmedAt); took < 10*time.Second || took > 12*time.Second {
-		t.Errorf("abort sent %s after the confirmation; want 10 s (+ 2 s)", took)
+	if took := r.StopRequested.Sub(*r.ConfirmedAt); took < 10*time.Second || took > 16*time.Second {
+		// The supervisor sets a timer for the budget; the slack is for a
+		// loaded CI machine, not for polling.
+		t.Errorf("abort sent %s after the confirmation; want 10 s (+ up to 6 s on a loaded machine)", took)
 	}
 	if took := r.EndedAt.Sub(*r.ConfirmedAt); took > 10*time.Second+40*time.Second {
 		t.Errorf("ended %s after the confirmation; want 10 s + the abort", took)
