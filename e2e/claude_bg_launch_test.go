@@ -150,8 +150,8 @@ func TestClaudeBackgroundLaunch(t *testing.T) {
 		// `wait` blocks until Claude's own stop ends the session.
 		wcmd := exec.Command(a.Bin, "wait", l.ID, "--json", "--home", a.Home)
 		wcmd.Env, wcmd.Dir = a.Env.List(), a.Home
-		var wout strings.Builder
-		wcmd.Stdout = &wout
+		var wout, werr strings.Builder
+		wcmd.Stdout, wcmd.Stderr = &wout, &werr
 		if err := wcmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,11 @@ func TestClaudeBackgroundLaunch(t *testing.T) {
 		select {
 		case err := <-wdone:
 			if err != nil {
-				t.Errorf("agentctl wait after claude stop: %v (want exit 0)\n%s", err, wout.String())
+				t.Errorf("agentctl wait after claude stop: %v (want exit 0)\n%s%s", err, wout.String(), werr.String())
+				lo, _, _ := a.Run(t, "status", l.ID, "--json")
+				t.Logf("status: %s", lo)
+				b, _ := os.ReadFile(filepath.Join(a.State, "launches.json"))
+				t.Logf("launches.json: %s", b)
 			}
 		case <-time.After(30 * time.Second):
 			_ = wcmd.Process.Kill()

@@ -282,6 +282,8 @@ func (d *Deps) superviseBackground(ctx context.Context, rec *meta.Launch, report
 		unlock()
 		return fail(Outcome{Class: "binary-missing", Message: fmt.Sprintf("cannot run %s: %v; install Claude Code or fix its binary setting", rec.Bin, err)}, nil)
 	}
+	// One window for `claude --bg` to return and the session to register.
+	deadline := time.Now().Add(confirmTimeout)
 	done := make(chan int, 1)
 	go func() {
 		_ = cmd.Wait()
@@ -290,7 +292,7 @@ func (d *Deps) superviseBackground(ctx context.Context, rec *meta.Launch, report
 	var code int
 	select {
 	case code = <-done:
-	case <-time.After(confirmTimeout):
+	case <-time.After(time.Until(deadline)):
 		_ = cmd.Process.Kill()
 		code = <-done
 		lease.Close()
@@ -330,7 +332,6 @@ func (d *Deps) superviseBackground(ctx context.Context, rec *meta.Launch, report
 
 	// Confirmation: the registry entry the session itself writes names its
 	// PID and the short id; the PID is verified against the process table.
-	deadline := time.Now().Add(confirmTimeout)
 	var ent *bgEntry
 	var ticks uint64
 	for {

@@ -311,3 +311,84 @@ func TestBackgroundStopCommand(t *testing.T) {
 		t.Errorf("ran %q; want `stop abcd1234` with HOME=/h", got)
 	}
 }
+
+// superviseBackground end to end against a fake `claude` and a fake daemon:
+// the prompt arrives on `claude --bg`'s stdin, the session is confirmed from
+// the registry entry naming the printed short id, the record gets its PID, job
+// id and kind, and once the process is gone the job record decides the exit.
+func TestSuperviseBackground(t *testing.T) {
+	old := bgSockBase
+	bgSockBase = t.TempDir()
+	defer func() { bgSockBase = old }()
+	d := testDeps(t)
+	if err := d.Store.EnsureDir(); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	root := filepath.Join(home, ".claude")
+	fakeDaemon(t, claudeSockDir(root, os.Getuid()), true)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "claude")
+	script := `#!/bin/sh
+[ "$1" = "--bg" ] || exit 9
+cat > "$HOME/prompt-seen"
+sleep 30 &
+pid=$!
+mkdir -p "$HOME/.claude/sessions" "$HOME/.claude/jobs/abcdef12"
+echo '{"state":"working"}' > "$HOME/.claude/jobs/abcdef12/state.json"
+echo "{\"pid\":$pid,\"sessionId\":\"abcdef12-0000-4000-8000-000000000000\",\"kind\":\"bg\",\"jobId\":\"abcdef12\"}" > "$HOME/.claude/sessions/$pid.json"
+echo "backgrounded · abcdef12"
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "launch.log")
+	rec := meta.Launch{ID: "l-bg", Kind: KindLaunch, Adapter: "claude-code", Cwd: dir, Bin: bin, Argv: []string{"--bg"},
+		Log: logPath, Background: true, LaunchedAt: time.Now().UTC()}
+	_ = d.Store.UpdateLaunches(func(l *meta.Launches) (bool, error) { l.Records = []meta.Launch{rec}; return true, nil })
+	pf := filepath.Join(dir, "prompt")
+	_ = os.WriteFile(pf, []byte("the secret task"), 0o600)
+	prompt, _ := os.Open(pf)
+
+	reports := make(chan Report, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- d.superviseBackground(context.Background(), &rec, func(r Report) { reports <- r }, prompt,
+			[]string{"HOME=" + home, "PATH=/usr/bin:/bin"}, 10*time.Second)
+	}()
+	var rep Report
+	select {
+	case rep = <-reports:
+	case err := <-errc:
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("supervisor returned before reporting: %v\n%s", err, b)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no report")
+	}
+	if rep.Status != "ready" || rep.SessionID != "abcdef12-0000-4000-8000-000000000000" || rep.PID <= 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "prompt-seen")); string(b) != "the secret task" {
+		t.Errorf("claude --bg read %q on stdin", b)
+	}
+	cur := d.record("l-bg")
+	if cur == nil || cur.PID != rep.PID || cur.JobID != "abcdef12" || cur.ClaudeRoot != root || cur.ConfirmedAt == nil || cur.StartTicks == 0 || cur.PGID != 0 {
+		t.Fatalf("record %+v", cur)
+	}
+	// Claude's stop: the record says stopped, then the process exits.
+	_ = os.WriteFile(filepath.Join(root, "jobs", "abcdef12", "state.json"), []byte(`{"state":"stopped"}`), 0o600)
+	p, _ := os.FindProcess(rep.PID)
+	_ = p.Kill()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the supervisor did not see the session end")
+	}
+	cur = d.record("l-bg")
+	if cur.FinalisedAt == nil || cur.ExitCode == nil || *cur.ExitCode != 0 || cur.Failure != "" {
+		t.Errorf("after claude stop: exit %v failure %q finalised %v; want 0, none, finalised", cur.ExitCode, cur.Failure, cur.FinalisedAt)
+	}
+}

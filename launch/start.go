@@ -292,7 +292,13 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	// simply exits and the supervisor carries on.
 	go func() { _ = sup.Wait() }()
 
-	rep, rerr := readReport(ctx, pr, plan.ConfirmTimeout+15*time.Second)
+	wait := plan.ConfirmTimeout + 15*time.Second
+	if sp.Background {
+		// Warming Claude's daemon comes first, and background launches take
+		// turns (superviseBackground).
+		wait += bgDaemonTimeout + bgSpareTimeout
+	}
+	rep, rerr := readReport(ctx, pr, wait)
 	if rerr != nil || rep.Status != "ready" {
 		if rerr == nil && rep.Status == "failed" {
 			return nil, &StartError{Class: rep.Class, Message: rep.Message, Log: logPath}
