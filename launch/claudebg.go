@@ -253,16 +253,11 @@ func (d *Deps) superviseBackground(ctx context.Context, rec *meta.Launch, report
 	if root == "" {
 		return fail(Outcome{Class: "error", Message: "no HOME or CLAUDE_CONFIG_DIR: cannot find Claude's config root"}, nil)
 	}
-	logf, err := os.OpenFile(rec.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fail(Outcome{Class: "error", Message: fmt.Sprintf("open launch log %s: %v", rec.Log, err)}, nil)
-	}
-	defer logf.Close()
-	st, err := logf.Stat()
+	logf, offset, err := openLaunchLog(rec.Log)
 	if err != nil {
 		return fail(Outcome{Class: "error", Message: err.Error()}, nil)
 	}
-	offset := st.Size()
+	defer logf.Close()
 
 	// One background launch at a time per state dir: two at once could both
 	// see the same spare, and the second session would start cold.

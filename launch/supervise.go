@@ -93,16 +93,11 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 		d.warn("lock: %v", err)
 	}
 
-	logf, err := os.OpenFile(rec.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fail(Outcome{Class: "error", Message: fmt.Sprintf("open launch log %s: %v", rec.Log, err)}, nil)
-	}
-	defer logf.Close()
-	st, err := logf.Stat()
+	logf, offset, err := openLaunchLog(rec.Log)
 	if err != nil {
 		return fail(Outcome{Class: "error", Message: err.Error()}, nil)
 	}
-	offset := st.Size()
+	defer logf.Close()
 	startOffset := offset
 
 	newCmd := func() *exec.Cmd {
@@ -278,4 +273,19 @@ func (d *Deps) stopChild(pid int, exited chan int) *int {
 	case <-time.After(2 * time.Second):
 	}
 	return nil
+}
+
+// openLaunchLog opens a launch's log for appending the agent's output and
+// returns the size it had, where this run's output starts.
+func openLaunchLog(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open launch log %s: %v", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
