@@ -188,29 +188,50 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query, slo
 	return out, nil
 }
 
+// tokenPaths are an assistant message's token counts in its data JSON.
+var tokenPaths = []string{"$.tokens.input", "$.tokens.output", "$.tokens.reasoning", "$.tokens.cache.read", "$.tokens.cache.write"}
+
+// messageSQL is what the queries over the message table share: the records by
+// session id, the query's session filter as an AND clause and its arguments,
+// and ok, the condition that a message's tokens can be true (discover.UsageOK).
+type messageSQL struct {
+	idx    map[string]int
+	filter string
+	args   []any
+	ok     string
+}
+
+func newMessageSQL(recs []record, guarded jsonFn, q *discover.Query) messageSQL {
+	m := messageSQL{idx: make(map[string]int, len(recs))}
+	for i, r := range recs {
+		m.idx[r.ID] = i
+	}
+	m.filter, m.args = q.SQLWhere("session_id")
+	if m.filter != "" {
+		m.filter = " AND (" + strings.TrimPrefix(m.filter, " WHERE ") + ")"
+	}
+	var okParts []string
+	for _, p := range tokenPaths {
+		okParts = append(okParts, fmt.Sprintf("coalesce(%s, 0) BETWEEN 0 AND %d", guarded.x("data", p), discover.MaxTokensPerRequest))
+	}
+	m.ok = "(" + strings.Join(okParts, " AND ") + ")"
+	return m
+}
+
 // slotsFromMessages fills each record's Slots: its assistant messages' tokens
 // summed per 15-minute slot of the message's time_created, in SQL. A message
 // whose tokens cannot be true is left out, as sumFromMessages leaves it out.
 func slotsFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
 	jx := guarded.x
-	idx := map[string]int{}
-	for i, r := range recs {
-		idx[r.ID] = i
-	}
-	filter, args := q.SQLWhere("session_id")
-	if filter != "" {
-		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
-	}
-	paths := []string{"$.tokens.input", "$.tokens.output", "$.tokens.reasoning", "$.tokens.cache.read", "$.tokens.cache.write"}
-	var okParts, sums []string
-	for _, p := range paths {
-		okParts = append(okParts, fmt.Sprintf("coalesce(%s, 0) BETWEEN 0 AND %d", jx("data", p), discover.MaxTokensPerRequest))
+	m := newMessageSQL(recs, guarded, q)
+	var sums []string
+	for _, p := range tokenPaths {
 		sums = append(sums, "sum(coalesce("+jx("data", p)+", 0))")
 	}
 	rows, err := db.QueryContext(ctx, `SELECT session_id, (time_created / `+fmt.Sprint(discover.SlotSeconds*1000)+`) * `+fmt.Sprint(discover.SlotSeconds)+` AS slot,
 	    `+strings.Join(sums, ", ")+`
-	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant' AND time_created > 0 AND (`+strings.Join(okParts, " AND ")+`)`+filter+`
-	  GROUP BY session_id, slot`, args...)
+	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant' AND time_created > 0 AND `+m.ok+m.filter+`
+	  GROUP BY session_id, slot`, m.args...)
 	if err != nil {
 		return err
 	}
@@ -221,7 +242,7 @@ func slotsFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded j
 		if err := rows.Scan(&id, &slot, &ti, &to, &tr, &tcr, &tcw); err != nil {
 			return err
 		}
-		if i, ok := idx[id]; ok {
+		if i, ok := m.idx[id]; ok {
 			recs[i].Slots.Add(slot, discover.Tokens{Input: ti, Output: to + tr, CacheRead: tcr, CacheWrite: tcw})
 		}
 	}
@@ -294,23 +315,11 @@ func parseModel(s string) modelRef {
 // do not store session totals (docs/agents/opencode.md §2.3).
 func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
 	jx := guarded.x
-	idx := map[string]int{}
-	for i, r := range recs {
-		idx[r.ID] = i
-	}
-	filter, args := q.SQLWhere("session_id")
-	if filter != "" {
-		filter = " AND (" + strings.TrimPrefix(filter, " WHERE ") + ")"
-	}
+	m := newMessageSQL(recs, guarded, q)
 	// A message whose tokens cannot be true (discover.UsageOK: negative, over 10⁹,
 	// or not a number) is left out of the sums, cost included, and counted; this
 	// also keeps SQLite's integer sum from overflowing (an error for the listing).
-	paths := []string{"$.tokens.input", "$.tokens.output", "$.tokens.reasoning", "$.tokens.cache.read", "$.tokens.cache.write"}
-	var okParts []string
-	for _, p := range paths {
-		okParts = append(okParts, fmt.Sprintf("coalesce(%s, 0) BETWEEN 0 AND %d", jx("data", p), discover.MaxTokensPerRequest))
-	}
-	ok := "(" + strings.Join(okParts, " AND ") + ")"
+	paths, ok, filter, args, idx := tokenPaths, m.ok, m.filter, m.args, m.idx
 	okSum := func(x string) string { return "sum(CASE WHEN " + ok + " THEN " + x + " END)" }
 	rows, err := db.QueryContext(ctx, `SELECT session_id,
 	    `+okSum(jx("data", paths[0]))+`, `+okSum(jx("data", paths[1]))+`,
