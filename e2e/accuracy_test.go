@@ -80,6 +80,72 @@ func (tr *truth) at(t time.Time) string {
 	return s
 }
 
+func (tr *truth) String() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var b []string
+	for _, c := range tr.changes {
+		b = append(b, c.state+"@"+c.at.Format("15:04:05.000"))
+	}
+	return strings.Join(b, " ")
+}
+
+// fileTrace records when a value read from a file changes, polled every 10 ms.
+type fileTrace struct {
+	mu      sync.Mutex
+	changes []string
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func traceFile(path string, read func([]byte) string) *fileTrace {
+	ft := &fileTrace{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(ft.done)
+		last := ""
+		for {
+			b, err := os.ReadFile(path)
+			v := "absent"
+			if err == nil {
+				v = read(b)
+			}
+			if v != last {
+				last = v
+				ft.mu.Lock()
+				ft.changes = append(ft.changes, v+"@"+time.Now().Format("15:04:05.000"))
+				ft.mu.Unlock()
+			}
+			select {
+			case <-ft.quit:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return ft
+}
+
+func (ft *fileTrace) stop() string {
+	close(ft.quit)
+	<-ft.done
+	return strings.Join(ft.changes, " ")
+}
+
+// registryStatus is a Claude registry entry's status (and waitingFor).
+func registryStatus(b []byte) string {
+	var v struct {
+		Status     string `json:"status"`
+		WaitingFor string `json:"waitingFor"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return "unparsable"
+	}
+	if v.WaitingFor != "" {
+		return v.Status + "(" + v.WaitingFor + ")"
+	}
+	return v.Status
+}
+
 type sample struct {
 	start, end time.Time
 	state      string
@@ -203,6 +269,9 @@ func (s *sampler) finish(t *testing.T, name string, tr *truth) {
 		worstS = "never"
 	}
 	t.Logf("accuracy %s: %d samples, %.1f%% correct, worst latency %s; transitions: %s; shown: %s", name, len(s.samples), pct, worstS, strings.Join(lat, ", "), strings.Join(runs, " "))
+	if len(wrong) > 0 {
+		t.Logf("accuracy %s: wrong samples (start: shown, true at the end): %s", name, strings.Join(wrong, "; "))
+	}
 	if out := os.Getenv("AGENTCTL_ACCURACY_OUT"); out != "" {
 		if f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			fmt.Fprintf(f, "| %s | %d | %.1f%% | %s | %s |\n", name, len(s.samples), pct, worstS, strings.Join(lat, ", "))
@@ -318,6 +387,11 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	var tr truth
 	tr.set("idle")
 	s := startSampler(t, a, id)
+	// Claude's registry status, traced every 10 ms: a miss is agentctl's when
+	// the registry said the true state before the sample, else the agent's
+	// own record lagged what the harness saw.
+	reg := traceFile(c.Registry(p.PID), registryStatus)
+	defer func() { t.Logf("registry status changes: %s; ground truth: %s", reg.stop(), tr.String()) }()
 	time.Sleep(3 * time.Second)
 
 	const prompt = "accuracy HOLD=tacc"
@@ -431,6 +505,86 @@ func TestStatusAccuracyClaudePrint(t *testing.T) {
 	heldPrint(t, "Claude Code "+c.Version+" -p: held reply, reply, exit", a, srv, id, "cp", p)
 }
 
+// Claude Code print mode driven as an SDK host drives it (stream-json in and
+// out, permission prompts routed to the host with --permission-prompt-tool
+// stdio): running while the reply is held, waiting while the host has not
+// answered the can_use_tool control request, running once it allowed the call
+// and while the reply to its output is held, idle once the turn's result is
+// out (the process waits for the next message on stdin), stopped once stdin is
+// closed and it exited.
+func TestStatusAccuracyClaudePrintPermission(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
+		rep := stub.Keywords(r)
+		if r.ToolResult {
+			rep.Hold = "cpp2"
+		}
+		return rep
+	})
+	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	dir := harness.WorkDir(t, "acc")
+	a := harness.NewAgentctl(t, c.Home)
+	id := uuid.NewString()
+	cmd, stdin, lines := startClaudeSDK(t, c, dir, id)
+	sdkUser(stdin, "accuracy HOLD=cpp TOOLCMD: touch acc-made-this")
+	waitHeldFor(t, srv, "cpp", 180*time.Second)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(c.Transcript(dir, id)) {
+			return "no transcript yet"
+		}
+		return ""
+	})
+	var tr truth
+	tr.set("running")
+	s := startSampler(t, a, id)
+	time.Sleep(3 * time.Second)
+	srv.Release("cpp")
+	// Claude asks once it has read the tool call: the moment lies between the
+	// stub sending the call and the control request on stdout.
+	tr.setAt(toolSent(t, srv), "running|waiting")
+	var req controlRequest
+	json.Unmarshal([]byte(waitSDKLine(t, lines, `"control_request"`, 60*time.Second)), &req)
+	tr.set("waiting")
+	time.Sleep(3 * time.Second)
+	sdkAllow(stdin, req.RequestID, req.Request.Input)
+	tr.set("running") // the call runs, then its output goes to the stub
+	waitHeldFor(t, srv, "cpp2", 60*time.Second)
+	time.Sleep(3 * time.Second)
+	srv.Release("cpp2")
+	// The turn ends between the stub sending the last reply and the result
+	// line on stdout.
+	var sent time.Time
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })
+		if len(es) == 0 {
+			return "the reply to the allowed call was not sent"
+		}
+		sent = es[0].Done
+		return ""
+	})
+	tr.setAt(sent, "running|idle")
+	waitSDKLine(t, lines, `"type":"result"`, 60*time.Second)
+	tr.set("idle")
+	time.Sleep(3 * time.Second)
+	// The host is done: it closes stdin and Claude exits.
+	tr.between("idle", "stopped")
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("claude -p exited with %v after stdin closed", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("claude -p did not exit within 60 s of stdin closing")
+	}
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "Claude Code "+c.Version+" -p, permission prompts to the SDK host: held reply, can_use_tool request, allow, held reply, reply, stdin closed", &tr)
+}
+
 // OpenCode run: running while the reply is held, stopped after; a 401 ends the
 // run failed and blocked on auth. `opencode run` cannot wait (it rejects an
 // "ask" permission by itself).
@@ -478,7 +632,11 @@ func TestStatusAccuracyPiPrint(t *testing.T) {
 // The Codex TUI on a pty (approval policy on-request): running while the reply
 // is held, waiting while it asks to approve an escalated command, running while
 // the approved command runs (3 s) and while the reply to its output is held,
-// idle once that reply was sent.
+// idle once that reply was sent; running while a held reply turns into 429,
+// idle and blocked on quota once Codex gave up; running while the next reply
+// is held, idle after it; still idle after /quit (the app-server daemon the
+// TUI leaves behind holds the thread), stopped once `codex app-server daemon
+// stop` returned.
 func TestStatusAccuracyCodexTUI(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
@@ -494,20 +652,7 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	p := startCodexTUI(t, c, dir, "codex-tui-acc", 90*time.Second)
 	a := harness.NewAgentctl(t, c.Home)
 	const prompt = "ESCALATE HOLD=cxacc TOOLCMD: sleep 3; touch acc-made-this"
-	p.Type(t, prompt)
-	for i := 0; ; i++ {
-		time.Sleep(time.Second)
-		p.Type(t, "\r")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := srv.WaitHeld(ctx, "cxacc")
-		cancel()
-		if err == nil {
-			break
-		}
-		if i == 30 { // Codex may show "loading" for a long while on a busy machine
-			t.Fatalf("the prompt never reached the stub\nscreen:\n%s", harness.Tail(harness.StripANSI(p.Output()), 15))
-		}
-	}
+	codexTUIPrompt(t, p, srv, prompt, "cxacc")
 	waitRollout(t, c, prompt)
 	id := strings.TrimSuffix(filepath.Base(c.Rollouts()[0]), ".jsonl")
 	id = id[len(id)-36:]
@@ -545,10 +690,117 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	time.Sleep(time.Until(sent.Add(2 * time.Second)))
 	tr.set("idle")
 	time.Sleep(4 * time.Second)
-	// Not scored: the end. The TUI hands the thread to its app-server daemon,
-	// which holds the thread-writer lock after the TUI itself is killed, so
-	// "stopped" has no ground truth the harness can produce here.
-	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, 3 s command, held reply, reply", &tr)
+
+	// Out of quota: the reply is held, then every reply of the turn is 429.
+	// Codex gives up (0.169 with the stub: after the first) and ends the turn
+	// with task_complete carrying the error: idle and blocked while the TUI
+	// is up. From the keys to the stub holding the request the turn has
+	// started at a moment the harness cannot see.
+	tr.between("idle", "running")
+	codexTUIPrompt(t, p, srv, "accuracy quota HOLD=cxq STATUS=429", "cxq")
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("cxq")
+	// The last 429 is the one after which the stub hears nothing for 6 s
+	// (Codex's backoff between retries stays under 4 s). The truth is written
+	// then, at its send time.
+	n := 0
+	harness.Eventually(t, 120*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Status == 429 && e.Completed })
+		switch {
+		case len(es) == 0 || len(es) != n:
+			n = len(es)
+			if n > 0 {
+				sent = es[n-1].Done
+			}
+			return "codex still sends requests"
+		case time.Since(sent) < 6*time.Second:
+			return "codex has not given up yet"
+		}
+		return ""
+	})
+	t.Logf("codex tui gave up after %d HTTP 429 replies", n)
+	tr.setAt(sent, "running|idle!quota")
+	tr.setAt(sent.Add(2*time.Second), "idle!quota")
+	time.Sleep(3 * time.Second)
+
+	// A turn that succeeds after it: no longer blocked.
+	tr.between("idle!quota", "running")
+	codexTUIPrompt(t, p, srv, "accuracy again HOLD=cxacc3", "cxacc3")
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("cxacc3")
+	harness.Eventually(t, 60*time.Second, func() string {
+		es := srv.ModelExchanges(func(e stub.Exchange) bool { return strings.Contains(e.Request.LastUser, "HOLD=cxacc3") && e.Completed })
+		if len(es) == 0 {
+			return "the held reply was not sent"
+		}
+		sent = es[0].Done
+		return ""
+	})
+	tr.setAt(sent, "running|idle")
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set("idle")
+	time.Sleep(3 * time.Second)
+
+	// The end, the way a user ends it: /quit, then `codex app-server daemon
+	// stop`. The TUI leaves its app-server daemon running, and the daemon
+	// keeps the thread loaded and its writer lock held (20 s and more in
+	// this test, until the daemon stops): any client (the TUI again,
+	// `codex resume`, an IDE) continues the thread in that process, and no
+	// other writer may take it. agentctl cannot see whether a client is
+	// attached; the thread's writer lives, so it is idle, hosted by the
+	// daemon (docs/agents/codex.md §4.3), until the daemon lets it go.
+	typeCodexQuit(t, p)
+	time.Sleep(4 * time.Second)
+	tr.between("idle", "stopped")
+	stop := exec.Command(c.Bin, "app-server", "daemon", "stop")
+	stop.Dir, stop.Env = dir, c.Env.List()
+	if out, err := stop.CombinedOutput(); err != nil {
+		t.Fatalf("codex app-server daemon stop: %v\n%s", err, out)
+	}
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, 3 s command, held reply, reply, held 429, held reply, reply, /quit, daemon stop", &tr)
+}
+
+// codexTUIPrompt types a prompt into the Codex TUI and presses Enter until the
+// stub holds its request as hold (Enter right after the text can be taken as
+// part of a paste; Codex may show "loading" for a long while on a busy machine).
+func codexTUIPrompt(t *testing.T, p *harness.PTY, srv *stub.Server, prompt, hold string) {
+	t.Helper()
+	p.Type(t, prompt)
+	for i := 0; ; i++ {
+		time.Sleep(time.Second)
+		p.Type(t, "\r")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := srv.WaitHeld(ctx, hold)
+		cancel()
+		if err == nil {
+			return
+		}
+		if i == 30 {
+			t.Fatalf("the prompt never reached the stub\nscreen:\n%s", harness.Tail(harness.StripANSI(p.Output()), 15))
+		}
+	}
+}
+
+// typeCodexQuit quits the Codex TUI with /quit, pressing Enter until it exits.
+func typeCodexQuit(t *testing.T, p *harness.PTY) {
+	t.Helper()
+	p.Type(t, "/quit")
+	for i := 0; ; i++ {
+		time.Sleep(time.Second)
+		select {
+		case <-p.Done():
+			return
+		default:
+		}
+		if i == 20 {
+			t.Fatalf("the TUI did not quit\nscreen:\n%s", harness.Tail(harness.StripANSI(p.Output()), 15))
+		}
+		p.Type(t, "\r")
+	}
 }
 
 // toolSent waits until the stub has sent a whole reply asking for a tool call
