@@ -92,7 +92,6 @@ func (tr *truth) String() string {
 
 // fileTrace records when a value read from a file changes, polled every 10 ms.
 type fileTrace struct {
-	mu      sync.Mutex
 	changes []string
 	quit    chan struct{}
 	done    chan struct{}
@@ -111,9 +110,7 @@ func traceFile(path string, read func([]byte) string) *fileTrace {
 			}
 			if v != last {
 				last = v
-				ft.mu.Lock()
 				ft.changes = append(ft.changes, v+"@"+time.Now().Format("15:04:05.000"))
-				ft.mu.Unlock()
 			}
 			select {
 			case <-ft.quit:
@@ -144,6 +141,31 @@ func registryStatus(b []byte) string {
 		return v.Status + "(" + v.WaitingFor + ")"
 	}
 	return v.Status
+}
+
+// lastRecord is the type of a transcript's last whole record (user records:
+// "user:text" for a prompt, "user:tool_result").
+func lastRecord(b []byte) string {
+	b = bytes.TrimRight(b, "\n")
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	var v struct {
+		Type    string `json:"type"`
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return "partial"
+	}
+	if v.Type == "user" {
+		if bytes.Contains(v.Message.Content, []byte(`"tool_result"`)) {
+			return "user:tool_result"
+		}
+		return "user:text"
+	}
+	return v.Type
 }
 
 type sample struct {
@@ -391,7 +413,11 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	// the registry said the true state before the sample, else the agent's
 	// own record lagged what the harness saw.
 	reg := traceFile(c.Registry(p.PID), registryStatus)
-	defer func() { t.Logf("registry status changes: %s; ground truth: %s", reg.stop(), tr.String()) }()
+	tx := traceFile(c.Transcript(dir, id), lastRecord)
+	hist := traceFile(filepath.Join(c.Home, ".claude", "history.jsonl"), func(b []byte) string { return fmt.Sprint(bytes.Count(b, []byte("\n")), " lines") })
+	defer func() {
+		t.Logf("registry status changes: %s; transcript's last record: %s; history.jsonl: %s; ground truth: %s", reg.stop(), tx.stop(), hist.stop(), tr.String())
+	}()
 	time.Sleep(3 * time.Second)
 
 	// From Enter to the stub holding the request Claude has started its turn
