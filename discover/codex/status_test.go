@@ -127,8 +127,9 @@ func TestDaemonHostedThread(t *testing.T) {
 	os.WriteFile(filepath.Join(codexDir(home), "app-server-daemon", "daemon.pid"),
 		[]byte(`{"pid":5150,"processStartTime":1,"processIdentity":{"bootId":"b","startTicks":2}}`), 0o600)
 	s := discoverAll(t, testAdapter(map[string]int{idD918 + ".lock": 5150}), testEnv(home, procs(5150), nil))[idD918]
-	if s.Status != discover.StatusIdle || s.Extra["hosted_by"] != "app-server daemon" || s.PID != 5150 {
-		t.Errorf("%s hosted_by %v pid %d", s.Status, s.Extra["hosted_by"], s.PID)
+	if s.Status != discover.StatusIdle || s.Extra["hosted_by"] != "app-server daemon" || s.PID != 5150 ||
+		!strings.Contains(s.EvidenceDetail, "held by pid 5150 (the TUI's app-server daemon, which keeps the thread after the TUI quits)") {
+		t.Errorf("%s hosted_by %v pid %d (%s)", s.Status, s.Extra["hosted_by"], s.PID, s.EvidenceDetail)
 	}
 }
 
