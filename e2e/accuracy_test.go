@@ -424,10 +424,27 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	// at a moment the harness cannot see (traced: the registry's busy came
 	// 0.1 s before the stub held the request): both states count there, as
 	// for every other prompt of the benchmark.
+	keep := os.Getenv("AGENTCTL_ACCURACY_KEEP")
+	var idleEntry []byte
+	if keep != "" {
+		idleEntry, _ = os.ReadFile(c.Registry(p.PID))
+	}
 	const prompt = "accuracy HOLD=tacc"
 	typeLineThen(t, p, prompt, func() { tr.between("idle", "running") })
 	waitHeld(t, srv, "tacc")
 	tr.set("running")
+	if keep != "" {
+		// The registry entry before Enter and history.jsonl once the stub
+		// holds the request: the moment where, under load, the entry still
+		// says idle (traced above).
+		hist, _ := os.ReadFile(filepath.Join(c.Home, ".claude", "history.jsonl"))
+		out := filepath.Join(keep, "claude-tui-first-prompt", ".claude")
+		if err := os.MkdirAll(filepath.Join(out, "sessions"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(out, "sessions", filepath.Base(c.Registry(p.PID))), idleEntry, 0o644)
+		os.WriteFile(filepath.Join(out, "history.jsonl"), hist, 0o644)
+	}
 	time.Sleep(3 * time.Second)
 	from := p.Len()
 	srv.Release("tacc")
@@ -788,14 +805,17 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 
 	// The end, the way a user ends it: /quit, then `codex app-server daemon
 	// stop`. The TUI leaves its app-server daemon running, and the daemon
-	// keeps the thread loaded and its writer lock held (20 s and more in
-	// this test, until the daemon stops): any client (the TUI again,
+	// keeps the thread loaded and its writer lock held (traced for 20 s
+	// after /quit, until the daemon stopped): any client (the TUI again,
 	// `codex resume`, an IDE) continues the thread in that process, and no
 	// other writer may take it. agentctl cannot see whether a client is
 	// attached; the thread's writer lives, so it is idle, hosted by the
 	// daemon (docs/agents/codex.md §4.3), until the daemon lets it go.
 	typeCodexQuit(t, p)
 	time.Sleep(4 * time.Second)
+	if st := a.Status(t, id); st.Status != "idle" || !strings.Contains(st.EvidenceDetail, "app-server daemon") {
+		t.Errorf("after /quit: %s (%s); want idle, held by the TUI's app-server daemon", st.Status, st.EvidenceDetail)
+	}
 	tr.between("idle", "stopped")
 	stop := exec.Command(c.Bin, "app-server", "daemon", "stop")
 	stop.Dir, stop.Env = dir, c.Env.List()
