@@ -192,7 +192,10 @@ func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rollout
 			}
 		}
 		if lv.daemon[pid] {
+			// It keeps the thread after the TUI quits, until it stops
+			// (docs/agents/codex.md §4.3): the detail says so.
 			s.Extra["hosted_by"] = "app-server daemon"
+			by += " (the TUI's app-server daemon, which keeps the thread after the TUI quits)"
 		}
 		s.Evidence = discover.EvidenceRegistry
 		detail := fmt.Sprintf("%s held by %s", lv.method, by)
