@@ -316,3 +316,50 @@ func replySent(t *testing.T, srv *stub.Server, keep func(stub.Exchange) bool) ti
 	})
 	return sent
 }
+
+// The OpenCode TUI as users start it, without --port: it listens nowhere, so
+// its sessions rest on the process (a TUI in the session's directory, started
+// before the prompt): running while a reply is held, at rest after it,
+// stopped after /exit. What it cannot show (a permission it asks for) is
+// left out here and covered with --port above.
+func TestStatusAccuracyOpenCodeTUINoPort(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	o := harness.NewOpenCode(t, srv)
+	dir := harness.WorkDir(t, "acc")
+	p := harness.StartPTY(t, harness.Spec{Path: o.Bin, Dir: dir, Env: o.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "opencode-tui-acc"})
+	p.WaitOutput(t, 300*time.Second, 0, "Ask anything")
+	time.Sleep(2 * time.Second)
+	from := p.Len()
+	typeLine(t, p, "first")
+	p.WaitOutput(t, 120*time.Second, from, "FAKE-REPLY")
+	id := openCodeSessionIn(t, o, dir)
+	a := harness.NewAgentctl(t, o.Home)
+
+	const rest = "idle|stopped"
+	var tr truth
+	tr.set(rest)
+	s := startSampler(t, a, id)
+	time.Sleep(3 * time.Second)
+
+	tr.between(rest, "running")
+	typeLine(t, p, "accuracy HOLD=otuin")
+	waitHeldFor(t, srv, "otuin", 120*time.Second)
+	tr.set("running")
+	time.Sleep(3 * time.Second)
+	srv.Release("otuin")
+	sent := replySent(t, srv, func(e stub.Exchange) bool { return e.Reply.Hold == "otuin" })
+	tr.setAt(sent, "running|"+rest)
+	time.Sleep(time.Until(sent.Add(2 * time.Second)))
+	tr.set(rest)
+	time.Sleep(3 * time.Second)
+
+	tr.between(rest, "stopped")
+	typeLine(t, p, "/exit")
+	p.Wait(t, 60*time.Second)
+	tr.set("stopped")
+	time.Sleep(3 * time.Second)
+	s.finish(t, "OpenCode 1.18.33 TUI (pty, no --port): idle, held reply, reply, /exit", &tr)
+	logWrong(t, s, &tr)
+}
