@@ -225,8 +225,9 @@ func busyServer(r record, recs []record, procs []ocProc, silent map[int]string, 
 // outranks the store: OpenCode writes the prompt before its runner marks the
 // session busy (1–2 s on a loaded machine, recorded in
 // testdata/server-prompt-not-busy), a reply's last write lands before the
-// runner goes idle, and a prompt sent with noReply or one whose turn died
-// inside the server stays unanswered while the server is idle
+// runner goes idle (a failed turn's error lands just after: idle without its
+// blocked reason for that moment), and a prompt sent with noReply or one whose
+// turn died inside the server stays unanswered while the server is idle
 // (docs/agents/opencode.md §4.1 (2)). ok is false when any candidate is not a
 // server that answered.
 func notRunning(r record, procs []ocProc, answered map[served]string, tdetail string) (discover.Verdict, bool) {
