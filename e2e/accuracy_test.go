@@ -1,17 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -1019,127 +1016,6 @@ func TestStatusAccuracyOpenCodeRunAuth(t *testing.T) {
 	waitHeldFor(t, srv, "oca", 400*time.Second)
 	id := openCodeSessionIn(t, oc, dir)
 	blockedRun(t, "OpenCode run: held reply, 401, exit", a, srv, id, "oca", 401, 1, "auth", p)
-}
-
-// `opencode serve` with "bash": "ask", driven over its HTTP API as its TUI and
-// web UI drive it: at rest with a session and no prompt, running while the
-// reply is held, waiting while the server lists the permission request for the
-// tool call, running while the approved command runs (3 s) and the reply to
-// its output is held, at rest after it, stopped once the server exits
-// (SIGTERM). At rest, a server's session is not tied to it: the server lists
-// only busy sessions and can prompt any session of the store, so idle and
-// stopped are one state there (docs/agents/opencode.md §4.3) and both count.
-func TestStatusAccuracyOpenCodeServe(t *testing.T) {
-	harness.Require(t)
-	t.Parallel()
-	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
-		rep := stub.Keywords(r)
-		if r.ToolResult {
-			rep.Hold = "osacc2"
-		}
-		return rep
-	})
-	o := harness.NewOpenCode(t, srv)
-	cfg := filepath.Join(o.Home, ".config", "opencode", "opencode.json")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = bytes.Replace(b, []byte(`"autoupdate": false,`), []byte(`"autoupdate": false, "permission": {"bash": "ask"},`), 1)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir := harness.WorkDir(t, "acc")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	p := harness.Start(t, harness.Spec{Path: o.Bin, Args: []string{"serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
-		Dir: dir, Env: o.Env.With("PWD", dir), Name: "opencode-serve-acc"})
-	oc := ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	deadline := time.Now().Add(120 * time.Second) // slow to start on a loaded machine
-	for !oc.healthy() {
-		if time.Now().After(deadline) {
-			t.Fatal("opencode serve did not answer /global/health within 120 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	var sess struct {
-		ID string `json:"id"`
-	}
-	oc.post("/session", `{}`, &sess)
-	a := harness.NewAgentctl(t, o.Home)
-	harness.Eventually(t, 60*time.Second, func() string {
-		if _, _, code := a.Run(t, "status", sess.ID); code != 0 {
-			return "the new session is not found yet"
-		}
-		return ""
-	})
-	const rest = "idle|stopped"
-	var tr truth
-	tr.set(rest)
-	s := startSampler(t, a, sess.ID)
-	time.Sleep(3 * time.Second)
-
-	oc.post("/session/"+sess.ID+"/prompt_async",
-		`{"model":{"providerID":"fake","modelID":"fake-model"},"parts":[{"type":"text","text":"HOLD=osacc TOOLCMD: sleep 3; touch acc-made-this"}]}`, nil)
-	// From the prompt to the stub holding its request, the turn has started
-	// at a moment the harness cannot see.
-	tr.between(rest, "running")
-	waitHeldFor(t, srv, "osacc", 180*time.Second)
-	tr.set("running")
-	time.Sleep(3 * time.Second)
-	srv.Release("osacc")
-	tr.setAt(toolSent(t, srv), "running|waiting")
-	var reqID string
-	deadline = time.Now().Add(120 * time.Second)
-	for reqID == "" {
-		var reqs []struct {
-			ID        string `json:"id"`
-			SessionID string `json:"sessionID"`
-		}
-		oc.get("/permission", &reqs)
-		for _, r := range reqs {
-			if r.SessionID == sess.ID {
-				reqID = r.ID
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no permission request within 120 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	tr.set("waiting")
-	time.Sleep(3 * time.Second)
-	oc.post("/permission/"+reqID+"/reply", `{"reply":"once"}`, nil)
-	tr.set("running")
-	waitHeldFor(t, srv, "osacc2", 60*time.Second)
-	time.Sleep(3 * time.Second)
-	srv.Release("osacc2")
-	var sent time.Time
-	harness.Eventually(t, 60*time.Second, func() string {
-		es := srv.ModelExchanges(func(e stub.Exchange) bool { return e.Request.ToolResult && e.Completed })
-		if len(es) == 0 {
-			return "the reply to the approved call was not sent"
-		}
-		sent = es[0].Done
-		return ""
-	})
-	tr.setAt(sent, "running|"+rest)
-	time.Sleep(time.Until(sent.Add(2 * time.Second)))
-	tr.set(rest)
-	time.Sleep(3 * time.Second)
-
-	tr.between(rest, "stopped")
-	if err := p.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	p.Wait(t, 30*time.Second)
-	tr.set("stopped")
-	time.Sleep(3 * time.Second)
-	s.finish(t, "OpenCode 1.18.33 serve (HTTP API): idle, held reply, permission request, approve, 3 s command, held reply, reply, SIGTERM", &tr)
 }
 
 // The Pi TUI on a pty: idle after a first reply (pi writes its session file
