@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -60,7 +61,7 @@ func locateRollout(env *discover.Env, id string) string {
 		return ""
 	}
 	want := strings.ToLower(id)
-	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }) {
+	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }, dirnames.Open(env.CacheDir(), Name)) {
 		if rf.ID == want {
 			return rf.Path
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -120,7 +121,14 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	if q != nil && len(cands) == 0 {
 		keep = func(name string) bool { return keyMayMatch(nameKey(name), q) }
 	}
-	paths := listFiles(env, roots(env), keep)
+	var names *dirnames.Cache
+	if keep != nil {
+		names = dirnames.Open(env.CacheDir(), Name)
+	}
+	paths := listFiles(env, roots(env), keep, names)
+	if err := names.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
 	complete := true // every file is read: the index may forget vanished ones
 	if q != nil && len(cands) == 0 {
 		// No process to tie to a file, so no session depends on another: only
