@@ -673,3 +673,8 @@ func daemonPID(home string) int {
 	}
 	return d.PID
 }
+
+// MayHold reports whether a thread can have this id: thread ids are UUIDs
+// (docs/agents/codex.md), so an exact id of another agent's shape resolves
+// without waiting for this adapter (discover.FindFor).
+func (a *Adapter) MayHold(id string) bool { return isUUID(id) }

@@ -353,3 +353,8 @@ func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64
 		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
 	return usd, true
 }
+
+// MayHold reports whether a session can have this id: pi's ids are UUIDv7,
+// pi-rust's UUIDv4 (docs/agents/pi.md), so an exact id of another agent's shape
+// resolves without waiting for this adapter (discover.FindFor).
+func (a *Adapter) MayHold(id string) bool { return isUUID(strings.ToLower(id)) }
