@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -395,7 +396,9 @@ type toolResult struct {
 	isErr bool
 }
 
-var exitRE = regexp.MustCompile(`(?m)^(?:Exit code:|Process exited with code) (-?\d+)`)
+var exitRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(?:Exit code:|Process exited with code) (-?\d+)`)
+})
 
 // parseOutput reads a function_call_output: a JSON string holding either
 // {"output","metadata":{"exit_code"}} (older) or plain text with an "Exit code: N"
@@ -429,7 +432,7 @@ func parseOutput(raw json.RawMessage) toolResult {
 		return r
 	}
 	r := toolResult{}
-	if m := exitRE.FindStringSubmatch(text); m != nil {
+	if m := exitRE().FindStringSubmatch(text); m != nil {
 		code, _ := strconv.Atoi(m[1])
 		r.isErr = code != 0
 		if i := strings.Index(text, "\nOutput:\n"); i >= 0 {

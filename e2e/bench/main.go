@@ -165,7 +165,7 @@ func build(dir, bin string) (string, error) {
 		return bin, nil
 	}
 	bin = filepath.Join(dir, "agentctl")
-	b := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	b := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", bin, ".") // as `just build`
 	b.Env = append(os.Environ(), "CGO_ENABLED=0")
 	b.Stderr = os.Stderr
 	if err := b.Run(); err != nil {
