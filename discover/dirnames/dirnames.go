@@ -17,10 +17,21 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentctl/agentctl/discover/index"
 )
+
+var hook atomic.Pointer[func(string)]
+
+// SetListHook makes fn see every directory Each lists from the file system
+// rather than from a kept listing, until restore is called (tests only: a
+// lookup on an unchanged home lists no session folder).
+func SetListHook(fn func(dir string)) (restore func()) {
+	old := hook.Swap(&fn)
+	return func() { hook.Store(old) }
+}
 
 // racyWindow is how recently changed a directory may be and still be kept.
 const racyWindow = 2 * time.Second
@@ -80,6 +91,9 @@ func (c *Cache) Each(dir string, fn func(name []byte, kind index.EntryKind)) err
 	c.mu.Unlock()
 	// Listed after the stat: a change during the listing leaves a stamp that
 	// differs from the directory's next one, so it is listed again then.
+	if fn := hook.Load(); fn != nil {
+		(*fn)(dir)
+	}
 	var names []byte
 	err = index.EachName(dir, func(name []byte, kind index.EntryKind) {
 		names = append(names, byte(kind))
