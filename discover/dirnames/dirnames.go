@@ -181,7 +181,7 @@ func (c *Cache) load() {
 	}
 	c.loaded = true
 	c.dirs = map[string]*entry{}
-	b, err := os.ReadFile(c.path)
+	b, err := readCache(c.path)
 	if err != nil || !bytes.HasPrefix(b, []byte(header)) {
 		return
 	}
