@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -201,11 +202,9 @@ func holdLock(path string) error {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return err
 	}
-	held = f // kept reachable: a collected *os.File closes its descriptor
 	fmt.Println("locked")
 	for {
 		time.Sleep(time.Hour)
+		runtime.KeepAlive(f) // a collected *os.File closes its descriptor, and the lock with it
 	}
 }
-
-var held *os.File
