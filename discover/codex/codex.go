@@ -161,13 +161,21 @@ func idFromStem(stem string) string {
 		return ""
 	}
 	id := stem[len(stem)-36:]
-	if !isUUID(id) {
+	if id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
 		return ""
 	}
+	upper := false
 	for i := 0; i < len(id); i++ {
-		if id[i] >= 'A' && id[i] <= 'F' {
-			return strings.ToLower(id)
+		switch c := id[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', i == 8 || i == 13 || i == 18 || i == 23:
+		case c >= 'A' && c <= 'F':
+			upper = true
+		default:
+			return ""
 		}
+	}
+	if upper {
+		return strings.ToLower(id)
 	}
 	return id
 }
