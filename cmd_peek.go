@@ -85,6 +85,9 @@ func (p *peeker) fetch(ctx context.Context, n int) ([]discover.Message, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.e.timeout*4)
 	defer cancel()
+	if !p.raw {
+		ctx = discover.WithoutRaw(ctx)
+	}
 	msgs, err := a.Peek(ctx, p.env, p.sess, n)
 	if errors.Is(err, discover.ErrNoSession) {
 		return nil, nil

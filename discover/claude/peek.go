@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
@@ -114,7 +115,13 @@ func peekTail(ctx context.Context, path string, n int, open func(string) (*disco
 			if len(got) == 0 {
 				return nil, discover.ErrNoSession
 			}
-			if tail.Mapped() {
+			switch {
+			case tail.Mapped() && !discover.WantRaw(ctx):
+				// Nobody prints them: no need to copy them out of the mapping.
+				for i := range got {
+					got[i].Raw = nil
+				}
+			case tail.Mapped():
 				// The raw records are views of the mapping, which Close removes.
 				for i := range got {
 					for j, r := range got[i].Raw {
@@ -296,21 +303,78 @@ func attachResults(content, toolUseResult []byte, calls map[string]*item, raw js
 		tc.HasResult = true
 		tc.IsError = isTrue(b.IsError)
 		tc.Interrupted = interrupted
-		tc.Result = firstLine(resultText(b.Content), 100)
+		tc.Result = resultLine(b.Content, 100)
 		it.Raw = append(it.Raw, raw)
 		return true
 	})
 }
 
+// resultLine is the first non-empty line (at most max runes) of a tool_result's
+// content, a string or text blocks, as firstLine(resultText(body), max) gives it.
+// Tool output can be megabytes: each string is decoded from its first KiB when
+// that settles the line, else from its first 64 KiB as resultText does.
+func resultLine(body []byte, max int) string {
+	if isString(body) {
+		return stringLine(body, max)
+	}
+	var line string
+	eachBlock(body, func(b *block) bool {
+		if strEq(b.Type, "text") {
+			line = stringLine(b.Text, max)
+		}
+		return line == ""
+	})
+	return line
+}
+
+// resultPrefix bounds how much of one tool output resultText decodes.
+const resultPrefix = 64 << 10
+
+// stringLine is firstLine(strPrefix(v, resultPrefix), max), decoding less when a
+// short prefix already holds a complete first non-empty line (or max runes of it).
+func stringLine(v []byte, max int) string {
+	if !isString(v) {
+		return ""
+	}
+	const short = 1 << 10
+	if len(v)-2 > short {
+		s := strPrefix(v, short)
+		if l, ok := settledLine(s, max); ok {
+			return l
+		}
+	}
+	return firstLine(strPrefix(v, resultPrefix), max)
+}
+
+// settledLine finds the first non-empty line in s, a prefix of a longer text,
+// and reports whether the rest of the text cannot change it: the line ends
+// inside s, or it already has max runes.
+func settledLine(s string, max int) (string, bool) {
+	for s != "" {
+		l, rest, nl := strings.Cut(s, "\n")
+		if t := strings.TrimSpace(l); t != "" {
+			if !nl && utf8.RuneCountInString(t) < max {
+				return "", false // the line may go on past the prefix
+			}
+			return cut(t, max), true
+		}
+		if !nl {
+			return "", false
+		}
+		s = rest
+	}
+	return "", false
+}
+
 // resultText is a tool_result's content: a string or text blocks.
 func resultText(body []byte) string {
 	if isString(body) {
-		return strPrefix(body, 64<<10)
+		return strPrefix(body, resultPrefix)
 	}
 	var parts []string
 	eachBlock(body, func(b *block) bool {
 		if strEq(b.Type, "text") {
-			parts = append(parts, strPrefix(b.Text, 64<<10))
+			parts = append(parts, strPrefix(b.Text, resultPrefix))
 		}
 		return true
 	})
@@ -319,10 +383,12 @@ func resultText(body []byte) string {
 
 // firstLine is the first non-empty line of s, at most max runes.
 func firstLine(s string, max int) string {
-	for _, l := range strings.Split(s, "\n") {
+	for s != "" {
+		l, rest, _ := strings.Cut(s, "\n")
 		if l = strings.TrimSpace(l); l != "" {
 			return cut(l, max)
 		}
+		s = rest
 	}
 	return ""
 }

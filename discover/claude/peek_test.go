@@ -50,6 +50,14 @@ func TestPeekFixture(t *testing.T) {
 	if n := len(got[1].Raw); n != 2 {
 		t.Errorf("tool call item has %d raw records, want 2 (call + result)", n)
 	}
+	// A caller that prints no native records gets the same items without them.
+	bare, err := testAdapter().Peek(discover.WithoutRaw(t.Context()), env, discover.Session{ID: "75098152-d081-42b6-b9b6-e7787f9a8747"}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(toolTurn75098152, bare); diff != "" {
+		t.Errorf("without raw records (-want +got):\n%s", diff)
+	}
 	// -n counts items, never lines or tool results.
 	if got := peek(t, env, discover.Session{ID: "75098152-d081-42b6-b9b6-e7787f9a8747"}, 2); len(got) != 2 || got[0].MessageID != "msg_fake_30990f2cc852444b8e49" {
 		t.Errorf("-n 2: %+v", got)
