@@ -93,37 +93,59 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		procs = &proc.Fake{NoProcs: true} // no table at all: liveness is unknown, never guessed
 	}
 	startMs := a.startMillis(procs)
-	var regs []regCheck
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // the registry is independent of the transcripts
-		defer wg.Done()
-		regs = readRegistry(ctx, root, procs, a.host(), startMs)
-	}()
-	sc := &scanner{budget: discover.BudgetOf(ctx)}
-
-	var stated []*fileState
-	var err error
-	if sel.query != nil {
-		stated, err = findTranscripts(root, *sel.query)
-	} else {
-		stated, err = sc.listAndStat(ctx, root)
-	}
-	if err != nil {
-		wg.Wait()
-		return nil, fmt.Errorf("read Claude projects in %s: %w (check its permissions, or set CLAUDE_CONFIG_DIR)", root, err)
-	}
-	wg.Wait()
-	var claudes []claudeProc
-	if procs.Available() {
-		claudes = findClaudeProcs(procs, startMs)
-	}
 	now := time.Now
 	if env.Now != nil {
 		now = env.Now
 	}
+	sc := &scanner{budget: discover.BudgetOf(ctx)}
+	var reg registry
+	var claudes []claudeProc
+	var stated []*fileState
+	var err error
+	if sel.onlyAlive && procs.Available() {
+		// An alive-only listing starts from what can be alive; it lists the
+		// transcripts only when that needs them (below).
+		reg = readRegistry(ctx, root, procs, a.host(), startMs)
+		claudes = findClaudeProcs(procs, startMs)
+	} else {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // the registry is independent of the transcripts
+			defer wg.Done()
+			reg = readRegistry(ctx, root, procs, a.host(), startMs)
+		}()
+		if sel.query != nil {
+			stated, err = findTranscripts(root, *sel.query)
+		} else {
+			stated, err = sc.listAndStat(ctx, root)
+		}
+		wg.Wait()
+		if procs.Available() {
+			claudes = findClaudeProcs(procs, startMs)
+		}
+	}
+	regs := reg.Entries
+	regMoved := reg.changedWithin(midTurnRecent, now())
 	scanCwds := cwdScanned(regs, claudes)
 	subset := sel.onlyAlive && procs.Available() && len(scanCwds) == 0
+	if sel.onlyAlive && procs.Available() {
+		switch {
+		case !subset:
+			// A claude process the process scan may tie to any session of its
+			// cwd: every transcript counts.
+			stated, err = sc.listAndStat(ctx, root)
+		case regMoved:
+			// A mid-turn transcript written in the last minute may be unknown
+			// (notLive): their ages are needed.
+			stated, err = sc.listAndStat(ctx, root)
+		default:
+			// Only the sessions something alive names: their transcripts by name.
+			stated, err = namedTranscripts(root, alivePossible(env, regs, claudes))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read Claude projects in %s: %w (check its permissions, or set CLAUDE_CONFIG_DIR)", root, err)
+	}
 
 	var ix *index.Index[*aggregate]
 	if sel.query != nil || subset {
@@ -138,7 +160,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 
 	// Which transcripts to read. Everything, unless only some sessions can matter.
 	load := stated
-	if subset {
+	if subset && regMoved {
 		keep := alivePossible(env, regs, claudes)
 		load = load[:0:0]
 		for _, f := range stated {
@@ -243,7 +265,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			cands = append(cands, candidate{ID: r.SessionID, Cwd: r.Cwd, Entrypoint: r.Entrypoint, Job: jobs.of(r.SessionID)})
 		}
 	}
-	verdicts := judge(cands, regs, procs, claudes, now())
+	verdicts := judge(cands, regs, regMoved, procs, claudes, now())
 
 	prices := newPriceTable(env.Config)
 	warned := map[string]bool{}
@@ -310,6 +332,22 @@ func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc) map
 		keep[l.CurrentSessionID()] = true
 	}
 	return keep
+}
+
+// namedTranscripts stats the transcripts of the given session ids, as Find does
+// (each id by name in every project folder). No ids: nothing is read.
+func namedTranscripts(root string, ids map[string]bool) ([]*fileState, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := discover.Query{IDs: make([]string, 0, len(ids))}
+	for id := range ids {
+		if id != "" {
+			q.IDs = append(q.IDs, id)
+		}
+	}
+	sort.Strings(q.IDs)
+	return findTranscripts(root, q)
 }
 
 // dedupe keeps one transcript per session id: copies in two buckets only happen by

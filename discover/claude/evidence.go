@@ -23,9 +23,10 @@ type candidate struct {
 
 // judge decides every session's status from the registry, the process table and
 // the transcripts (docs/agents/claude-code.md §4.2, §4.3). Proof beats inference; a process proven to host
-// one session never makes another one live.
+// one session never makes another one live. regMoved: a registry entry was
+// created or removed in the last midTurnRecent (see notLive).
 // The result is parallel to cands.
-func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claudeProc, now time.Time) []discover.Verdict {
+func judge(cands []candidate, regs []regCheck, regMoved bool, procs proc.Table, claudes []claudeProc, now time.Time) []discover.Verdict {
 	out := map[string]discover.Verdict{} // sessions decided by live evidence, few
 	byID := make(map[string]*candidate, len(cands))
 	for i := range cands {
@@ -192,7 +193,7 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 			res[i] = v
 			continue
 		}
-		res[i] = notLive(c, other[c.ID], superseded[c.ID], procs.Available(), now)
+		res[i] = notLive(c, other[c.ID], superseded[c.ID], procs.Available(), regMoved, now)
 	}
 	return res
 }
@@ -231,7 +232,17 @@ func tiedPIDs(regs []regCheck, claudes []claudeProc) map[int]bool {
 
 // notLive is the status of a session no process is proven or inferred to host:
 // stopped, failed on a failure signal, or unknown when the evidence is missing.
-func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, now time.Time) discover.Verdict {
+//
+// A transcript that ends mid-turn and was written less than midTurnRecent ago is
+// unknown when regMoved: a Claude process started or exited meanwhile. Every
+// Claude that writes transcripts (2.1.197 and later) keeps a registry entry while
+// it runs, in whatever PID namespace: a writer still at work elsewhere is judged
+// by its entry, and one that just exited removed its entry, which moved the
+// registry. Without such a move no writer can have ended that recently (a
+// killed one leaves a stale entry, judged above), so the transcript's age says
+// nothing, and `list` need not look at every transcript's age to find these
+// (docs/agents/claude-code.md §4.3).
+func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs, regMoved bool, now time.Time) discover.Verdict {
 	switch {
 	case reg != nil && (reg.Verdict == regForeign || reg.Verdict == regUnknown):
 		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceRegistry, Detail: reg.Detail}
@@ -254,7 +265,7 @@ func notLive(c *candidate, reg *regCheck, supersededBy string, haveProcs bool, n
 		return discover.Verdict{Status: discover.StatusStopped, Evidence: discover.EvidenceNone}
 	}
 	jobDone := c.Job.ended(c.Mtime) // state done: the process is gone, nobody else writes
-	if a.midTurn() && !jobDone {
+	if a.midTurn() && !jobDone && regMoved {
 		if age := now.Sub(c.Mtime); age < midTurnRecent {
 			return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceTranscript,
 				Detail: fmt.Sprintf("transcript ends mid-turn and was written %s ago, but no live claude process was found", age.Round(time.Second))}

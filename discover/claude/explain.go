@@ -20,7 +20,7 @@ func (a *Adapter) Explain(ctx context.Context, env *discover.Env, s discover.Ses
 	}
 	startMs := a.startMillis(procs)
 	var out []discover.Signal
-	for _, r := range readRegistry(ctx, Root(env), procs, a.host(), startMs) {
+	for _, r := range readRegistry(ctx, Root(env), procs, a.host(), startMs).Entries {
 		if r.SessionID != s.ID {
 			continue
 		}

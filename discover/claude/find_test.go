@@ -74,6 +74,14 @@ func findScenarios() []findScenario {
 			writeRegistry(t, home, 31337, `{"pid":31337,"sessionId":"`+fresh+`","cwd":"/home/dev/new project","startedAt":1795211130000,"procStart":"32460","version":"2.1.197","kind":"interactive","entrypoint":"cli"}`)
 		}, procs: &proc.Fake{Procs: []proc.Process{{PID: 31337, Comm: "claude", StartTicks: 32460}}}},
 		{name: "written a second ago", setup: touch("-home-dev-webapp/"+idWebapp, "-home-dev-cli-tool/"+idTUI329), procs: &proc.Fake{}},
+		{name: "written a second ago, registry moved", setup: func(t *testing.T, home string) {
+			touch("-home-dev-webapp/"+idWebapp, "-home-dev-cli-tool/"+idTUI329)(t, home)
+			registryMoved(t, home, fixtureNow.Add(-2*time.Second))
+		}, procs: &proc.Fake{}},
+		{name: "written a second ago, no registry", setup: func(t *testing.T, home string) {
+			touch("-home-dev-webapp/"+idWebapp, "-home-dev-cli-tool/"+idTUI329)(t, home)
+			os.RemoveAll(filepath.Join(home, ".claude", "sessions"))
+		}, procs: &proc.Fake{}},
 		{name: "duplicate transcript", setup: func(t *testing.T, home string) {
 			src := filepath.Join(home, ".claude/projects/-home-dev-webapp", idWebapp+".jsonl")
 			b, err := os.ReadFile(src)

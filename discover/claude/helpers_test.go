@@ -60,6 +60,10 @@ func copyHome(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The registry folder too: no Claude started or exited around fixtureNow.
+	if err := os.Chtimes(filepath.Join(dst, ".claude", "sessions"), fixtureMtime, fixtureMtime); err != nil {
+		t.Fatal(err)
+	}
 	return dst
 }
 
@@ -129,4 +133,13 @@ func sortedIDs(m map[string]discover.Session) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// registryMoved sets the registry folder's mtime: a Claude process created or
+// removed its entry then.
+func registryMoved(t testing.TB, home string, at time.Time) {
+	t.Helper()
+	if err := os.Chtimes(filepath.Join(home, ".claude", "sessions"), at, at); err != nil {
+		t.Fatal(err)
+	}
 }

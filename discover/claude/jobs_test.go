@@ -56,6 +56,7 @@ func TestJobRecordEndsBackgroundSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeJob(t, home, tc.sessionID, tc.state, tc.updated)
+			registryMoved(t, home, fresh) // the process removed its entry as it exited
 			got := discoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)
 			s := got[idTUI329]
 			if diff := cmp.Diff(tc.want, livenessOf(s)); diff != "" {

@@ -88,13 +88,34 @@ func defaultHost() hostIdentity {
 	}
 }
 
+// registry is what readRegistry found: the verified entries, and when an entry
+// was last created or removed (the sessions/ folder's mtime; zero without one).
+type registry struct {
+	Entries []regCheck
+	Changed time.Time
+}
+
+// changedWithin reports whether a Claude process created or removed its entry
+// (started or exited) less than d before now; a folder mtime in the future
+// counts as recent. Claude rewrites an entry in place, which leaves the folder
+// alone (docs/agents/claude-code.md §4.3).
+func (r registry) changedWithin(d time.Duration, now time.Time) bool {
+	return !r.Changed.IsZero() && now.Sub(r.Changed) < d
+}
+
 // readRegistry reads and verifies every registry entry (docs/agents/claude-code.md §4.2). It never writes or
 // removes anything, stale entries included.
-func readRegistry(ctx context.Context, root string, procs proc.Table, host hostIdentity, startMs startMillis) []regCheck {
+func readRegistry(ctx context.Context, root string, procs proc.Table, host hostIdentity, startMs startMillis) registry {
 	dir := filepath.Join(root, "sessions")
+	// The folder's stamp before its names: an entry created or removed meanwhile
+	// makes the next run see a change, never this one miss it.
+	st, err := os.Stat(dir)
+	if err != nil {
+		return registry{}
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		return registry{Changed: st.ModTime()}
 	}
 	var domain string
 	var out []regCheck
@@ -115,7 +136,7 @@ func readRegistry(ctx context.Context, root string, procs proc.Table, host hostI
 		out = append(out, c)
 	}
 	notePrompts(root, out)
-	return out
+	return registry{Entries: out, Changed: st.ModTime()}
 }
 
 // historyTail is how much of history.jsonl's end is read for prompts newer than

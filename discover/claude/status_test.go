@@ -58,31 +58,50 @@ func TestSubState(t *testing.T) {
 }
 
 // TestStatusNeverFromFileAge: transcripts written a second ago, no process.
-// A finished turn is stopped; a mid-turn one is unknown (someone may still be
-// writing it); neither is running.
+// A finished turn is stopped; a mid-turn one is unknown (its writer may have
+// exited a moment ago, or still run where /proc does not show it) while the
+// registry says a Claude process started or exited in the last minute, else
+// stopped; neither is ever running.
 func TestStatusNeverFromFileAge(t *testing.T) {
-	home := copyHome(t)
 	fresh := fixtureNow.Add(-time.Second)
-	for _, rel := range []string{"-home-dev-webapp/" + idWebapp, "-home-dev-cli-tool/" + idTUI329} {
-		if err := os.Chtimes(filepath.Join(home, ".claude/projects", rel+".jsonl"), fresh, fresh); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := newEnv(t, home, &proc.Fake{})
-	got := discoverAll(t, testAdapter(), env.Env)
-	want := map[string]liveness{
-		idWebapp: {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
-		idTUI329: {discover.StatusUnknown, discover.EvidenceTranscript, "transcript ends mid-turn and was written 1s ago, but no live claude process was found", false, 0},
-	}
-	for id, w := range want {
-		if diff := cmp.Diff(w, livenessOf(got[id])); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", id[:8], diff)
-		}
-	}
-	for _, s := range got {
-		if s.Status == discover.StatusRunning || s.Status == discover.StatusIdle || s.Status == discover.StatusWaiting {
-			t.Errorf("%s is %s without any live process", s.ID, s.Status)
-		}
+	unknown := liveness{discover.StatusUnknown, discover.EvidenceTranscript, "transcript ends mid-turn and was written 1s ago, but no live claude process was found", false, 0}
+	stopped := liveness{discover.StatusStopped, discover.EvidenceTranscript, "", false, 0}
+	for _, tc := range []struct {
+		name     string
+		registry func(t *testing.T, home string)
+		midTurn  liveness
+	}{
+		{"registry moved 30s ago", func(t *testing.T, home string) { registryMoved(t, home, fixtureNow.Add(-30*time.Second)) }, unknown},
+		{"registry moved in the future", func(t *testing.T, home string) { registryMoved(t, home, fixtureNow.Add(time.Hour)) }, unknown},
+		{"registry unchanged for 61s", func(t *testing.T, home string) { registryMoved(t, home, fixtureNow.Add(-61*time.Second)) }, stopped},
+		{"no registry", func(t *testing.T, home string) {
+			if err := os.RemoveAll(filepath.Join(home, ".claude", "sessions")); err != nil {
+				t.Fatal(err)
+			}
+		}, stopped},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := copyHome(t)
+			for _, rel := range []string{"-home-dev-webapp/" + idWebapp, "-home-dev-cli-tool/" + idTUI329} {
+				if err := os.Chtimes(filepath.Join(home, ".claude/projects", rel+".jsonl"), fresh, fresh); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.registry(t, home)
+			env := newEnv(t, home, &proc.Fake{})
+			got := discoverAll(t, testAdapter(), env.Env)
+			want := map[string]liveness{idWebapp: stopped, idTUI329: tc.midTurn}
+			for id, w := range want {
+				if diff := cmp.Diff(w, livenessOf(got[id])); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", id[:8], diff)
+				}
+			}
+			for _, s := range got {
+				if s.Status == discover.StatusRunning || s.Status == discover.StatusIdle || s.Status == discover.StatusWaiting {
+					t.Errorf("%s is %s without any live process", s.ID, s.Status)
+				}
+			}
+		})
 	}
 }
 
