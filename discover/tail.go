@@ -54,6 +54,9 @@ func OpenTailMapped(path string) (*Tail, error) {
 	return t, nil
 }
 
+// Size is the file's size when it was opened: the end of every window.
+func (t *Tail) Size() int64 { return t.size }
+
 // Mapped reports whether the file is memory-mapped.
 func (t *Tail) Mapped() bool { return t.mapped != nil }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -93,10 +94,9 @@ func (s *scanner) subagentFiles(ctx context.Context, files []*fileState) []*file
 // scanner brings the parse index up to date for a set of transcripts.
 type scanner struct {
 	ix *index.Index[*aggregate]
-	// budget ends full parsing: the remaining files get a quick head+tail summary
-	// so the adapter answers within its timeout, and the next run continues from
-	// the saved partial state. Once it gives up even that is skipped: the session
-	// is listed from its file name and mtime alone.
+	// budget ends full parsing: the remaining files get a summary (every field
+	// but the token totals, see summary) so the adapter answers within its
+	// timeout, and the next run continues from the saved partial state.
 	budget discover.Budget
 	// cut is set when the context ended the scan before every file was handled.
 	cut bool
@@ -245,11 +245,7 @@ func (s *scanner) update(fst *fileState) error {
 		}
 	}
 	if start == 0 && s.budget.Over() {
-		if s.budget.GivenUp() {
-			fst.Agg = &aggregate{}
-			return nil
-		}
-		fst.Agg = quickSummary(f, stamp.Size, nil)
+		fst.Agg = summary(fst.Path, f, stamp.Size, nil, 0)
 		return nil
 	}
 	next, partial, err := parseRange(f, start, stamp.Size, &agg, s.budget)
@@ -261,7 +257,7 @@ func (s *scanner) update(fst *fileState) error {
 		s.ix.Put(fst.Path, index.Entry[*aggregate]{Stamp: stamp, Offset: next, Check: sum, Partial: partial, Payload: &agg})
 	}
 	if partial {
-		fst.Agg = quickSummary(f, stamp.Size, &agg)
+		fst.Agg = summary(fst.Path, f, stamp.Size, &agg, next)
 		return nil
 	}
 	fst.Agg, fst.Complete = &agg, true
@@ -280,6 +276,62 @@ func parseRange(f *os.File, start, end int64, a *aggregate, budget discover.Budg
 	})
 	a.TooLong += stats.TooLong
 	return next, partial, err
+}
+
+// summary describes a transcript the time budget left no time to parse (head,
+// when given, is the parse of its first next bytes): every field as a full parse
+// gives it, the lines fed from a memory map instead of being read and copied;
+// the caller lists it without token totals (fileState.Complete false). Where
+// the file cannot be mapped, a quick summary from its head and tail.
+func summary(path string, f *os.File, size int64, head *aggregate, next int64) *aggregate {
+	var a aggregate
+	if head != nil {
+		a = head.clone()
+	} else {
+		next = 0
+	}
+	if consumeMapped(path, next, size, &a) {
+		return &a
+	}
+	return quickSummary(f, size, head)
+}
+
+// consumeMapped feeds a the complete lines in [start, size) of the file at path
+// (start is a line start) from a memory map. False when the file cannot be
+// mapped, or shrank meanwhile; a is then partly fed and must be dropped.
+func consumeMapped(path string, start, size int64, a *aggregate) (ok bool) {
+	if start >= size {
+		return true
+	}
+	tail, err := discover.OpenTailMapped(path)
+	if err != nil {
+		return false
+	}
+	defer tail.Close()
+	if !tail.Mapped() || tail.Size() < size {
+		return false
+	}
+	// A file truncated while mapped faults on access: an error, not a crash.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	lines, offs, _, err := tail.Window(tail.Size() - start)
+	if err != nil {
+		return false
+	}
+	for i, line := range lines {
+		// Lines past size were appended after the stamp: the next run's.
+		if offs[i] >= start && offs[i]+int64(len(line)) < size {
+			a.consume(line, offs[i])
+		}
+	}
+	return true
 }
 
 // quickSummary describes a transcript from its first lines (cwd, first prompt,
