@@ -45,7 +45,7 @@ func budgetHome(t *testing.T) []transcript {
 	l1 = append(l1,
 		fmt.Sprintf(`{"type":"custom-title","customTitle":"renamed in the middle","sessionId":%q}`, ids[0]),
 		fmt.Sprintf(`{"type":"permission-mode","permissionMode":"plan","sessionId":%q}`, ids[0]),
-		fmt.Sprintf(`{"type":"summary","summary":"a summary","leafUuid":"x"}`),
+		`{"type":"summary","summary":"a summary","leafUuid":"x"}`,
 	)
 	l1 = append(l1, turn(ids[0], 3, "claude-haiku-4-5", "m3")...)
 	l1 = append(l1, toolResult(ids[0], cwd, ts(4), "tm3", big, false))
