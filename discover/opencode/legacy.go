@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
@@ -38,9 +39,17 @@ type legacySession struct {
 	} `json:"time"`
 }
 
-// scanLimit bounds how far list walks from either end of a message listing past
-// files that do not parse.
+// scanLimit bounds how far a listing looks for the first prompt past message
+// files that do not parse or are not the user's.
 const scanLimit = 20
+
+// legacyCand is one session file to read: its project directory (open, for
+// stat calls relative to it) and its name.
+type legacyCand struct {
+	dir  *index.Dir
+	path string
+	name string
+}
 
 // listLegacy reads the sessions of the legacy tree that q names (nil: every
 // one). A session file is named by its id (<ses>.json), so a lookup picks its
@@ -48,7 +57,10 @@ const scanLimit = 20
 // session's file, message or part tree. A file whose id is not its name is not
 // a session OpenCode wrote and is skipped by every listing alike, as are files
 // that do not fit the shapes (0.x formats, partial writes).
-func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage], q *discover.Query) ([]record, error) {
+//
+// A session whose index entry still holds (legacyEntry) is not read at all;
+// any other is read whole, once, and indexed.
+func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntry], q *discover.Query) ([]record, error) {
 	projects, err := os.ReadDir(filepath.Join(storage, "session"))
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -56,38 +68,40 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 		}
 		return nil, err
 	}
-	// Names first (one listing per project), then every session read on
-	// several cores: a session's message files are most of a cold listing's work.
-	var paths []string
+	// Names first (one listing per project), then every session on several
+	// cores. Only the names that are sessions (or that q matches) become strings.
+	var cands []legacyCand
+	var dirs []*index.Dir
+	defer func() {
+		for _, d := range dirs {
+			d.Close()
+		}
+	}()
 	for _, pd := range projects {
 		if !pd.IsDir() {
 			continue
 		}
 		pdir := filepath.Join(storage, "session", pd.Name())
-		var names []string
-		if q != nil {
-			// A lookup: only the names q matches become strings (index.EachName).
-			_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
-				name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
-				if stem, ok := strings.CutSuffix(name, ".json"); ok && strings.HasPrefix(stem, "ses_") && q.Match(stem) {
-					names = append(names, string(b))
-				}
-			})
-			sort.Strings(names)
-		} else {
-			files, err := os.ReadDir(pdir)
-			if err != nil {
-				continue
-			}
-			for _, f := range files {
-				if stem, ok := strings.CutSuffix(f.Name(), ".json"); ok && strings.HasPrefix(stem, "ses_") {
-					names = append(names, f.Name())
-				}
-			}
+		d, err := index.OpenDir(pdir)
+		if err != nil {
+			continue
 		}
-		for _, name := range names {
-			paths = append(paths, filepath.Join(pdir, name))
-		}
+		dirs = append(dirs, d)
+		n0 := len(cands)
+		_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
+			name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
+			if stem, ok := strings.CutSuffix(name, ".json"); ok && strings.HasPrefix(stem, "ses_") && (q == nil || q.Match(stem)) {
+				name = string(b)
+				cands = append(cands, legacyCand{dir: d, path: filepath.Join(pdir, name), name: name})
+			}
+		})
+		added := cands[n0:]
+		sort.Slice(added, func(i, j int) bool { return added[i].name < added[j].name })
+	}
+	var msgRoot *index.Dir
+	if d, err := index.OpenDir(filepath.Join(storage, "message")); err == nil {
+		msgRoot = d
+		dirs = append(dirs, d)
 	}
 	var mu sync.Mutex
 	worktrees := map[string]string{}
@@ -107,29 +121,44 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 		mu.Unlock()
 		return p.Worktree
 	}
-	recs := make([]record, len(paths))
-	ok := make([]bool, len(paths))
-	if !discover.Parallel(ctx, len(paths), func(i int) {
-		path := paths[i]
-		stem := strings.TrimSuffix(filepath.Base(path), ".json")
-		var ls legacySession
-		if !readJSON(path, &ls) || ls.ID != stem || ls.Time.Created == 0 ||
-			ls.Directory == "" || ls.ProjectID == "" {
+	now := time.Now()
+	recs := make([]record, len(cands))
+	ok := make([]bool, len(cands))
+	if !discover.Parallel(ctx, len(cands), func(i int) {
+		c := cands[i]
+		stamp, regular, err := c.dir.Stat(c.name)
+		if err != nil || !regular {
 			return
 		}
-		r := record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
-			ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
-			Archived: ls.Time.Archived, Path: path, Legacy: true}
-		if r.Updated == 0 {
-			r.Updated = r.Created
+		id := strings.TrimSuffix(c.name, ".json")
+		var msgs index.Stamp
+		if msgRoot != nil {
+			msgs, _, _ = msgRoot.Stat(id) // zero when the session has no messages
 		}
-		r.Worktree = worktree(ls.ProjectID)
-		legacyMessages(storage, &r, ix)
+		var r record
+		if e, have := ix.Get(c.path); have && e.Payload != nil && e.Plan(stamp) == index.Fresh &&
+			e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
+			r = e.Payload.Rec
+		} else {
+			ent, valid := readLegacySession(storage, c.path, id)
+			if !valid {
+				return
+			}
+			ent.Msgs = msgs
+			partial := racy(stamp, now) || racy(msgs, now) || racy(index.Stamp{MtimeNs: ent.newest}, now)
+			for _, w := range ent.Watch {
+				partial = partial || racy(w.Stamp, now)
+			}
+			ix.Put(c.path, index.Entry[*legacyEntry]{Stamp: stamp, Offset: stamp.Size, Partial: partial, Payload: ent})
+			r = ent.Rec
+		}
+		r.Path, r.Legacy = c.path, true
+		r.Worktree = worktree(r.ProjectID)
 		recs[i], ok[i] = r, true
 	}) {
 		return nil, ctx.Err()
 	}
-	out := make([]record, 0, len(paths))
+	out := make([]record, 0, len(cands))
 	for i := range recs {
 		if ok[i] {
 			out = append(out, recs[i])
@@ -138,56 +167,114 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 	return out, nil
 }
 
-// legacyMessages fills the latest message, the latest prompt's time, the model and
-// the first prompt from the two ends of the session's message listing.
-func legacyMessages(storage string, r *record, ix *index.Index[*msgUsage]) {
-	dir := filepath.Join(storage, "message", r.ID)
+// unchanged reports whether every watched file still has its stamp.
+func unchanged(storage string, ws []watched) bool {
+	for _, w := range ws {
+		if stampOf(filepath.Join(storage, w.Rel)) != w.Stamp {
+			return false
+		}
+	}
+	return true
+}
+
+// stampOf is the stamp of path, zero when it is missing.
+func stampOf(path string) index.Stamp {
+	s, _, err := index.StatPath(path)
+	if err != nil {
+		return index.Stamp{}
+	}
+	return s
+}
+
+// readLegacySession reads a session file and its message files into an index
+// entry (without Msgs). valid is false for a file that is not a session
+// OpenCode wrote: unparsable, its id not its name, or missing the fields every
+// session has.
+func readLegacySession(storage, path, id string) (*legacyEntry, bool) {
+	var ls legacySession
+	if !readJSON(path, &ls) || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
+		return nil, false
+	}
+	ent := &legacyEntry{Rec: record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
+		ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
+		Archived: ls.Time.Archived}}
+	if ent.Rec.Updated == 0 {
+		ent.Rec.Updated = ent.Rec.Created
+	}
+	legacyMessages(storage, ent)
+	return ent, true
+}
+
+// legacyMessages reads every message file of the session once, in name (=
+// creation) order, keeping no more than one at a time: the token and cost
+// totals, the latest message (the turn state), the latest prompt's time, the
+// model, and the first prompt from the first user message's parts. It lists in
+// ent.Watch the files OpenCode may still rewrite in place (legacyEntry).
+func legacyMessages(storage string, ent *legacyEntry) {
+	r := &ent.Rec
+	rel := filepath.Join("message", r.ID)
+	dir := filepath.Join(storage, rel)
 	names := jsonNames(dir)
-	legacyUsage(ix, dir, names, r)
-	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
+	created := make(map[string]int64, len(names)) // by file stem: an assistant's parentID names its prompt
+	var last msgData
+	haveLast := false
+	firstUser := ""
+	for i, n := range names {
+		b, id, err := agentfs.ReadFileID(filepath.Join(dir, n))
+		if err != nil {
+			continue // vanished since the listing: the directory's stamp changed
+		}
+		ent.newest = max(ent.newest, id.MtimeNs)
 		var m msgData
-		if !readJSON(filepath.Join(dir, names[n]), &m) || (m.Role != "user" && m.Role != "assistant") {
+		if json.Unmarshal(b, &m) != nil {
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
 			continue
 		}
+		stem := strings.TrimSuffix(n, ".json")
 		if m.ID == "" {
-			m.ID = strings.TrimSuffix(names[n], ".json")
+			m.ID = stem
 		}
-		r.Last = m.last()
+		created[stem] = m.Time.Created
+		if m.Role == "assistant" && m.Time.Completed == 0 {
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
+		}
+		addUsage(r, &m)
+		if m.Role == "user" || m.Role == "assistant" {
+			last, haveLast = m, true
+		}
+		if firstUser == "" && i < scanLimit && m.Role == "user" {
+			firstUser = m.ID
+		}
+	}
+	if haveLast {
+		r.Last = last.last()
 		r.Model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
 		switch {
-		case m.Role == "user":
-			r.LastUserAt = m.Time.Created
-		case m.ParentID != "":
-			var u msgData
-			if readJSON(filepath.Join(dir, m.ParentID+".json"), &u) {
-				r.LastUserAt = u.Time.Created
-			}
+		case last.Role == "user":
+			r.LastUserAt = last.Time.Created
+		case last.ParentID != "":
+			r.LastUserAt = created[last.ParentID]
 		}
-		break
 	}
-	for i := 0; i < len(names) && i < scanLimit; i++ {
-		var m msgData
-		if !readJSON(filepath.Join(dir, names[i]), &m) || m.Role != "user" {
-			continue
-		}
-		id := m.ID
-		if id == "" {
-			id = strings.TrimSuffix(names[i], ".json")
-		}
-		pdir := filepath.Join(storage, "part", id)
-		for _, pn := range jsonNames(pdir) {
-			var p partData
-			if readJSON(filepath.Join(pdir, pn), &p) && p.Type == "text" && !p.Synthetic {
-				t := p.Text
-				if len([]rune(t)) > promptMax {
-					t = string([]rune(t)[:promptMax])
-				}
-				r.Prompt = &t
-				break
-			}
-		}
-		break
+	if firstUser == "" {
+		return
 	}
+	prel := filepath.Join("part", firstUser)
+	pdir := filepath.Join(storage, prel)
+	pstamp := stampOf(pdir)
+	for _, pn := range jsonNames(pdir) {
+		var p partData
+		if readJSON(filepath.Join(pdir, pn), &p) && p.Type == "text" && !p.Synthetic {
+			t := p.Text
+			if len([]rune(t)) > promptMax {
+				t = string([]rune(t)[:promptMax])
+			}
+			r.Prompt = &t
+			return
+		}
+	}
+	// No prompt yet: its part may still be written.
+	ent.Watch = append(ent.Watch, watched{Rel: prel, Stamp: pstamp})
 }
 
 // jsonNames lists dir's *.json names, sorted (os.ReadDir sorts by name).
@@ -206,7 +293,7 @@ func jsonNames(dir string) []string {
 }
 
 func readJSON(path string, v any) bool {
-	b, err := agentfs.ReadFile(path)
+	b, _, err := agentfs.ReadFileID(path)
 	return err == nil && json.Unmarshal(b, v) == nil
 }
 

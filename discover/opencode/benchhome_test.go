@@ -1,0 +1,31 @@
+package opencode
+
+import (
+	"context"
+	"os"
+	"testing"
+)
+
+// BenchmarkHomeList lists the legacy home in $OPENCODE_BENCH_HOME (one made by
+// e2e/bench, read only) with a parse index of its own: the warm listing.
+//
+//	OPENCODE_BENCH_HOME=/work/bench/h-legacy-10000 go test ./discover/opencode -run '^$' -bench HomeList -benchtime 3x
+func BenchmarkHomeList(b *testing.B) {
+	home := os.Getenv("OPENCODE_BENCH_HOME")
+	if home == "" {
+		b.Skip("OPENCODE_BENCH_HOME not set")
+	}
+	env := newEnv(home, nil, noProcs())
+	env.StateDir = b.TempDir()
+	a := testAdapter()
+	if _, err := a.Discover(context.Background(), env); err != nil { // cold: builds the index
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ss, err := a.Discover(context.Background(), env)
+		if err != nil || len(ss) == 0 {
+			b.Fatalf("%d sessions, err %v", len(ss), err)
+		}
+	}
+}
