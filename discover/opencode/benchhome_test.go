@@ -3,6 +3,7 @@ package opencode
 import (
 	"context"
 	"os"
+	"runtime/pprof"
 	"testing"
 )
 
@@ -20,6 +21,15 @@ func BenchmarkHomeList(b *testing.B) {
 	a := testAdapter()
 	if _, err := a.Discover(context.Background(), env); err != nil { // cold: builds the index
 		b.Fatal(err)
+	}
+	if p := os.Getenv("OPENCODE_BENCH_PROF"); p != "" { // the warm runs only
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -121,42 +121,64 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		mu.Unlock()
 		return p.Worktree
 	}
-	now := time.Now()
+	// First every session's stamps against its entry (two stat calls each,
+	// spread evenly over the cores), then the sessions that changed read whole
+	// (uneven work, handed out one at a time).
 	recs := make([]record, len(cands))
 	ok := make([]bool, len(cands))
-	if !discover.Parallel(ctx, len(cands), func(i int) {
+	stamps := make([][2]index.Stamp, len(cands)) // session file, message directory
+	stale := make([]bool, len(cands))
+	if !discover.Spread(ctx, len(cands), func(i int) {
 		c := cands[i]
 		stamp, regular, err := c.dir.Stat(c.name)
 		if err != nil || !regular {
 			return
 		}
-		id := strings.TrimSuffix(c.name, ".json")
 		var msgs index.Stamp
 		if msgRoot != nil {
-			msgs, _, _ = msgRoot.Stat(id) // zero when the session has no messages
+			msgs, _, _ = msgRoot.Stat(c.name[:len(c.name)-len(".json")]) // zero when the session has no messages
 		}
-		var r record
+		stamps[i] = [2]index.Stamp{stamp, msgs}
 		if e, have := ix.Get(c.path); have && e.Payload != nil && e.Plan(stamp) == index.Fresh &&
 			e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
-			r = e.Payload.Rec
-		} else {
-			ent, valid := readLegacySession(storage, c.path, id)
-			if !valid {
-				return
-			}
-			ent.Msgs = msgs
-			partial := racy(stamp, now) || racy(msgs, now) || racy(index.Stamp{MtimeNs: ent.newest}, now)
-			for _, w := range ent.Watch {
-				partial = partial || racy(w.Stamp, now)
-			}
-			ix.Put(c.path, index.Entry[*legacyEntry]{Stamp: stamp, Offset: stamp.Size, Partial: partial, Payload: ent})
-			r = ent.Rec
+			recs[i], ok[i] = e.Payload.Rec, true
+			return
 		}
-		r.Path, r.Legacy = c.path, true
-		r.Worktree = worktree(r.ProjectID)
-		recs[i], ok[i] = r, true
+		stale[i] = true
 	}) {
 		return nil, ctx.Err()
+	}
+	var todo []int
+	for i, s := range stale {
+		if s {
+			todo = append(todo, i)
+		}
+	}
+	now := time.Now()
+	if !discover.Parallel(ctx, len(todo), func(k int) {
+		i := todo[k]
+		c := cands[i]
+		ent, valid := readLegacySession(storage, c.path, strings.TrimSuffix(c.name, ".json"))
+		if !valid {
+			return
+		}
+		stamp, msgs := stamps[i][0], stamps[i][1]
+		ent.Msgs = msgs
+		partial := racy(stamp, now) || racy(msgs, now) || racy(index.Stamp{MtimeNs: ent.newest}, now)
+		for _, w := range ent.Watch {
+			partial = partial || racy(w.Stamp, now)
+		}
+		ix.Put(c.path, index.Entry[*legacyEntry]{Stamp: stamp, Offset: stamp.Size, Partial: partial, Payload: ent})
+		recs[i], ok[i] = ent.Rec, true
+	}) {
+		return nil, ctx.Err()
+	}
+	for i := range recs {
+		if ok[i] {
+			r := &recs[i]
+			r.Path, r.Legacy = cands[i].path, true
+			r.Worktree = worktree(r.ProjectID)
+		}
 	}
 	out := make([]record, 0, len(cands))
 	for i := range recs {
