@@ -82,19 +82,26 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			continue
 		}
 		pdir := filepath.Join(storage, "session", pd.Name())
-		d, err := index.OpenDir(pdir)
-		if err != nil {
-			continue
-		}
-		dirs = append(dirs, d)
 		n0 := len(cands)
 		_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
 			name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
 			if stem, ok := strings.CutSuffix(name, ".json"); ok && strings.HasPrefix(stem, "ses_") && (q == nil || q.Match(stem)) {
 				name = string(b)
-				cands = append(cands, legacyCand{dir: d, path: filepath.Join(pdir, name), name: name})
+				cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
 			}
 		})
+		if len(cands) == n0 {
+			continue // a lookup opens only the directories holding what it names
+		}
+		d, err := index.OpenDir(pdir)
+		if err != nil {
+			cands = cands[:n0]
+			continue
+		}
+		dirs = append(dirs, d)
+		for i := n0; i < len(cands); i++ {
+			cands[i].dir = d
+		}
 		added := cands[n0:]
 		sort.Slice(added, func(i, j int) bool { return added[i].name < added[j].name })
 	}
