@@ -56,5 +56,10 @@ func ReadFileID(path string) ([]byte, FileID, error) {
 			return b, id, nil
 		}
 		b = b[:len(b)+n]
+		if int64(len(b)) == st.Size {
+			// All the stat promised: a read more would only find the end. Bytes
+			// appended since belong to a later stamp than the one returned.
+			return b, id, nil
+		}
 	}
 }

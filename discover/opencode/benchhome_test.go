@@ -37,6 +37,9 @@ func BenchmarkHomeList(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if os.Getenv("OPENCODE_BENCH_COLD") != "" { // every run without an index
+			env.StateDir = b.TempDir()
+		}
 		ss, err := a.Discover(context.Background(), env)
 		if err != nil || len(ss) == 0 {
 			b.Fatalf("%d sessions, err %v", len(ss), err)

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -306,18 +307,16 @@ func legacyMessages(storage string, ent *legacyEntry) {
 	ent.Watch = append(ent.Watch, watched{Rel: prel, Stamp: pstamp})
 }
 
-// jsonNames lists dir's *.json names, sorted (os.ReadDir sorts by name).
+// jsonNames lists dir's *.json names that are not directories, sorted (ids
+// sort by creation).
 func jsonNames(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
-			out = append(out, e.Name())
+	_ = index.EachName(dir, func(b []byte, kind index.EntryKind) {
+		if kind != index.KindDir && bytes.HasSuffix(b, []byte(".json")) {
+			out = append(out, string(b))
 		}
-	}
+	})
+	sort.Strings(out)
 	return out
 }
 
