@@ -40,6 +40,9 @@ type legacySession struct {
 	} `json:"time"`
 }
 
+// budgetOf is discover.BudgetOf (tests run out of time on purpose).
+var budgetOf = discover.BudgetOf
+
 // scanLimit bounds how far a listing looks for the first prompt past message
 // files that do not parse or are not the user's.
 const scanLimit = 20
@@ -61,7 +64,13 @@ type legacyCand struct {
 //
 // A session whose index entry still holds (legacyEntry) is not read at all;
 // any other is read whole, once, and indexed.
-func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntry], q *discover.Query) ([]record, error) {
+//
+// A cold index can hold a listing past its timeout: past the first half of the
+// time left (discover.Budget) sessions are summarised from the ends of their
+// message listings instead, every field but the token totals (which need every
+// message file) as a full read shows it, and not indexed; past three quarters
+// the sessions not reached are left out. warnf names both.
+func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntry], q *discover.Query, warnf func(string, ...any)) ([]record, error) {
 	projects, err := os.ReadDir(filepath.Join(storage, "session"))
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -163,11 +172,29 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		}
 	}
 	now := time.Now()
+	budget := budgetOf(ctx)
+	var late sync.Mutex
+	var summarised, skipped []string
 	if !discover.Parallel(ctx, len(todo), func(k int) {
 		i := todo[k]
 		c := cands[i]
-		ent, valid := readLegacySession(storage, c.path, strings.TrimSuffix(c.name, ".json"))
+		id := strings.TrimSuffix(c.name, ".json")
+		if budget.GivenUp() {
+			late.Lock()
+			skipped = append(skipped, id)
+			late.Unlock()
+			return
+		}
+		full := !budget.Over()
+		ent, valid := readLegacySession(storage, c.path, id, full)
 		if !valid {
+			return
+		}
+		recs[i], ok[i] = ent.Rec, true
+		if !full {
+			late.Lock()
+			summarised = append(summarised, id)
+			late.Unlock()
 			return
 		}
 		stamp, msgs := stamps[i][0], stamps[i][1]
@@ -177,9 +204,16 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			partial = partial || racy(w.Stamp, now)
 		}
 		ix.Put(c.path, index.Entry[*legacyEntry]{Stamp: stamp, Offset: stamp.Size, Partial: partial, Payload: ent})
-		recs[i], ok[i] = ent.Rec, true
 	}) {
 		return nil, ctx.Err()
+	}
+	if w := discover.NameIncomplete(summarised, "OpenCode sessions of the legacy storage/ tree"); w != "" {
+		warnf("%s", w)
+	}
+	if len(skipped) > 0 {
+		sort.Strings(skipped)
+		warnf("%d OpenCode sessions of the legacy storage/ tree were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
+			len(skipped), strings.Join(skipped[:min(5, len(skipped))], ", "))
 	}
 	for i := range recs {
 		if ok[i] {
@@ -220,7 +254,10 @@ func stampOf(path string) index.Stamp {
 // entry (without Msgs). valid is false for a file that is not a session
 // OpenCode wrote: unparsable, its id not its name, or missing the fields every
 // session has.
-func readLegacySession(storage, path, id string) (*legacyEntry, bool) {
+//
+// full false summarises the session from the ends of its message listing:
+// every field a full read fills but the token and cost totals.
+func readLegacySession(storage, path, id string, full bool) (*legacyEntry, bool) {
 	var ls legacySession
 	if !readJSON(path, &ls) || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
 		return nil, false
@@ -231,7 +268,11 @@ func readLegacySession(storage, path, id string) (*legacyEntry, bool) {
 	if ent.Rec.Updated == 0 {
 		ent.Rec.Updated = ent.Rec.Created
 	}
-	legacyMessages(storage, ent)
+	if full {
+		legacyMessages(storage, ent)
+	} else {
+		legacyEnds(storage, &ent.Rec)
+	}
 	return ent, true
 }
 
@@ -289,8 +330,17 @@ func legacyMessages(storage string, ent *legacyEntry) {
 	if firstUser == "" {
 		return
 	}
-	prel := filepath.Join("part", firstUser)
-	pdir := filepath.Join(storage, prel)
+	if pstamp, found := firstPrompt(storage, firstUser, r); !found {
+		// No prompt yet: its part may still be written.
+		ent.Watch = append(ent.Watch, watched{Rel: filepath.Join("part", firstUser), Stamp: pstamp})
+	}
+}
+
+// firstPrompt sets r.Prompt from the first text part of message msg that
+// OpenCode did not inject, and returns the stamp its part directory had before
+// it was listed (zero: none).
+func firstPrompt(storage, msg string, r *record) (index.Stamp, bool) {
+	pdir := filepath.Join(storage, "part", msg)
 	pstamp := stampOf(pdir)
 	for _, pn := range jsonNames(pdir) {
 		var p partData
@@ -300,11 +350,52 @@ func legacyMessages(storage string, ent *legacyEntry) {
 				t = string([]rune(t)[:promptMax])
 			}
 			r.Prompt = &t
-			return
+			return pstamp, true
 		}
 	}
-	// No prompt yet: its part may still be written.
-	ent.Watch = append(ent.Watch, watched{Rel: prel, Stamp: pstamp})
+	return pstamp, false
+}
+
+// legacyEnds is legacyMessages without the totals, for a listing short of
+// time: it reads the latest message that parses (from the end of the sorted
+// listing), its prompt's time, and the first prompt (from the start). Only a
+// session ending in more than scanLimit files that do not parse differs.
+func legacyEnds(storage string, r *record) {
+	dir := filepath.Join(storage, "message", r.ID)
+	names := jsonNames(dir)
+	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
+		var m msgData
+		if !readJSON(filepath.Join(dir, names[n]), &m) || (m.Role != "user" && m.Role != "assistant") {
+			continue
+		}
+		if m.ID == "" {
+			m.ID = strings.TrimSuffix(names[n], ".json")
+		}
+		r.Last = m.last()
+		r.Model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
+		switch {
+		case m.Role == "user":
+			r.LastUserAt = m.Time.Created
+		case m.ParentID != "":
+			var u msgData
+			if readJSON(filepath.Join(dir, m.ParentID+".json"), &u) {
+				r.LastUserAt = u.Time.Created
+			}
+		}
+		break
+	}
+	for i := 0; i < len(names) && i < scanLimit; i++ {
+		var m msgData
+		if !readJSON(filepath.Join(dir, names[i]), &m) || m.Role != "user" {
+			continue
+		}
+		id := m.ID
+		if id == "" {
+			id = strings.TrimSuffix(names[i], ".json")
+		}
+		firstPrompt(storage, id, r)
+		break
+	}
 }
 
 // jsonNames lists dir's *.json names that are not directories, sorted (ids

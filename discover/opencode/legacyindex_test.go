@@ -289,3 +289,62 @@ func TestLegacyEntryCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyOutOfTime: a cold listing short of time summarises the sessions it
+// cannot read whole, every field but the token totals as a full read shows
+// it, names them in a warning and indexes none of them; past the give-up point
+// it leaves the rest out, saying so. The next listing with time reads them all.
+func TestLegacyOutOfTime(t *testing.T) {
+	home, _ := legacyHome(t, 12)
+	full := discoverAll(t, newEnv(home, nil, noProcs()))
+	defer func(f func(context.Context) discover.Budget) { budgetOf = f }(budgetOf)
+	past := time.Now().Add(-time.Second)
+
+	env := newEnv(home, nil, noProcs())
+	env.StateDir = filepath.Join(t.TempDir(), "state")
+	var warns []string
+	wenv := env.WithWarn(func(s string) { warns = append(warns, s) })
+	budgetOf = func(context.Context) discover.Budget { return discover.Budget{StopAt: past} }
+	got := discoverAll(t, wenv)
+	var want []discover.Session
+	tokens := 0
+	for _, s := range full {
+		if s.Tokens != nil {
+			tokens++
+		}
+		s.Tokens, s.CostUSD, s.CostSource, s.Slots = nil, nil, "", nil
+		if s.Extra != nil {
+			extra := map[string]any{}
+			for k, v := range s.Extra {
+				if k != "tokens_reasoning" {
+					extra[k] = v
+				}
+			}
+			s.Extra = extra
+		}
+		want = append(want, s)
+	}
+	if tokens == 0 {
+		t.Fatal("no session of the home has tokens: the test proves nothing")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summarised listing (-full without tokens +summarised):\n%s", diff)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "12 OpenCode sessions") || !strings.Contains(warns[0], full[0].ID) {
+		t.Errorf("warnings %q, want one naming the 12 summarised sessions", warns)
+	}
+
+	warns = nil
+	budgetOf = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
+	if got := discoverAll(t, wenv); len(got) != 0 {
+		t.Errorf("given up: %d sessions listed, want none read", len(got))
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "12 OpenCode sessions") || !strings.Contains(warns[0], "missing") {
+		t.Errorf("warnings %q, want one saying 12 sessions are missing", warns)
+	}
+
+	budgetOf = discover.BudgetOf
+	if diff := cmp.Diff(full, discoverAll(t, env)); diff != "" {
+		t.Errorf("with time again (-full +listed):\n%s", diff)
+	}
+}

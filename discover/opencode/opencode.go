@@ -132,7 +132,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			cache = ""
 		}
 		ix := index.Load[*legacyEntry](cache, Name+"-legacy", legacyIndexVersion)
-		got, err := listLegacy(ctx, storage, ix, q)
+		got, err := listLegacy(ctx, storage, ix, q, env.Warnf)
 		if err == nil && q == nil {
 			ix.PruneUnseen(storage + string(filepath.Separator))
 		}
