@@ -20,9 +20,10 @@ import (
 // The legacy store (OpenCode ≤ 1.1.x, docs/agents/opencode.md §2.2): one JSON file per object
 // under <data>/storage. 1.2+ imports it once, sometimes partially, so sessions may
 // live only here. File names sort like ids (ascending by creation), so a session's
-// first and last messages are the ends of a sorted listing: list reads those for
-// the turn state and prompt. Tokens and cost need every message file: each is
-// read once into the parse index (legacytokens.go) and afterwards only stat'ed.
+// first and last messages are the ends of a sorted listing. Tokens and cost need
+// every message file: a session is read whole once into the parse index
+// (legacyindex.go), and afterwards checked by the stamps of its session file and
+// message directory.
 
 // legacySession is storage/session/<projectID>/<ses>.json.
 type legacySession struct {
