@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/agentfs"
 )
 
 // BenchmarkHomeList lists the legacy home in $OPENCODE_BENCH_HOME (one made by
@@ -76,4 +78,33 @@ func BenchmarkHomeFind(b *testing.B) {
 			b.Fatalf("%d sessions, err %v", len(ss), err)
 		}
 	}
+}
+
+// BenchmarkHomeReadOnce reads every session and message file of the legacy home
+// in $OPENCODE_BENCH_HOME once (open, read, close, on as many cores as a
+// listing uses), its listing excluded: the floor a cold listing is compared with.
+//
+//	OPENCODE_BENCH_HOME=/work/bench/h-legacy-10000 go test ./discover/opencode -run '^$' -bench HomeReadOnce -benchtime 2x
+func BenchmarkHomeReadOnce(b *testing.B) {
+	home := os.Getenv("OPENCODE_BENCH_HOME")
+	if home == "" {
+		b.Skip("OPENCODE_BENCH_HOME not set")
+	}
+	storage := filepath.Join(home, ".local", "share", "opencode", "storage")
+	var files []string
+	for _, sub := range []string{"session", "message"} {
+		filepath.WalkDir(filepath.Join(storage, sub), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		discover.Spread(context.Background(), len(files), func(i int) {
+			_, _, _ = agentfs.ReadFileID(files[i])
+		})
+	}
+	b.ReportMetric(float64(len(files)), "files")
 }
