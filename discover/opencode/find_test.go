@@ -98,7 +98,8 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 					}
 				}
 				for _, s := range all {
-					for _, q := range []discover.Query{{Prefix: s.ID}, {Prefix: s.ID[:10]}, {Prefix: s.ID[:5]}, {Prefix: "l-zz", IDs: []string{s.ID}}} {
+					for _, q := range []discover.Query{{Prefix: s.ID}, {Prefix: s.ID[:10]}, {Prefix: s.ID[:5]}, {Prefix: "l-zz", IDs: []string{s.ID}},
+						{IDs: []string{s.ID}}, {Prefix: s.ID + "x"}, {Prefix: s.ID, IDs: []string{s.ID, "ses_../../x"}}} {
 						check(q)
 					}
 				}

@@ -48,6 +48,31 @@ var budgetOf = discover.BudgetOf
 // files that do not parse or are not the user's.
 const scanLimit = 20
 
+// isSessionID reports whether a file name's stem can be a session id:
+// "ses_" and 26 characters (docs/agents/opencode.md, "Ids"). Other names are no
+// session OpenCode wrote, and every listing and lookup skips them alike.
+func isSessionID(stem string) bool {
+	return len(stem) == len("ses_")+26 && strings.HasPrefix(stem, "ses_")
+}
+
+// exactIDs returns the session ids q can name when it names only complete ids
+// (a prefix as long as an id matches that id alone): a lookup then stats their
+// files instead of listing every session name. exact is false for a listing or
+// a shorter prefix.
+func exactIDs(q *discover.Query) (ids []string, exact bool) {
+	if q == nil || (q.Prefix != "" && len(q.Prefix) < len("ses_")+26) {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, id := range append([]string{q.Prefix}, q.IDs...) {
+		if isSessionID(id) && !seen[id] && !strings.ContainsAny(id, `/\`) {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
+}
+
 // legacyCand is one session file to read: its project directory (open, for
 // stat calls relative to it) and its name.
 type legacyCand struct {
@@ -94,13 +119,23 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		}
 		pdir := filepath.Join(storage, "session", pd.Name())
 		n0 := len(cands)
-		_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
-			name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
-			if stem, ok := strings.CutSuffix(name, ".json"); ok && strings.HasPrefix(stem, "ses_") && (q == nil || q.Match(stem)) {
-				name = string(b)
-				cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
+		if ids, exact := exactIDs(q); exact {
+			// Complete ids name their files: one stat per id, not a listing.
+			for _, id := range ids {
+				name := id + ".json"
+				if _, regular, err := index.StatPath(filepath.Join(pdir, name)); err == nil && regular {
+					cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
+				}
 			}
-		})
+		} else {
+			_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
+				name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
+				if stem, ok := strings.CutSuffix(name, ".json"); ok && isSessionID(stem) && (q == nil || q.Match(stem)) {
+					name = string(b)
+					cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
+				}
+			})
+		}
 		if len(cands) == n0 {
 			continue // a lookup opens only the directories holding what it names
 		}

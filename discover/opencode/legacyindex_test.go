@@ -348,3 +348,42 @@ func TestLegacyOutOfTime(t *testing.T) {
 		t.Errorf("with time again (-full +listed):\n%s", diff)
 	}
 }
+
+// TestLegacyNamesNotIDs: a session file whose name is not "ses_" and 26
+// characters is no session OpenCode wrote: neither the listing nor a lookup by
+// a complete id (which stats that id's file instead of listing the names)
+// shows it, so the two agree.
+func TestLegacyNamesNotIDs(t *testing.T) {
+	home, storage := legacyHome(t, 3)
+	env := newEnv(home, nil, noProcs())
+	all := discoverAll(t, env)
+	src := all[0]
+	long := src.ID + "Z"
+	b, err := os.ReadFile(src.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(filepath.Dir(src.Path), long+".json")
+	if err := os.WriteFile(dst, []byte(strings.Replace(string(b), src.ID, long, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, filepath.Join(storage, "message", src.ID), filepath.Join(storage, "message", long))
+	if diff := cmp.Diff(all, discoverAll(t, env)); diff != "" {
+		t.Errorf("a %d-character id was listed:\n%s", len(long), diff)
+	}
+	for _, q := range []discover.Query{{Prefix: src.ID}, {Prefix: long}, {IDs: []string{long}}, {Prefix: src.ID[:12]}} {
+		got, err := testAdapter().Find(context.Background(), env, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []discover.Session
+		for _, s := range all {
+			if q.Match(s.ID) {
+				want = append(want, s)
+			}
+		}
+		if diff := cmp.Diff(want, byID(got)); diff != "" {
+			t.Errorf("Find(%+v) (-listing +Find):\n%s", q, diff)
+		}
+	}
+}
