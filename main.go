@@ -414,11 +414,20 @@ func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.En
 // fanOut is discoverAll, or with arg != "" the same restricted to the sessions
 // resolving arg could involve (discover.FindAll).
 func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *discover.Env) {
+	return e.fanOutFor(ctx, arg, false)
+}
+
+// fanOutFor is fanOut; with resolving, only for discover.Resolve of arg
+// (discover.FindFor: adapters that cannot change the answer are not waited for).
+func (e *cmdEnv) fanOutFor(ctx context.Context, arg string, resolving bool) (discover.Result, *discover.Env) {
 	env := e.readEnv(ctx)
 	var res discover.Result
-	if arg != "" {
+	switch {
+	case arg != "" && resolving:
+		res = discover.FindFor(ctx, env, e.adapters, e.timeout, arg)
+	case arg != "":
 		res = discover.FindAll(ctx, env, e.adapters, e.timeout, discover.QueryFor(arg, env.Launches))
-	} else {
+	default:
 		res = discover.All(ctx, env, e.adapters, e.timeout)
 	}
 	if e.only != nil {
@@ -491,7 +500,7 @@ func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *di
 	if err := discover.CheckID(arg); err != nil {
 		return discover.Session{}, nil, &exitError{exitUsage, err}
 	}
-	res, env := e.fanOut(ctx, arg)
+	res, env := e.fanOutFor(ctx, arg, true)
 	sess, err := discover.Resolve(res.Sessions, arg)
 	return sess, env, resolveErr(err)
 }

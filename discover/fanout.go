@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentctl/agentctl/agents"
+	"github.com/agentctl/agentctl/meta"
 )
 
 // DefaultTimeout is the per-adapter budget (--timeout, AGENTCTL_ADAPTER_TIMEOUT).
@@ -35,6 +38,29 @@ func All(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duratio
 // Finder look up only those sessions; the others' full listing is filtered.
 func FindAll(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, q Query) Result {
 	return fanOut(ctx, env, adapters, timeout, &q)
+}
+
+// FindFor is FindAll for resolving arg (Resolve): it stops waiting for an
+// adapter as soon as that adapter's answer can no longer change what Resolve
+// returns. Exact ids win, so once an answered adapter has a session whose id is
+// arg, a pending adapter matters only if it could hold a session with that very
+// id too (the answer would then be ambiguous) or if a launch record that arg
+// names belongs to it. An adapter says which ids it can hold by implementing
+// IDShaper; one that does not is always waited for. The adapters left out give
+// no warning and are not in Up or Elapsed; Resolve(FindFor(…).Sessions, arg)
+// equals Resolve(FindAll(…).Sessions, arg).
+func FindFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, arg string) Result {
+	q := QueryFor(arg, env.Launches)
+	res, ls := gatherFor(ctx, env, adapters, timeout, &q, arg)
+	res.Sessions = ls.Sessions()
+	return res
+}
+
+// IDShaper is implemented by adapters whose session ids have a fixed shape
+// (docs/agents/*.md): MayHold reports whether one of its sessions can have the
+// id exactly. It must never say false for an id the adapter can list.
+type IDShaper interface {
+	MayHold(id string) bool
 }
 
 // List is All for a caller that reads the sessions once, in order (`list`): the
@@ -95,6 +121,12 @@ func fanOut(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dura
 // gather runs the adapters and arranges their answers: launch records applied,
 // sorted.
 func gather(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, q *Query) (Result, *Listing) {
+	return gatherFor(ctx, env, adapters, timeout, q, "")
+}
+
+// gatherFor is gather that, with exact != "", stops waiting for the adapters
+// that cannot change how exact resolves (FindFor).
+func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, q *Query, exact string) (Result, *Listing) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -106,7 +138,11 @@ func gather(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dura
 	}
 	var mu sync.Mutex
 	res := Result{Up: map[string]bool{}, Elapsed: map[string]time.Duration{}}
+	closed := false // set once collected: warnings of adapters not waited for are dropped
 	answers := make(chan answer, len(adapters))
+	// Adapters not waited for (FindFor) are cancelled when the answer is in.
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
 	for _, a := range adapters {
 		a := a
 		go func() {
@@ -114,7 +150,9 @@ func gather(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dura
 			defer cancel()
 			aenv := env.WithWarn(func(msg string) {
 				mu.Lock()
-				res.Warnings = append(res.Warnings, a.Name()+": "+msg)
+				if !closed {
+					res.Warnings = append(res.Warnings, a.Name()+": "+msg)
+				}
 				mu.Unlock()
 			})
 			start := time.Now()
@@ -140,8 +178,19 @@ func gather(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dura
 		pending[a.Name()] = true
 	}
 	var got [][]Session
+	found := false // an answered adapter has a session whose id is exact
+	byName := map[string]Adapter{}
+	for _, a := range adapters {
+		byName[a.Name()] = a
+	}
 collect:
 	for len(pending) > 0 {
+		if found && !mattersFor(exact, pending, byName, env.Launches) {
+			for n := range pending {
+				delete(pending, n) // cannot change the answer: not waited for
+			}
+			break
+		}
 		select {
 		case ans := <-answers:
 			delete(pending, ans.name)
@@ -154,6 +203,9 @@ collect:
 			}
 			res.Up[ans.name] = true
 			got = append(got, ans.sessions)
+			for i := range ans.sessions {
+				found = found || (exact != "" && ans.sessions[i].ID == exact)
+			}
 		case <-deadline.C:
 			break collect
 		case <-ctx.Done():
@@ -171,6 +223,7 @@ collect:
 		res.Elapsed[n] = timeout
 	}
 	res.Warnings = append([]string(nil), res.Warnings...)
+	closed = true
 	mu.Unlock()
 
 	names = names[:0]
@@ -192,6 +245,27 @@ collect:
 	ls.applyLaunches(lenv, names, res.Up)
 	ls.sort()
 	return res, ls
+}
+
+// mattersFor reports whether one of the pending adapters could still change
+// how exact resolves once another adapter has a session with that id: it may
+// hold that id too (not an IDShaper, or one that may), or a launch record
+// naming exact's sessions is its (its answer decides what the record shows).
+func mattersFor(exact string, pending map[string]bool, adapters map[string]Adapter, launches []meta.Launch) bool {
+	for n := range pending {
+		sh, ok := adapters[n].(IDShaper)
+		if !ok || sh.MayHold(exact) {
+			return true
+		}
+		for _, l := range launches {
+			if l.Adapter == n || slices.Contains(agents.SubsOf(n), l.Adapter) {
+				if l.ID == exact || l.SessionID == exact || l.CurrentSessionID() == exact {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // shareStrings makes the sessions' equal strings one copy (see Sharer).

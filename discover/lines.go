@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
 // ErrNoSession is returned by Peek when a session has nothing to show yet.
 var ErrNoSession = errors.New("no messages yet")
 
-var ansiRE = regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+var ansiRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+})
 
 // Clean strips ANSI escapes and C0 control characters (except \n and \t) and
 // replaces invalid UTF-8, so agent text cannot drive the user's terminal.
@@ -19,7 +22,7 @@ func Clean(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	s = ansiRE.ReplaceAllString(s, "")
+	s = ansiRE().ReplaceAllString(s, "")
 	return strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' {
 			return r

@@ -30,6 +30,36 @@ func TestClaudePrintPermissionToolWaiting(t *testing.T) {
 	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
 	dir := harness.WorkDir(t, "sdk")
 	id := uuid.NewString()
+	cmd, stdin, lines := startClaudeSDK(t, c, dir, id)
+	sdkUser(stdin, "TOOLCMD: touch sdk-made-this")
+	var req controlRequest
+	l := waitSDKLine(t, lines, `"control_request"`, 120*time.Second)
+	json.Unmarshal([]byte(l), &req)
+	t.Logf("control request: %s", l)
+	asked := time.Now()
+	a := harness.NewAgentctl(t, c.Home)
+	time.Sleep(2 * time.Second)
+	reg, _ := os.ReadFile(c.Registry(cmd.Process.Pid))
+	t.Logf("registry while asking: %s", reg)
+	s := a.Status(t, id)
+	t.Logf("status while asking (%s after the request): %s %s %s", time.Since(asked).Round(time.Millisecond), s.Status, s.Evidence, s.EvidenceDetail)
+	if s.Status != "waiting" || s.Evidence != "registry" || !strings.Contains(s.EvidenceDetail, "permission prompt") {
+		t.Errorf("status %s (%s: %s) while the permission tool has not answered; want waiting", s.Status, s.Evidence, s.EvidenceDetail)
+	}
+	sdkAllow(stdin, req.RequestID, req.Request.Input)
+	harness.Eventually(t, 60*time.Second, func() string {
+		if s := a.Status(t, id); s.Status == "waiting" || !exists(dir+"/sdk-made-this") {
+			return "still waiting, or the allowed call did not run: " + s.Status + " " + s.EvidenceDetail
+		}
+		return ""
+	})
+}
+
+// startClaudeSDK starts `claude -p` as an SDK host drives it: stream-json in and
+// out, permission prompts routed to the host (--permission-prompt-tool stdio).
+// It returns the process, its stdin and its stdout lines.
+func startClaudeSDK(t *testing.T, c *harness.Claude, dir, id string) (*exec.Cmd, io.WriteCloser, <-chan string) {
+	t.Helper()
 	cmd := exec.Command(c.Bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 		"--permission-prompt-tool", "stdio", "--permission-mode", "default", "--session-id", id)
 	cmd.Dir = dir
@@ -59,50 +89,48 @@ func TestClaudePrintPermissionToolWaiting(t *testing.T) {
 		}
 		close(lines)
 	}()
-	msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "TOOLCMD: touch sdk-made-this"}})
-	io.WriteString(stdin, string(msg)+"\n")
+	return cmd, stdin, lines
+}
 
-	var req struct {
-		RequestID string `json:"request_id"`
-		Request   struct {
-			Subtype  string          `json:"subtype"`
-			ToolName string          `json:"tool_name"`
-			Input    json.RawMessage `json:"input"`
-		} `json:"request"`
-	}
-	deadline := time.After(120 * time.Second)
-	for req.RequestID == "" {
+// sdkUser writes one user message to a stream-json stdin.
+func sdkUser(stdin io.Writer, text string) {
+	msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}})
+	io.WriteString(stdin, string(msg)+"\n")
+}
+
+// sdkAllow answers a can_use_tool control request: allow, input unchanged.
+func sdkAllow(stdin io.Writer, requestID string, input json.RawMessage) {
+	resp, _ := json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "success", "request_id": requestID,
+		"response": map[string]any{"behavior": "allow", "updatedInput": input}}})
+	io.WriteString(stdin, string(resp)+"\n")
+}
+
+// controlRequest is a can_use_tool control request on a stream-json stdout.
+type controlRequest struct {
+	RequestID string `json:"request_id"`
+	Request   struct {
+		Subtype  string          `json:"subtype"`
+		ToolName string          `json:"tool_name"`
+		Input    json.RawMessage `json:"input"`
+	} `json:"request"`
+}
+
+// waitSDKLine returns the first stdout line containing want.
+func waitSDKLine(t *testing.T, lines <-chan string, want string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				t.Fatal("claude closed its output before asking")
+				t.Fatalf("claude closed its output before a line with %s", want)
 			}
-			if strings.Contains(l, `"control_request"`) {
-				json.Unmarshal([]byte(l), &req)
-				t.Logf("control request: %s", l)
+			if strings.Contains(l, want) {
+				return l
 			}
 		case <-deadline:
-			t.Fatal("no can_use_tool control request within 120 s")
+			t.Fatalf("no line with %s within %s", want, timeout)
 		}
 	}
-	asked := time.Now()
-	a := harness.NewAgentctl(t, c.Home)
-	time.Sleep(2 * time.Second)
-	reg, _ := os.ReadFile(c.Registry(cmd.Process.Pid))
-	t.Logf("registry while asking: %s", reg)
-	s := a.Status(t, id)
-	t.Logf("status while asking (%s after the request): %s %s %s", time.Since(asked).Round(time.Millisecond), s.Status, s.Evidence, s.EvidenceDetail)
-	if s.Status != "waiting" || s.Evidence != "registry" || !strings.Contains(s.EvidenceDetail, "permission prompt") {
-		t.Errorf("status %s (%s: %s) while the permission tool has not answered; want waiting", s.Status, s.Evidence, s.EvidenceDetail)
-	}
-	resp, _ := json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{
-		"subtype": "success", "request_id": req.RequestID,
-		"response": map[string]any{"behavior": "allow", "updatedInput": json.RawMessage(req.Request.Input)}}})
-	io.WriteString(stdin, string(resp)+"\n")
-	harness.Eventually(t, 60*time.Second, func() string {
-		if s := a.Status(t, id); s.Status == "waiting" || !exists(dir+"/sdk-made-this") {
-			return "still waiting, or the allowed call did not run: " + s.Status + " " + s.EvidenceDetail
-		}
-		return ""
-	})
 }

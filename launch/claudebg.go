@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,7 +33,7 @@ import (
 // process (PID + start time) and Claude's job record until it ends.
 
 // bgShort is what `claude --bg` prints: `backgrounded · <short>`.
-var bgShort = regexp.MustCompile(`backgrounded · ([0-9a-f]{8})`)
+var bgShort = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`backgrounded · ([0-9a-f]{8})`) })
 
 // Timeouts of the warm-up (docs/agents/claude-code.md §4.5: the daemon binds
 // its control socket within ~0.5 s, a spare listens ~2 s later).
@@ -309,7 +310,7 @@ func (d *Deps) superviseBackground(ctx context.Context, rec *meta.Launch, report
 	})
 	short := ""
 	for _, ln := range lines {
-		if m := bgShort.FindSubmatch(ln); m != nil {
+		if m := bgShort().FindSubmatch(ln); m != nil {
 			short = string(m[1])
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/meta"
@@ -22,7 +23,9 @@ const CodexConfirmTimeout = 15 * time.Second
 
 func (Codex) Name() string { return "codex" }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 func resolveCodex(req *Request) (string, error) {
 	if v := req.getenv("AGENTCTL_CODEX_BIN"); v != "" {
@@ -92,7 +95,7 @@ func (Codex) Plan(req *Request) (*Plan, error) {
 	case KindResume:
 		// A prefix or name is taken as a thread *name*: codex silently starts a new
 		// thread (docs/agents/codex.md §7). Only the canonical id goes through.
-		if !uuidRE.MatchString(req.SessionID) {
+		if !uuidRE().MatchString(req.SessionID) {
 			return nil, &InputError{fmt.Sprintf("codex resumes only a full thread id, not %q", req.SessionID)}
 		}
 		// resume takes only the bypass flag (-s belongs to a new thread).

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentctl/agentctl/meta"
 )
@@ -26,10 +27,10 @@ var NewGroupID = func() string {
 }
 
 // groupIDRe is what NewGroupID makes; anything else is not a group id.
-var groupIDRe = regexp.MustCompile(`^g-[0-9a-f]{6}$`)
+var groupIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^g-[0-9a-f]{6}$`) })
 
 // IsGroupID says whether s looks like a launch group id.
-func IsGroupID(s string) bool { return groupIDRe.MatchString(s) }
+func IsGroupID(s string) bool { return groupIDRe().MatchString(s) }
 
 // Slot is one agent of a matrix launch, with its worktree once prepared.
 type Slot struct {
@@ -51,7 +52,7 @@ func ShortAdapter(name string) string {
 	return name
 }
 
-var unsafeRef = regexp.MustCompile(`[^a-z0-9-]+`)
+var unsafeRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9-]+`) })
 
 // ModelShort is a model's name in suffixes: no provider prefix, no "claude-",
 // lower case, anything but letters, digits and '-' as '-'.
@@ -61,7 +62,7 @@ func ModelShort(model string) string {
 		m = m[i+1:]
 	}
 	m = strings.TrimPrefix(m, "claude-")
-	m = strings.Trim(unsafeRef.ReplaceAllString(m, "-"), "-")
+	m = strings.Trim(unsafeRef().ReplaceAllString(m, "-"), "-")
 	if m == "" {
 		m = "default"
 	}

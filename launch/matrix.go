@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -65,7 +66,7 @@ func (m *ModelNames) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: model: want a model name or a list of names", n.Line)
 }
 
-var unknownFieldRe = regexp.MustCompile(`line (\d+): field (\S+) not found in type \S+`)
+var unknownFieldRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+): field (\S+) not found in type \S+`) })
 
 // ReadMatrix reads and checks a matrix file. Relative cwd resolves against the
 // file's directory (after ~ expansion by expand, which may be nil).
@@ -87,7 +88,7 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg := te.Errors[0]
-			if sm := unknownFieldRe.FindStringSubmatch(msg); sm != nil {
+			if sm := unknownFieldRe().FindStringSubmatch(msg); sm != nil {
 				return nil, nil, bad("line %s: unknown key %q (known: prompt, cwd, base_branch, matrix; in matrix entries: adapter, model, max_duration, max_cost, max_tokens, background)", sm[1], sm[2])
 			}
 			return nil, nil, bad("%s", strings.TrimPrefix(msg, "yaml: "))

@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/gateway"
@@ -33,7 +34,7 @@ const OpenClawConfirmTimeout = 30 * time.Second
 
 func (OpenClaw) Name() string { return "openclaw" }
 
-var openclawKeyRE = regexp.MustCompile(`^agent:[^:\s]+:\S+$`)
+var openclawKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^agent:[^:\s]+:\S+$`) })
 
 // OpenClawKey is the key agentctl pre-assigns to a launch (the gateway accepts
 // client-chosen keys, like Claude's --session-id).
@@ -61,7 +62,7 @@ func (OpenClaw) Plan(req *Request) (*Plan, error) {
 	p := &Plan{Env: env.vars, EnvNames: env.names(), ConfirmTimeout: OpenClawConfirmTimeout}
 	switch req.Kind {
 	case KindResume:
-		if !openclawKeyRE.MatchString(req.SessionID) {
+		if !openclawKeyRE().MatchString(req.SessionID) {
 			return nil, &InputError{fmt.Sprintf("openclaw resumes a session by its key (agent:<agent>:<name>), not %q", req.SessionID)}
 		}
 		p.SessionID = req.SessionID

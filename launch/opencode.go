@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/discover/sqlitero"
@@ -30,7 +31,7 @@ const OpenCodeConfirmTimeout = 30 * time.Second
 
 func (OpenCode) Name() string { return "opencode" }
 
-var ocSessionRE = regexp.MustCompile(`^ses_[0-9A-Za-z]{26}$`)
+var ocSessionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ses_[0-9A-Za-z]{26}$`) })
 
 // opencodeTitle is `agentctl-<8 hex of the launch id>`: unique per launch,
 // stored when the row is created and never overwritten by OpenCode's
@@ -96,7 +97,7 @@ func (OpenCode) Plan(req *Request) (*Plan, error) {
 	case KindResume:
 		// --session, never -c: --continue picks the last session of the
 		// current project (docs/agents/opencode.md §7).
-		if !ocSessionRE.MatchString(req.SessionID) {
+		if !ocSessionRE().MatchString(req.SessionID) {
 			return nil, &InputError{fmt.Sprintf("opencode resumes only a full session id (ses_…), not %q", req.SessionID)}
 		}
 		p.Args = append([]string{"run", "--session", req.SessionID, "--format", "json", "--dir", req.Cwd}, m...)
@@ -139,7 +140,7 @@ func parseOCEvent(ln []byte) (ocEvent, bool) {
 // the run fails before any — the session row exists then too).
 func (OpenCode) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool) {
 	for _, ln := range lines {
-		if e, ok := parseOCEvent(ln); ok && ocSessionRE.MatchString(e.SessionID) {
+		if e, ok := parseOCEvent(ln); ok && ocSessionRE().MatchString(e.SessionID) {
 			return e.SessionID, nil, true
 		}
 	}
@@ -196,7 +197,7 @@ func probeOpenCodeDB(ctx context.Context, db *sql.DB, p *Probe) (string, bool) {
 			ids = append(ids, id)
 		}
 	}
-	if rows.Err() != nil || len(ids) != 1 || !ocSessionRE.MatchString(ids[0]) {
+	if rows.Err() != nil || len(ids) != 1 || !ocSessionRE().MatchString(ids[0]) {
 		return "", false // none yet, or (impossibly) several: fall back to stdout
 	}
 	return ids[0], true

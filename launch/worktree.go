@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -327,12 +328,12 @@ type DiffStats struct {
 	Untracked []string `json:"untracked,omitempty"`
 }
 
-var shortstatRe = regexp.MustCompile(`(\d+) (file|insertion|deletion)`)
+var shortstatRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) (file|insertion|deletion)`) })
 
 // ParseShortstat reads git's "N files changed, N insertions(+), N deletions(-)".
 func ParseShortstat(s string) DiffStats {
 	var d DiffStats
-	for _, m := range shortstatRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range shortstatRe().FindAllStringSubmatch(s, -1) {
 		n, _ := strconv.Atoi(m[1])
 		switch m[2] {
 		case "file":

@@ -80,6 +80,12 @@ func judge(cands []candidate, regs []regCheck, procs proc.Table, claudes []claud
 		if detail != "" {
 			d += "; " + detail
 		}
+		if st == discover.StatusIdle && r.Prompt > 0 && now.Sub(time.UnixMilli(r.Prompt)) < promptPendingAge {
+			// Submitted, not registered yet (notePrompts): the turn has started.
+			st, inf = discover.StatusRunning, true
+			d += fmt.Sprintf("; history.jsonl has a prompt submitted %s after the entry's idle, not registered yet",
+				time.UnixMilli(r.Prompt).Sub(time.UnixMilli(r.UpdatedAt)).Round(time.Millisecond))
+		}
 		if c := byID[id]; c != nil && r.Kind == "bg" && c.Job.endedSince(r.StartedAt) {
 			out[id] = c.Job.exiting(r.PID)
 			continue

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/proc"
@@ -37,6 +38,10 @@ func (a *Adapter) Explain(ctx context.Context, env *discover.Env, s discover.Ses
 			if r.WaitingFor != "" {
 				g.Says += fmt.Sprintf(" waiting for %q", r.WaitingFor)
 			}
+		}
+		if r.Prompt > 0 {
+			g.Says += fmt.Sprintf("; history.jsonl has a prompt of %s, after the entry's updatedAt",
+				time.UnixMilli(r.Prompt).UTC().Format("15:04:05.000"))
 		}
 		out = append(out, g)
 	}

@@ -1,10 +1,12 @@
 package claude
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,6 +54,10 @@ type regCheck struct {
 	Verdict  int
 	Inferred bool   // live through the startedAt fallback, not procStart
 	Detail   string // evidence_detail
+	// Prompt is the time (ms) of a prompt history.jsonl has for this idle TUI
+	// session after the entry's updatedAt: submitted, not registered yet
+	// (0: none; see notePrompts).
+	Prompt int64
 }
 
 var regName = regexp.MustCompile(`^[0-9]+\.json$`)
@@ -108,7 +114,70 @@ func readRegistry(ctx context.Context, root string, procs proc.Table, host hostI
 		verify(&c, procs, domain, startMs)
 		out = append(out, c)
 	}
+	notePrompts(root, out)
 	return out
+}
+
+// historyTail is how much of history.jsonl's end is read for prompts newer than
+// an idle registry entry: the last few prompts of every project.
+const historyTail = 32 << 10
+
+// notePrompts sets Prompt on the live TUI entries that say idle when
+// history.jsonl has a prompt (not a slash, bash or memory command) for their
+// session written after the entry's updatedAt. Under load Claude 2.1.329 sends
+// the model request before it writes `busy`, by up to 1.5 s at a session's
+// first prompt, and history.jsonl can have the prompt 0.9 s before the
+// registry (docs/agents/claude-code.md §4.3). The file is read only when such
+// an entry exists.
+func notePrompts(root string, regs []regCheck) {
+	idle := map[string]int{}
+	for i, r := range regs {
+		if r.Verdict == regLive && r.Status == "idle" && r.Entrypoint == "cli" && r.UpdatedAt > 0 {
+			idle[r.SessionID] = i
+		}
+	}
+	if len(idle) == 0 {
+		return
+	}
+	path := filepath.Join(root, "history.jsonl")
+	f, err := agentfs.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	off := max(fi.Size()-historyTail, 0)
+	b := make([]byte, fi.Size()-off)
+	if _, err := agentfs.ReadAt(f, path, b, off); err != nil && !errors.Is(err, io.EOF) {
+		return
+	}
+	if off > 0 { // the first line may be cut
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if !bytes.Contains(line, []byte(`"sessionId"`)) {
+			continue
+		}
+		var h struct {
+			Display   string `json:"display"`
+			Timestamp int64  `json:"timestamp"`
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(line, &h) != nil {
+			continue
+		}
+		i, ok := idle[h.SessionID]
+		if !ok || h.Timestamp <= regs[i].UpdatedAt || strings.HasPrefix(h.Display, "/") ||
+			strings.HasPrefix(h.Display, "!") || strings.HasPrefix(h.Display, "#") {
+			continue
+		}
+		regs[i].Prompt = max(regs[i].Prompt, h.Timestamp)
+	}
 }
 
 // readEntry parses one entry; Claude rewrites these files in place, so a parse

@@ -12,6 +12,10 @@ const (
 	openStopAge   = 5 * time.Second  // assistant text with stop_reason null is final after this
 	waitingAge    = 60 * time.Second // an unanswered tool_use in a TUI is probably a permission prompt
 	midTurnRecent = 60 * time.Second // a mid-turn transcript this fresh may still have a writer elsewhere
+	// A prompt in history.jsonl newer than an idle registry entry is a turn
+	// starting for this long; after it the registry is believed again (a
+	// prompt Claude never runs, say one a hook rejects, is running at most this).
+	promptPendingAge = 5 * time.Second
 )
 
 // liveInput is what the sub-state of a live session is derived from.

@@ -111,3 +111,18 @@ func BenchmarkIndexLoad(b *testing.B) {
 		}
 	}
 }
+
+func TestIDFromStem(t *testing.T) {
+	for stem, want := range map[string]string{
+		"rollout-2026-11-20T21-50-23-01a1faf0-70be-7df3-9aa2-02c8425dc9ef": "01a1faf0-70be-7df3-9aa2-02c8425dc9ef",
+		"rollout-2026-11-20T21-50-23-01A1FAF0-70BE-7DF3-9AA2-02C8425DC9EF": "01a1faf0-70be-7df3-9aa2-02c8425dc9ef",
+		"rollout-2026-11-20T21-50-23-01a1faf0-70be-7df3-9aa2-02c8425dc9eg": "",
+		"rollout-2026-11-20T21-50-23-01a1faf0-70be-7df3-9aa2x02c8425dc9ef": "",
+		"rollout-renamed-by-hand":             "",
+		"01a1faf0-70be-7df3-9aa2-02c8425dc9e": "",
+	} {
+		if got := idFromStem(stem); got != want {
+			t.Errorf("idFromStem(%q) = %q, want %q", stem, got, want)
+		}
+	}
+}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/discover/sqlitero"
 )
@@ -72,12 +73,15 @@ type rolloutFile struct {
 // archived_sessions/rollout-*.jsonl[.zst]. Only directory listings: no file is
 // opened or stat'ed here. keep, when set, drops the rollouts whose name carries
 // an id it rejects before anything is built for them (a lookup among tens of
-// thousands of names keeps a few; those without an id are always kept).
-func findRollouts(home string, keep func(id string) bool) []rolloutFile {
+// thousands of names keeps a few; those without an id are always kept). A
+// lookup (keep set) reads the folders' names through names, which keeps them
+// between commands (discover/dirnames): its cost then does not grow with the
+// history.
+func findRollouts(home string, keep func(id string) bool, names *dirnames.Cache) []rolloutFile {
 	var out []rolloutFile
 	var walk func(dir string, depth int, archived bool)
 	walk = func(dir string, depth int, archived bool) {
-		for _, e := range listRolloutDir(dir, keep) {
+		for _, e := range listRolloutDir(dir, keep, names) {
 			name := e.name
 			if e.dir {
 				if depth < 4 {
@@ -116,7 +120,7 @@ type rolloutEntry struct {
 // name (os.ReadDir's order). With keep, names whose id keep rejects are left
 // out before a string is made of them: a lookup reads the names of a big
 // history's folders without allocating for each.
-func listRolloutDir(dir string, keep func(id string) bool) []rolloutEntry {
+func listRolloutDir(dir string, keep func(id string) bool, names *dirnames.Cache) []rolloutEntry {
 	var out []rolloutEntry
 	if keep == nil {
 		ents, err := os.ReadDir(dir)
@@ -130,7 +134,7 @@ func listRolloutDir(dir string, keep func(id string) bool) []rolloutEntry {
 		}
 		return out
 	}
-	_ = index.EachName(dir, func(b []byte, kind index.EntryKind) {
+	_ = names.Each(dir, func(b []byte, kind index.EntryKind) {
 		if kind == index.KindDir {
 			out = append(out, rolloutEntry{string(b), true})
 			return
@@ -149,32 +153,47 @@ func listRolloutDir(dir string, keep func(id string) bool) []rolloutEntry {
 	return out
 }
 
-// idFromStem returns the UUID at the end of "rollout-<local time>-<uuid>".
+// idFromStem returns the UUID at the end of "rollout-<local time>-<uuid>". A
+// lookup calls it for every name of a big history: no allocation unless the
+// name holds upper-case hex.
 func idFromStem(stem string) string {
 	if len(stem) < 36 {
 		return ""
 	}
 	id := stem[len(stem)-36:]
-	if !isUUID(id) {
+	if id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
 		return ""
 	}
-	return strings.ToLower(id)
+	upper := false
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', i == 8 || i == 13 || i == 18 || i == 23:
+		case c >= 'A' && c <= 'F':
+			upper = true
+		default:
+			return ""
+		}
+	}
+	if upper {
+		return strings.ToLower(id)
+	}
+	return id
+}
+
+// hexDigit marks the bytes of hexadecimal digits.
+var hexDigit = [256]bool{
+	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true,
+	'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true,
 }
 
 func isUUID(s string) bool {
-	if len(s) != 36 {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return false
 	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
+	for i := 0; i < len(s); i++ {
+		if !hexDigit[s[i]] && i != 8 && i != 13 && i != 18 && i != 23 {
+			return false
 		}
 	}
 	return true
@@ -237,7 +256,7 @@ func (a *Adapter) aliveQuery(ctx context.Context, env *discover.Env) (*discover.
 		return nil, nil
 	}
 	needRollouts := false
-	lv := a.checkLiveness(ctx, env, home, func() map[string]string { needRollouts = true; return nil })
+	lv := a.checkLiveness(ctx, env, home, func() map[string]string { needRollouts = true; return nil }, nil)
 	if needRollouts || !lv.checkable {
 		return nil, nil
 	}
@@ -285,7 +304,14 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if q != nil {
 		keep = q.Match
 	}
-	files := findRollouts(home, keep)
+	var names *dirnames.Cache
+	if q != nil {
+		names = dirnames.Open(env.CacheDir(), Name)
+	}
+	files := findRollouts(home, keep, names)
+	if err := names.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
 	if q != nil {
 		kept := files[:0]
 		for _, rf := range files {
@@ -382,7 +408,11 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 	st.live = lv
 	if st.live == nil {
-		st.live = a.checkLiveness(ctx, env, home, rollouts)
+		var want func(string) bool
+		if q != nil {
+			want = q.Match
+		}
+		st.live = a.checkLiveness(ctx, env, home, rollouts, want)
 	}
 	st.launchs = launchRefs(env)
 
@@ -651,3 +681,8 @@ func daemonPID(home string) int {
 	}
 	return d.PID
 }
+
+// MayHold reports whether a thread can have this id: thread ids are UUIDs
+// (docs/agents/codex.md), so an exact id of another agent's shape resolves
+// without waiting for this adapter (discover.FindFor).
+func (a *Adapter) MayHold(id string) bool { return isUUID(id) }

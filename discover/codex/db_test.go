@@ -171,3 +171,15 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("CODEX_HOME changed: %v", diff)
 	}
 }
+
+func TestSuccessor(t *testing.T) {
+	for p, want := range map[string]string{"01a1": "01a2", "01a\xff": "01b", "a\xff\xff": "b", "": ""} {
+		got, ok := successor(p)
+		if got != want || ok != (want != "") {
+			t.Errorf("successor(%q) = %q, %v; want %q", p, got, ok, want)
+		}
+	}
+	if _, ok := successor("\xff\xff"); ok {
+		t.Error("all 0xff has a successor")
+	}
+}

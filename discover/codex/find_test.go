@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -122,6 +124,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 			if sc.setup != nil {
 				sc.setup(t, home)
 			}
+			ageDirs(t, filepath.Join(codexDir(home), "sessions")) // lookups then use kept folder listings
 			a := sc.adapter(home)
 			full := sc.env(t, home)
 			all, err := a.Discover(context.Background(), full)
@@ -206,5 +209,70 @@ func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ageDirs dates every folder under root an hour back: a lookup keeps the
+// listings of folders not changed within the last seconds (discover/dirnames),
+// so the lookups after the first read the folders' names from the cache.
+func ageDirs(t testing.TB, root string) {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
+}
+
+// A lookup on an unchanged history lists no session folder: their names come
+// from the listings kept by the previous lookup. A folder that changed is
+// listed again, so a removed or added rollout is seen at once.
+func TestLookupListsOnlyChangedFolders(t *testing.T) {
+	home := fixtureHome(t)
+	noDB(t, home)
+	sessions := filepath.Join(codexDir(home), "sessions")
+	ageDirs(t, sessions)
+	a := testAdapter(nil)
+	env := testEnv(home, procs(4242), nil)
+	env.StateDir = t.TempDir()
+	var listed []string
+	restore := dirnames.SetListHook(func(dir string) { listed = append(listed, dir) })
+	defer restore()
+	find := func(id string) []discover.Session {
+		t.Helper()
+		ss, err := a.Find(context.Background(), env, discover.Query{Prefix: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss
+	}
+	if ss := find(id5425); len(ss) != 1 {
+		t.Fatalf("first lookup found %d threads", len(ss))
+	}
+	if len(listed) == 0 {
+		t.Fatal("the first lookup listed no folder: the hook sees nothing")
+	}
+	listed = nil
+	if ss := find(id5425); len(ss) != 1 {
+		t.Fatalf("second lookup found %d threads", len(ss))
+	}
+	if len(listed) != 0 {
+		t.Fatalf("a lookup on an unchanged history listed %v", listed)
+	}
+	// The rollout moves out of its folder: that folder alone is listed again.
+	p := rolloutPath(t, home, id5425)
+	if err := os.Rename(p, filepath.Join(t.TempDir(), "moved.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	ageDirs(t, filepath.Dir(p))
+	if ss := find(id5425); len(ss) != 0 {
+		t.Fatalf("a removed rollout is still found: %+v", ss)
+	}
+	if len(listed) != 1 || listed[0] != filepath.Dir(p) {
+		t.Fatalf("after one folder changed, listed %v", listed)
 	}
 }

@@ -3,6 +3,7 @@ package codex
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,24 @@ func ProcLocks(path string) Holders {
 		if len(locks) == 0 {
 			return out, nil
 		}
+		// A long history leaves hundreds of stale lock files: only those whose
+		// inode some lock is on (the listing says each entry's inode) are
+		// stat'ed for their device.
+		locked := make(map[uint64]bool, len(locks))
+		for k := range locks {
+			locked[k.ino] = true
+		}
+		listed := map[string]map[string]uint64{}
 		for _, f := range files {
+			dir, name := filepath.Split(f)
+			inos, ok := listed[dir]
+			if !ok {
+				inos, _ = dirInodes(dir) // unreadable: every file is stat'ed
+				listed[dir] = inos
+			}
+			if ino, ok := inos[name]; ok && !locked[ino] {
+				continue
+			}
 			var st unix.Stat_t
 			if err := unix.Stat(f, &st); err != nil {
 				continue
@@ -58,3 +76,40 @@ func procOpenFiles(pid int) ([]string, error) {
 }
 
 func defaultOpenFiles() OpenFiles { return procOpenFiles }
+
+// dirInodes returns the inode number of each entry of dir, from the listing
+// alone (struct linux_dirent64: ino, off, reclen, type, name).
+func dirInodes(dir string) (map[string]uint64, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	out := map[string]uint64{}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			ino := binary.NativeEndian.Uint64(b[0:8])
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			out[string(name)] = ino
+			b = b[reclen:]
+		}
+	}
+}

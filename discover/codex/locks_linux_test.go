@@ -75,3 +75,29 @@ func TestRealFlock(t *testing.T) {
 		t.Error("still held after unlock")
 	}
 }
+
+// Among many stale lock files, the held ones are found from the listing's
+// inodes: the same answer as a stat of every file, also for a file the listing
+// does not have (created after it) and for a lock on another file.
+func TestProcLocksAmongStaleFiles(t *testing.T) {
+	home := t.TempDir()
+	var files []string
+	for i := range 300 {
+		files = append(files, writeLock(t, home, fmt.Sprintf("01a1faf0-70be-7df3-9aa2-%012x", i)))
+	}
+	elsewhere := filepath.Join(t.TempDir(), "x.lock")
+	os.WriteFile(elsewhere, nil, 0o600)
+	body := procLocksLine(t, 1, files[7], 100) + procLocksLine(t, 2, files[299], 200) + procLocksLine(t, 3, elsewhere, 300)
+	locks := filepath.Join(t.TempDir(), "locks")
+	if err := os.WriteFile(locks, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	held, err := ProcLocks(locks)(context.Background(), append(files, filepath.Join(filepath.Dir(files[0]), "missing.lock")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{files[7]: 100, files[299]: 200}
+	if fmt.Sprint(held) != fmt.Sprint(want) {
+		t.Fatalf("held %v, want %v", held, want)
+	}
+}

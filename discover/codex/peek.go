@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -60,7 +62,7 @@ func locateRollout(env *discover.Env, id string) string {
 		return ""
 	}
 	want := strings.ToLower(id)
-	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }) {
+	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }, dirnames.Open(env.CacheDir(), Name)) {
 		if rf.ID == want {
 			return rf.Path
 		}
@@ -394,7 +396,9 @@ type toolResult struct {
 	isErr bool
 }
 
-var exitRE = regexp.MustCompile(`(?m)^(?:Exit code:|Process exited with code) (-?\d+)`)
+var exitRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(?:Exit code:|Process exited with code) (-?\d+)`)
+})
 
 // parseOutput reads a function_call_output: a JSON string holding either
 // {"output","metadata":{"exit_code"}} (older) or plain text with an "Exit code: N"
@@ -428,7 +432,7 @@ func parseOutput(raw json.RawMessage) toolResult {
 		return r
 	}
 	r := toolResult{}
-	if m := exitRE.FindStringSubmatch(text); m != nil {
+	if m := exitRE().FindStringSubmatch(text); m != nil {
 		code, _ := strconv.Atoi(m[1])
 		r.isErr = code != 0
 		if i := strings.Index(text, "\nOutput:\n"); i >= 0 {

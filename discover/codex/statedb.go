@@ -134,7 +134,7 @@ func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string
 			names = append(names, `"`+c.name+`"`)
 		}
 	}
-	where, args := q.SQLWhere("id")
+	where, args := sqlWhere(q, "id")
 	rows, err := db.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM threads"+where, args...)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func readThreads(ctx context.Context, db *sql.DB, q *discover.Query) (map[string
 	}
 	// Sub-agents: a thread that is some edge's child.
 	if ecols, err := sqlitero.Columns(ctx, db, "thread_spawn_edges"); err == nil && ecols["parent_thread_id"] && ecols["child_thread_id"] {
-		where, args := q.SQLWhere("child_thread_id")
+		where, args := sqlWhere(q, "child_thread_id")
 		if erows, err := db.QueryContext(ctx, "SELECT parent_thread_id, child_thread_id FROM thread_spawn_edges"+where, args...); err == nil {
 			for erows.Next() {
 				var p, c sql.NullString
@@ -217,7 +217,7 @@ func readHistory(ctx context.Context, db *sql.DB, q *discover.Query) (*history, 
 		errCol = "error_json"
 	}
 	h := &history{Turns: map[string]latestTurn{}, Projected: map[string]int64{}}
-	where, args := q.SQLWhere("thread_id")
+	where, args := sqlWhere(q, "thread_id")
 	rows, err := db.QueryContext(ctx, "SELECT thread_id, rollout_ordinal, status, "+errCol+" FROM thread_turns"+where, args...)
 	if err != nil {
 		return nil, err
@@ -310,4 +310,42 @@ func sortedIDs[M ~map[string]V, V any](m M) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sqlWhere is q.SQLWhere with the prefix also as a range of col (col >= prefix
+// AND col < the prefix's successor): SQLite then reads the few index entries
+// in that range instead of every row, so a lookup among tens of thousands of
+// threads costs what one thread costs. The byte-for-byte prefix test stays:
+// the range only narrows.
+func sqlWhere(q *discover.Query, col string) (string, []any) {
+	if q == nil || q.Prefix == "" {
+		return q.SQLWhere(col)
+	}
+	rng, args := col+" >= ?", []any{q.Prefix}
+	if hi, ok := successor(q.Prefix); ok {
+		rng += " AND " + col + " < ?"
+		args = append(args, hi)
+	}
+	cond := "(" + rng + " AND substr(CAST(" + col + " AS BLOB), 1, ?) = CAST(? AS BLOB))"
+	args = append(args, len(q.Prefix), q.Prefix)
+	if len(q.IDs) > 0 {
+		cond += " OR " + col + " IN (?" + strings.Repeat(", ?", len(q.IDs)-1) + ")"
+		for _, id := range q.IDs {
+			args = append(args, id)
+		}
+	}
+	return " WHERE " + cond, args
+}
+
+// successor is the least string greater than every string starting with p
+// (false: none, p is all 0xff bytes).
+func successor(p string) (string, bool) {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1]), true
+		}
+	}
+	return "", false
 }

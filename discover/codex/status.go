@@ -27,7 +27,11 @@ type liveness struct {
 
 // checkLiveness reads who writes which thread. rollouts returns each thread's
 // rollout path; it is called only when open files must be checked (no locks).
-func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home string, rollouts func() map[string]string) *liveness {
+// want, when set, names the threads whose holders are needed (a lookup): the
+// others' lock files are listed but not checked, so a lookup does not stat every
+// stale lock a long history left. Whether locks can be checked at all is asked
+// all the same, so every thread's evidence is what a full listing says.
+func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home string, rollouts func() map[string]string, want func(id string) bool) *liveness {
 	lv := &liveness{holders: map[string]int{}, lockFiles: map[string]bool{}, daemon: map[int]bool{}}
 	lockDir := filepath.Join(home, "thread-writer-locks")
 	ents, err := os.ReadDir(lockDir)
@@ -42,12 +46,15 @@ func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home str
 			if !strings.HasSuffix(name, ".lock") || !isUUID(id) {
 				continue // .coordination.lock is Codex-internal
 			}
+			lv.lockFiles[id] = true
+			if want != nil && !want(id) {
+				continue
+			}
 			p := filepath.Join(lockDir, name)
 			files = append(files, p)
 			byFile[p] = id
-			lv.lockFiles[id] = true
 		}
-		if len(files) == 0 {
+		if len(lv.lockFiles) == 0 {
 			lv.checkable = true // clean exits delete their lock: nothing is being written
 			break
 		}
@@ -192,7 +199,10 @@ func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rollout
 			}
 		}
 		if lv.daemon[pid] {
+			// It keeps the thread after the TUI quits, until it stops
+			// (docs/agents/codex.md §4.3): the detail says so.
 			s.Extra["hosted_by"] = "app-server daemon"
+			by += " (the TUI's app-server daemon, which keeps the thread after the TUI quits)"
 		}
 		s.Evidence = discover.EvidenceRegistry
 		detail := fmt.Sprintf("%s held by %s", lv.method, by)

@@ -127,8 +127,9 @@ func TestDaemonHostedThread(t *testing.T) {
 	os.WriteFile(filepath.Join(codexDir(home), "app-server-daemon", "daemon.pid"),
 		[]byte(`{"pid":5150,"processStartTime":1,"processIdentity":{"bootId":"b","startTicks":2}}`), 0o600)
 	s := discoverAll(t, testAdapter(map[string]int{idD918 + ".lock": 5150}), testEnv(home, procs(5150), nil))[idD918]
-	if s.Status != discover.StatusIdle || s.Extra["hosted_by"] != "app-server daemon" || s.PID != 5150 {
-		t.Errorf("%s hosted_by %v pid %d", s.Status, s.Extra["hosted_by"], s.PID)
+	if s.Status != discover.StatusIdle || s.Extra["hosted_by"] != "app-server daemon" || s.PID != 5150 ||
+		!strings.Contains(s.EvidenceDetail, "held by pid 5150 (the TUI's app-server daemon, which keeps the thread after the TUI quits)") {
+		t.Errorf("%s hosted_by %v pid %d (%s)", s.Status, s.Extra["hosted_by"], s.PID, s.EvidenceDetail)
 	}
 }
 
@@ -371,4 +372,52 @@ func explainSays(sigs []discover.Signal, source, want string) bool {
 		}
 	}
 	return false
+}
+
+// A real Codex 0.169 TUI thread recorded at the accuracy benchmark's blocked
+// moment (e2e TestStatusAccuracyCodexTUI, AGENTCTL_ACCURACY_KEEP): a completed
+// turn, then a turn whose held reply became 429 and which Codex gave up. The
+// daemon's thread_history projection is current (it has consumed the whole
+// rollout), so the turn comes from thread_turns, status "failed" with
+// error_json in the app-server's camelCase; the rollout's task_complete says
+// the same in snake_case. Held by the app-server daemon (after /quit too):
+// idle, blocked on quota, hosted by the daemon; the daemon stopped: failed,
+// blocked on quota.
+func TestTUIQuotaTurnFromThreadHistory(t *testing.T) {
+	const id = "01a212cd-b315-7d42-a970-d09d8dd9a300"
+	home := t.TempDir()
+	copyTree(t, "testdata/tui-quota", home)
+	writeLock(t, home, id)
+	os.MkdirAll(filepath.Join(codexDir(home), "app-server-daemon"), 0o755)
+	os.WriteFile(filepath.Join(codexDir(home), "app-server-daemon", "daemon.pid"),
+		[]byte(`{"pid":5150,"processStartTime":1,"processIdentity":{"bootId":"b","startTicks":2}}`), 0o600)
+	held := testAdapter(map[string]int{id + ".lock": 5150})
+	s := discoverAll(t, held, testEnv(home, procs(5150), nil))[id]
+	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || s.Extra["hosted_by"] != "app-server daemon" ||
+		!strings.Contains(s.EvidenceDetail, `"message":"exceeded retry limit, last status: 429 Too Many Requests","codexErrorInfo"`) {
+		t.Errorf("held by the daemon: %s blocked_reason %q hosted_by %v (%s); want idle, quota, hosted by the daemon naming the error",
+			s.Status, s.BlockedReason, s.Extra["hosted_by"], s.EvidenceDetail)
+	}
+	s = discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	if s.Status != discover.StatusFailed || s.BlockedReason != discover.BlockedQuota {
+		t.Errorf("the daemon stopped: %s blocked_reason %q (%s); want failed, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
+
+	// Without the projection the rollout tail gives the same verdict.
+	if err := os.Remove(filepath.Join(codexDir(home), "thread_history_1.sqlite")); err != nil {
+		t.Fatal(err)
+	}
+	s = discoverAll(t, held, testEnv(home, procs(5150), nil))[id]
+	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || !strings.Contains(s.EvidenceDetail, "429 Too Many Requests") {
+		t.Errorf("from the rollout, held by the daemon: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
+
+	// A completed turn after it (the benchmark's next prompt) ends the block.
+	appendFile(t, rolloutPath(t, home, id),
+		`{"timestamp":"2026-11-25T13:03:55.000Z","ordinal":25,"type":"event_msg","payload":{"type":"task_started","turn_id":"t-next","started_at":1795611835}}`+"\n"+
+			`{"timestamp":"2026-11-25T13:03:58.000Z","ordinal":26,"type":"event_msg","payload":{"type":"task_complete","turn_id":"t-next","last_agent_message":"ok"}}`+"\n")
+	s = discoverAll(t, held, testEnv(home, procs(5150), nil))[id]
+	if s.Status != discover.StatusIdle || s.BlockedReason != "" {
+		t.Errorf("after a completed turn: %s blocked_reason %q (%s); want idle, not blocked", s.Status, s.BlockedReason, s.EvidenceDetail)
+	}
 }

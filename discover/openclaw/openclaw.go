@@ -457,3 +457,9 @@ func deref(p *int64) int64 {
 	}
 	return *p
 }
+
+// MayHold reports whether a session can have this id: a session's id is its
+// key, agent:<agentId>:<name> (docs/agents/openclaw.md §1), so an exact id
+// without a colon (another agent's UUID) resolves without waiting for the
+// gateway (discover.FindFor).
+func (a *Adapter) MayHold(id string) bool { return strings.Contains(id, ":") }

@@ -96,6 +96,7 @@ func scanProcs(env *discover.Env, startTime func(proc.Process) (time.Time, bool)
 		}
 		return false
 	}
+	data := dataDir(env)
 	byPID := map[int]int{}
 	for _, p := range t.All() {
 		if skip[p.PID] || p.PID == 2 || p.PPID == 2 || !isOC(p) { // 2: kthreadd and its kernel threads
@@ -110,6 +111,9 @@ func scanProcs(env *discover.Env, startTime func(proc.Process) (time.Time, bool)
 			continue
 		}
 		op.PID = p.PID
+		if d := procData(t, p.PID); d != "" && !sameDir(d, data) {
+			continue // it keeps its sessions in another store
+		}
 		op.Start, op.StartOK = startTime(p)
 		op.Dir = procDir(t, p.PID, op.Dir)
 		byPID[p.PID] = len(out)
@@ -189,6 +193,36 @@ func classify(argv []string) ocProc {
 	}
 	// No subcommand, or a project path: the TUI.
 	return ocProc{Kind: kindTUI, Dir: sub}
+}
+
+// procData is the data directory an opencode process keeps its store in, read
+// from its environment as dataDir reads ours (docs/agents/opencode.md §1); ""
+// when its environment is unreadable, names neither XDG_DATA_HOME nor HOME, or
+// points the store elsewhere with OPENCODE_DB: then it may be ours.
+func procData(t proc.Table, pid int) string {
+	env, err := t.Environ(pid)
+	if err != nil {
+		return ""
+	}
+	var xdg, home string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "XDG_DATA_HOME":
+			xdg = v
+		case "HOME":
+			home = v
+		case "OPENCODE_DB":
+			return ""
+		}
+	}
+	switch {
+	case xdg != "" && filepath.IsAbs(xdg):
+		return filepath.Join(xdg, "opencode")
+	case home != "":
+		return filepath.Join(home, ".local", "share", "opencode")
+	}
+	return ""
 }
 
 // procDir is where a process works: its --dir/project argument (relative to its

@@ -204,11 +204,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if procsOK {
 		// A server's own answer is exact: it outranks the inference above.
 		if dirs := openDirs(recs, procs); len(dirs) > 0 {
-			srv, silent := askServers(ctx, procs, dirs)
+			srv, silent, answered := askServers(ctx, procs, dirs)
 			for i, r := range recs {
 				if turn, detail := turnOf(r.Last); turn == discover.OutcomeOpen || turn == discover.OutcomeUnknown {
 					ss, ok := srv[r.ID]
 					if v, ok := serverVerdict(ss, ok, detail); ok {
+						verdicts[i] = v
+					} else if v, ok := notRunning(r, procs, answered, detail); ok && turn == discover.OutcomeOpen {
 						verdicts[i] = v
 					} else if v, ok := busyServer(r, recs, procs, silent, detail); ok && verdicts[i].Status == discover.StatusUnknown {
 						verdicts[i] = v

@@ -41,11 +41,13 @@ var listenAddrs = procListenAddrs
 // loopback about the open sessions of dirs (each server answers per project
 // directory). Sessions no server knows are absent; silent names each server
 // that answered its health check but not a question (e.g. within
-// serverTimeout), so that an unknown says why.
-func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[string]serverSession, silent map[int]string) {
-	out, silent = map[string]serverSession{}, map[int]string{}
+// serverTimeout), so that an unknown says why; answered holds each server and
+// directory whose session status came back (a session of that directory it
+// does not list is not running there).
+func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[string]serverSession, silent map[int]string, answered map[served]string) {
+	out, silent, answered = map[string]serverSession{}, map[int]string{}, map[served]string{}
 	if len(dirs) == 0 {
-		return out, silent
+		return out, silent, answered
 	}
 	client := &http.Client{Timeout: serverTimeout}
 	for _, p := range procs {
@@ -54,7 +56,7 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[str
 		}
 		for _, addr := range listenAddrs(p.PID) {
 			if ctx.Err() != nil {
-				return out, silent
+				return out, silent, answered
 			}
 			base := "http://" + addr
 			var health struct {
@@ -71,11 +73,19 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[str
 			for _, d := range dirs {
 				if err := askDir(ctx, client, base, addr, p.PID, d, out); err != nil {
 					silent[p.PID] = fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err)
+				} else {
+					answered[served{p.PID, d}] = addr
 				}
 			}
 		}
 	}
-	return out, silent
+	return out, silent, answered
+}
+
+// served is one server process and one project directory it was asked about.
+type served struct {
+	PID int
+	Dir string
 }
 
 type pendingRequest struct {
@@ -205,6 +215,42 @@ func busyServer(r record, recs []record, procs []ocProc, silent map[int]string, 
 	}
 	return discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true, PID: c.PID,
 		Detail: fmt.Sprintf("%s started before its latest prompt, the only open session it could run; %s (busy); %s", c, msg, tdetail)}, true
+}
+
+// notRunning is the verdict of an open session (its latest message a prompt
+// with no reply, or a reply without time.completed) that every process which
+// could run it — each a server started before that prompt — says it does not
+// run: asked about the session's directory, none lists it busy, retrying or
+// asking (GET /session/status, /permission, /question). The server's answer
+// outranks the store: OpenCode writes the prompt before its runner marks the
+// session busy (1–2 s on a loaded machine, recorded in
+// testdata/server-prompt-not-busy), a reply's last write lands before the
+// runner goes idle (a failed turn's error lands just after: idle without its
+// blocked reason for that moment), and a prompt sent with noReply or one whose
+// turn died inside the server stays unanswered while the server is idle
+// (docs/agents/opencode.md §4.1 (2)). ok is false when any candidate is not a
+// server that answered.
+func notRunning(r record, procs []ocProc, answered map[served]string, tdetail string) (discover.Verdict, bool) {
+	for _, p := range procs {
+		if p.Session == r.ID {
+			return discover.Verdict{}, false // a `run -s` of it: decide's
+		}
+	}
+	cands := candidatesFor(r, procs)
+	if len(cands) == 0 || r.Dir == "" {
+		return discover.Verdict{}, false
+	}
+	var who []string
+	for _, c := range cands {
+		addr, ok := answered[served{c.PID, r.Dir}]
+		if !ok {
+			return discover.Verdict{}, false
+		}
+		who = append(who, fmt.Sprintf("opencode server %s (pid %d)", addr, c.PID))
+	}
+	sort.Strings(who)
+	return discover.Verdict{Status: discover.StatusIdle, Evidence: discover.EvidenceServer, PID: cands[0].PID,
+		Detail: fmt.Sprintf("%s: not busy in %s (GET /session/status), so not running; %s", strings.Join(who, ", "), r.Dir, tdetail)}, true
 }
 
 // openDirs are the directories of the open sessions a server could host.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +52,7 @@ func TestAskServers(t *testing.T) {
 	}
 	t.Cleanup(func() { listenAddrs = old })
 	procs := []ocProc{{PID: 7, Kind: kindHost}, {PID: 8, Kind: kindRun}}
-	got, silent := askServers(context.Background(), procs, []string{"/home/dev/frontend"})
+	got, silent, _ := askServers(context.Background(), procs, []string{"/home/dev/frontend"})
 	if len(silent) != 0 {
 		t.Errorf("silent servers: %v", silent)
 	}
@@ -95,7 +97,7 @@ func TestAskServersSilent(t *testing.T) {
 	old := listenAddrs
 	listenAddrs = func(int) []string { return []string{addr} }
 	t.Cleanup(func() { listenAddrs = old })
-	got, silent := askServers(context.Background(), []ocProc{{PID: 7, Kind: kindHost}}, []string{"/home/dev/frontend"})
+	got, silent, _ := askServers(context.Background(), []ocProc{{PID: 7, Kind: kindHost}}, []string{"/home/dev/frontend"})
 	if len(got) != 0 || len(silent) != 1 || !strings.Contains(silent[7], "opencode server "+addr+" (pid 7) did not answer") {
 		t.Errorf("got %v, silent %v; want nothing, one silent server naming %s", got, silent, addr)
 	}
@@ -115,7 +117,7 @@ func TestAskServersHealthTimeout(t *testing.T) {
 	old := listenAddrs
 	listenAddrs = func(int) []string { return []string{addr, "127.0.0.1:1"} }
 	t.Cleanup(func() { listenAddrs = old })
-	_, silent := askServers(context.Background(), []ocProc{{PID: 7, Kind: kindHost}}, []string{"/home/dev/frontend"})
+	_, silent, _ := askServers(context.Background(), []ocProc{{PID: 7, Kind: kindHost}}, []string{"/home/dev/frontend"})
 	if len(silent) != 1 || !strings.Contains(silent[7], addr) {
 		t.Errorf("silent %v; want only %s", silent, addr)
 	}
@@ -156,5 +158,85 @@ func TestBusyServerRunsItsOnlyOpenSession(t *testing.T) {
 		if s := got[id]; s.Status != discover.StatusUnknown || !strings.Contains(s.EvidenceDetail, "(pid 800) did not answer") {
 			t.Errorf("%s with a busy server that could run 3 open sessions: %s (%s); want unknown naming it", id, s.Status, s.EvidenceDetail)
 		}
+	}
+}
+
+// A fake `opencode serve` answering with the files recorded in dir/server
+// (status names the /session/status file).
+func recordedServer(t *testing.T, dir, status string) string {
+	t.Helper()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, "server", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	answers := map[string][]byte{
+		"/global/health":  []byte(`{"healthy":true,"version":"1.18.33"}`),
+		"/session/status": read(status),
+		"/permission":     read("permission.json"),
+		"/question":       read("question.json"),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := answers[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// Recorded (testdata/server-prompt-not-busy): OpenCode has written the prompt
+// but its runner has not marked the session busy yet, so the one server that
+// could run it answers that nothing is busy. That server's answer is the
+// status: idle, not an unknown about which process runs it. Once it lists the
+// session busy (recorded a moment later), running. A process that cannot be
+// asked (a TUI without --port) keeps the inference.
+func TestServerNotBusyWithAPrompt(t *testing.T) {
+	const ses = "ses_ded2f2bccffe2T7hS8w1zYmMNe"
+	home := testdata(t, "server-prompt-not-busy")
+	const dir = "/tmp/TestZZRecordPromptNotBusy1943146348/002/rec"
+	addrs := map[int]string{}
+	old := listenAddrs
+	listenAddrs = func(pid int) []string {
+		if a, ok := addrs[pid]; ok {
+			return []string{a}
+		}
+		return nil
+	}
+	t.Cleanup(func() { listenAddrs = old })
+	serve := fakeProc{pid: 900, ppid: 1, comm: "opencode", argv: []string{"opencode", "serve", "--port", "4096"},
+		cwd: dir, env: []string{"PWD=" + dir}, startMS: 1795612000000}
+
+	addrs[900] = recordedServer(t, home, "session-status.json")
+	got, _ := list(t, newEnv(home, nil, table(serve)))
+	s := got[ses]
+	if s.Status != discover.StatusIdle || s.Evidence != discover.EvidenceServer || s.PID != 900 || s.Inferred ||
+		!strings.Contains(s.EvidenceDetail, "(pid 900): not busy in "+dir) || !strings.Contains(s.EvidenceDetail, "user message with no reply yet") {
+		t.Errorf("prompt written, server not busy yet: %s/%s pid %d inferred=%v (%s); want idle from the server, pid 900", s.Status, s.Evidence, s.PID, s.Inferred, s.EvidenceDetail)
+	}
+
+	addrs[900] = recordedServer(t, home, "session-status-later.json")
+	got, _ = list(t, newEnv(home, nil, table(serve)))
+	if s := got[ses]; s.Status != discover.StatusRunning || s.Evidence != discover.EvidenceServer {
+		t.Errorf("server lists it busy: %s/%s (%s); want running from the server", s.Status, s.Evidence, s.EvidenceDetail)
+	}
+
+	// A second candidate that cannot be asked: the server's word is not the
+	// whole story.
+	addrs[900] = recordedServer(t, home, "session-status.json")
+	tui := fakeProc{pid: 901, ppid: 1, comm: "opencode", argv: []string{"opencode"}, cwd: dir, env: []string{"PWD=" + dir}, startMS: 1795612001000}
+	got, _ = list(t, newEnv(home, nil, table(serve, tui)))
+	if s := got[ses]; s.Status != discover.StatusUnknown {
+		t.Errorf("server not busy and a TUI without API: %s/%s (%s); want unknown", s.Status, s.Evidence, s.EvidenceDetail)
+	}
+	// The TUI alone: inferred from the process, as before.
+	delete(addrs, 900)
+	got, _ = list(t, newEnv(home, nil, table(tui)))
+	if s := got[ses]; s.Status != discover.StatusRunning || !s.Inferred || s.PID != 901 {
+		t.Errorf("a TUI without API alone: %s/%s pid %d (%s); want running, inferred", s.Status, s.Evidence, s.PID, s.EvidenceDetail)
 	}
 }

@@ -52,7 +52,7 @@ func table(ps ...fakeProc) *proc.Fake {
 // ocRun is `opencode run` started at startMS in dir (PWD and cwd).
 func ocRun(pid int, dir string, startMS int64, args ...string) fakeProc {
 	return fakeProc{pid: pid, ppid: 1, comm: "opencode", exe: "/home/dev/.npm/bin/opencode",
-		argv: append([]string{"opencode", "run", "--format", "json"}, args...), cwd: dir, env: []string{"HOME=/home/dev", "PWD=" + dir}, startMS: startMS}
+		argv: append([]string{"opencode", "run", "--format", "json"}, args...), cwd: dir, env: []string{"PWD=" + dir}, startMS: startMS}
 }
 
 type st struct{ Status, Evidence string }
@@ -261,6 +261,39 @@ func TestBlockedOnAuth(t *testing.T) {
 		s := got[sesAborted]
 		if s.Status != discover.StatusFailed || s.BlockedReason != discover.BlockedAuth {
 			t.Errorf("%s: %s blocked_reason %q (%s); want failed, auth", e[:30], s.Status, s.BlockedReason, s.EvidenceDetail)
+		}
+	}
+}
+
+// An opencode process whose environment puts its store elsewhere (another
+// HOME or XDG_DATA_HOME: another user's home, a test's) cannot be running a
+// session of this store: it is no candidate, so it neither ties nor blurs one
+// (e2e: a `serve` of another home left a `run`'s session unknown). Without a
+// readable HOME/XDG_DATA_HOME, or with OPENCODE_DB, it still may be ours.
+func TestProcessOfAnotherStoreIsNoCandidate(t *testing.T) {
+	home := testdata(t, "home")
+	const fe = "/home/dev/frontend"
+	run := ocRun(501, fe, 1795211624000)
+	serve := func(env ...string) fakeProc {
+		return fakeProc{pid: 800, ppid: 1, comm: "opencode", argv: []string{"opencode", "serve", "--port", "4096"},
+			cwd: "/srv", env: env, startMS: 1795211000000}
+	}
+	cases := []struct {
+		name string
+		env  []string
+		want st
+	}{
+		{"serve of another HOME", []string{"HOME=/home/other"}, running},
+		{"serve of another XDG_DATA_HOME", []string{"HOME=" + home, "XDG_DATA_HOME=/tmp/x/share"}, running},
+		{"serve of this HOME", []string{"HOME=" + home}, st{discover.StatusUnknown, discover.EvidenceProcess}},
+		{"serve of this XDG_DATA_HOME", []string{"HOME=/nowhere", "XDG_DATA_HOME=" + home + "/.local/share"}, st{discover.StatusUnknown, discover.EvidenceProcess}},
+		{"serve with its own OPENCODE_DB", []string{"HOME=/home/other", "OPENCODE_DB=/tmp/x.db"}, st{discover.StatusUnknown, discover.EvidenceProcess}},
+		{"serve without HOME", nil, st{discover.StatusUnknown, discover.EvidenceProcess}},
+	}
+	for _, c := range cases {
+		got := statuses(t, newEnv(home, nil, table(run, serve(c.env...))), sesListener)
+		if got[sesListener] != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got[sesListener], c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package pi
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -39,6 +41,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 				env.Procs = pt
 			}
 			env.StateDir = t.TempDir()
+			ageDirs(t, filepath.Join(home, ".pi")) // lookups then use kept folder listings
 			a := &Adapter{StartTime: msStart}
 			all, err := a.Discover(context.Background(), env)
 			if err != nil {
@@ -166,5 +169,59 @@ func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// ageDirs dates every folder under root an hour back: a lookup keeps the
+// listings of folders not changed within the last seconds (discover/dirnames),
+// so the lookups after the first read the folders' names from the cache.
+func ageDirs(t *testing.T, root string) {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
+}
+
+// A lookup on an unchanged store lists no session folder; a folder that
+// changed is listed again, so a new session file is found at once.
+func TestLookupListsOnlyChangedFolders(t *testing.T) {
+	home := liveHome(t)
+	env, _ := liveEnv(t, home)
+	env.StateDir = t.TempDir()
+	ageDirs(t, filepath.Join(home, ".pi"))
+	a := &Adapter{StartTime: msStart}
+	var listed []string
+	restore := dirnames.SetListHook(func(dir string) { listed = append(listed, dir) })
+	defer restore()
+	find := func(id string) []discover.Session {
+		t.Helper()
+		ss, err := a.Find(context.Background(), env, discover.Query{Prefix: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss
+	}
+	if ss := find(liveID); len(ss) != 1 || len(listed) == 0 {
+		t.Fatalf("first lookup: %d sessions, listed %v", len(ss), listed)
+	}
+	listed = nil
+	if ss := find(liveID); len(ss) != 1 || len(listed) != 0 {
+		t.Fatalf("second lookup: %d sessions, listed %v", len(ss), listed)
+	}
+	const newID = "01a1fb00-0000-7000-8000-000000000001"
+	dir := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--")
+	writeLines(t, filepath.Join(dir, "2026-11-20T22-00-00-000Z_"+newID+".jsonl"), hdr(newID, "2026-11-20T22:00:00.000Z", liveCwd))
+	ageDirs(t, dir)
+	if ss := find(newID); len(ss) != 1 {
+		t.Fatalf("a new session file is not found: %+v", ss)
+	}
+	if len(listed) != 1 || listed[0] != dir {
+		t.Fatalf("after one folder changed, listed %v", listed)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -120,7 +121,14 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	if q != nil && len(cands) == 0 {
 		keep = func(name string) bool { return keyMayMatch(nameKey(name), q) }
 	}
-	paths := listFiles(env, roots(env), keep)
+	var names *dirnames.Cache
+	if keep != nil {
+		names = dirnames.Open(env.CacheDir(), Name)
+	}
+	paths := listFiles(env, roots(env), keep, names)
+	if err := names.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
 	complete := true // every file is read: the index may forget vanished ones
 	if q != nil && len(cands) == 0 {
 		// No process to tie to a file, so no session depends on another: only
@@ -345,3 +353,8 @@ func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64
 		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
 	return usd, true
 }
+
+// MayHold reports whether a session can have this id: pi's ids are UUIDv7,
+// pi-rust's UUIDv4 (docs/agents/pi.md), so an exact id of another agent's shape
+// resolves without waiting for this adapter (discover.FindFor).
+func (a *Adapter) MayHold(id string) bool { return isUUID(strings.ToLower(id)) }

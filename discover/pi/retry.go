@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -19,7 +20,9 @@ import (
 // that it gave up (idle, blocked).
 
 // piRetryable is pi 0.73.1's own pattern (agent-session.js _isRetryableError).
-var piRetryable = regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay`)
+var piRetryable = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay`)
+})
 
 // retrySettings is the retry block of pi's settings: the agent dir's
 // settings.json, overridden by the project's .pi/settings.json.
@@ -61,7 +64,7 @@ func readRetry(agentDir, cwd string) retrySettings {
 // retrying says whether a live pi whose file ends with streak provider errors
 // (the last one msg) is retrying, and how it stands.
 func retrying(rs retrySettings, streak int, msg string) (string, bool) {
-	if !rs.Enabled || streak < 1 || streak > rs.MaxRetries || !piRetryable.MatchString(msg) {
+	if !rs.Enabled || streak < 1 || streak > rs.MaxRetries || !piRetryable().MatchString(msg) {
 		return "", false
 	}
 	return fmt.Sprintf("pi retries the provider: %d of %d attempts failed, last %q (settings retry.maxRetries %d)",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/jsonl"
 )
@@ -115,7 +116,11 @@ func argValue(argv []string, flag string) string {
 // listFiles returns the .jsonl files under the roots, each path once. Missing
 // roots are normal (pi never ran, or not with that setting); unreadable ones are
 // warned about.
-func listFiles(env *discover.Env, rs []root, keep func(name string) bool) []string {
+//
+// A lookup (keep set) reads the session folders' names through kept, which
+// keeps them between commands (discover/dirnames): its cost then does not grow
+// with the history.
+func listFiles(env *discover.Env, rs []root, keep func(name string) bool, kept *dirnames.Cache) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -142,9 +147,9 @@ func listFiles(env *discover.Env, rs []root, keep func(name string) bool) []stri
 				continue // session-index.sqlite, .lock, …
 			}
 			if keep != nil {
-				// A lookup: only the names keep wants become strings (index.EachName).
+				// A lookup: only the names keep wants become strings (dirnames, index.EachName).
 				var names []string
-				err := index.EachName(p, func(b []byte, kind index.EntryKind) {
+				err := kept.Each(p, func(b []byte, kind index.EntryKind) {
 					name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
 					if kind != index.KindDir && isJSONL(name) && keep(name) {
 						names = append(names, string(b))
@@ -215,7 +220,7 @@ func findFile(env *discover.Env, id string) string {
 	if id == "" {
 		return ""
 	}
-	for _, p := range listFiles(env.WithWarn(nil), roots(env), nil) {
+	for _, p := range listFiles(env.WithWarn(nil), roots(env), nil, nil) {
 		base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
 		_, suffix, ok := strings.Cut(base, "_")
 		if ok && (suffix == id || (len(suffix) == 8 && strings.HasPrefix(id, suffix))) {

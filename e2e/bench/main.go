@@ -47,6 +47,20 @@ type spec struct {
 }
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "-live-child" {
+		if err := liveChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == "-hold-lock" {
+		if err := holdLock(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	home := flag.String("home", filepath.Join(os.TempDir(), "agentctl-bench-home"), "synthetic home (generated if missing)")
 	nClaude := flag.Int("claude", 10000, "Claude Code sessions (all but -big are 10–300 KB)")
 	big := flag.Int("big", 20, "of which this many are 5–50 MB")
@@ -165,7 +179,7 @@ func build(dir, bin string) (string, error) {
 		return bin, nil
 	}
 	bin = filepath.Join(dir, "agentctl")
-	b := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	b := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", bin, ".") // as `just build`
 	b.Env = append(os.Environ(), "CGO_ENABLED=0")
 	b.Stderr = os.Stderr
 	if err := b.Run(); err != nil {
@@ -285,6 +299,13 @@ func measure(home, bin string, runs int) ([]*result, error) {
 		sort.Slice(r.rss, func(i, j int) bool { return r.rss[i] < r.rss[j] })
 		sort.Slice(r.cpu, func(i, j int) bool { return r.cpu[i] < r.cpu[j] })
 		out = append(out, r)
+		if cs.label == "list (alive only)" {
+			r, err := measureLive(home, bin, state, runs)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }

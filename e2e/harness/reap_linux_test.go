@@ -26,7 +26,9 @@ func TestKilledTestBinaryLeavesNoProcess(t *testing.T) {
 		return
 	}
 	child := exec.Command(os.Args[0], "-test.run=^TestKilledTestBinaryLeavesNoProcess$")
-	child.Env = append(os.Environ(), "HARNESS_REAP_CHILD=1")
+	// The child is killed, so its own cleanups never run: its temporary
+	// directories go in one of ours, removed when this test ends.
+	child.Env = append(os.Environ(), "HARNESS_REAP_CHILD=1", "TMPDIR="+t.TempDir())
 	out, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
