@@ -64,3 +64,11 @@ func ReadIndexFile(path string) ([]byte, error) {
 	read(path, len(b))
 	return b, err
 }
+
+// FileID is what ReadFileID reports of the file it read: the same fields as a
+// parse index stamp (device, inode, size, modification time in ns).
+type FileID struct {
+	Dev, Ino uint64
+	Size     int64
+	MtimeNs  int64
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,15 +54,23 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 	if err := synth.WriteOpenCodeLegacy(filepath.Join(synthLegacy, ".local", "share", "opencode", "storage"), 25, 7); err != nil {
 		t.Fatal(err)
 	}
-	homes := map[string]string{"db": testdata(t, "home"), "db+legacy": withLegacy, "legacy only": legacyOnly, "synthetic legacy": synthLegacy}
+	backdate(t, synthLegacy) // its index entries are not racy: the warm listing answers from them
+	homes := map[string]string{"db": testdata(t, "home"), "db+legacy": withLegacy, "legacy only": legacyOnly,
+		"synthetic legacy": synthLegacy, "synthetic legacy, warm index": synthLegacy}
 	for hname, home := range homes {
 		for pname, procs := range findTables() {
-			if hname == "synthetic legacy" && pname != "no opencode process" && pname != "unique tie" {
+			if strings.HasPrefix(hname, "synthetic legacy") && pname != "no opencode process" && pname != "unique tie" {
 				continue // its size is for realistic prefixes, not for every verdict
 			}
 			t.Run(hname+"/"+pname, func(t *testing.T) {
 				env := newEnv(home, nil, procs)
 				a := testAdapter()
+				if strings.HasSuffix(hname, "warm index") {
+					env.StateDir = filepath.Join(t.TempDir(), "state")
+					if _, err := a.Discover(context.Background(), env); err != nil { // builds the index
+						t.Fatal(err)
+					}
+				}
 				all, err := a.Discover(context.Background(), env)
 				if err != nil {
 					t.Fatal(err)
@@ -89,7 +98,8 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 					}
 				}
 				for _, s := range all {
-					for _, q := range []discover.Query{{Prefix: s.ID}, {Prefix: s.ID[:10]}, {Prefix: s.ID[:5]}, {Prefix: "l-zz", IDs: []string{s.ID}}} {
+					for _, q := range []discover.Query{{Prefix: s.ID}, {Prefix: s.ID[:10]}, {Prefix: s.ID[:5]}, {Prefix: "l-zz", IDs: []string{s.ID}},
+						{IDs: []string{s.ID}}, {Prefix: s.ID + "x"}, {Prefix: s.ID, IDs: []string{s.ID, "ses_../../x"}}} {
 						check(q)
 					}
 				}

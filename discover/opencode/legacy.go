@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
@@ -18,9 +20,10 @@ import (
 // The legacy store (OpenCode ≤ 1.1.x, docs/agents/opencode.md §2.2): one JSON file per object
 // under <data>/storage. 1.2+ imports it once, sometimes partially, so sessions may
 // live only here. File names sort like ids (ascending by creation), so a session's
-// first and last messages are the ends of a sorted listing: list reads those for
-// the turn state and prompt. Tokens and cost need every message file: each is
-// read once into the parse index (legacytokens.go) and afterwards only stat'ed.
+// first and last messages are the ends of a sorted listing. Tokens and cost need
+// every message file: a session is read whole once into the parse index
+// (legacyindex.go), and afterwards checked by the stamps of its session file and
+// message directory.
 
 // legacySession is storage/session/<projectID>/<ses>.json.
 type legacySession struct {
@@ -38,9 +41,45 @@ type legacySession struct {
 	} `json:"time"`
 }
 
-// scanLimit bounds how far list walks from either end of a message listing past
-// files that do not parse.
+// budgetOf is discover.BudgetOf (tests run out of time on purpose).
+var budgetOf = discover.BudgetOf
+
+// scanLimit bounds how far a listing looks for the first prompt past message
+// files that do not parse or are not the user's.
 const scanLimit = 20
+
+// isSessionID reports whether a file name's stem can be a session id:
+// "ses_" and 26 characters (docs/agents/opencode.md, "Ids"). Other names are no
+// session OpenCode wrote, and every listing and lookup skips them alike.
+func isSessionID(stem string) bool {
+	return len(stem) == len("ses_")+26 && strings.HasPrefix(stem, "ses_")
+}
+
+// exactIDs returns the session ids q can name when it names only complete ids
+// (a prefix as long as an id matches that id alone): a lookup then stats their
+// files instead of listing every session name. exact is false for a listing or
+// a shorter prefix.
+func exactIDs(q *discover.Query) (ids []string, exact bool) {
+	if q == nil || (q.Prefix != "" && len(q.Prefix) < len("ses_")+26) {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, id := range append([]string{q.Prefix}, q.IDs...) {
+		if isSessionID(id) && !seen[id] && !strings.ContainsAny(id, `/\`) {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
+}
+
+// legacyCand is one session file to read: its project directory (open, for
+// stat calls relative to it) and its name.
+type legacyCand struct {
+	dir  *index.Dir
+	path string
+	name string
+}
 
 // listLegacy reads the sessions of the legacy tree that q names (nil: every
 // one). A session file is named by its id (<ses>.json), so a lookup picks its
@@ -48,7 +87,16 @@ const scanLimit = 20
 // session's file, message or part tree. A file whose id is not its name is not
 // a session OpenCode wrote and is skipped by every listing alike, as are files
 // that do not fit the shapes (0.x formats, partial writes).
-func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage], q *discover.Query) ([]record, error) {
+//
+// A session whose index entry still holds (legacyEntry) is not read at all;
+// any other is read whole, once, and indexed.
+//
+// A cold index can hold a listing past its timeout: past the first half of the
+// time left (discover.Budget) sessions are summarised from the ends of their
+// message listings instead, every field but the token totals (which need every
+// message file) as a full read shows it, and not indexed; past three quarters
+// the sessions not reached are left out. warnf names both.
+func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntry], q *discover.Query, warnf func(string, ...any)) ([]record, error) {
 	projects, err := os.ReadDir(filepath.Join(storage, "session"))
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -56,38 +104,57 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 		}
 		return nil, err
 	}
-	// Names first (one listing per project), then every session read on
-	// several cores: a session's message files are most of a cold listing's work.
-	var paths []string
+	// Names first (one listing per project), then every session on several
+	// cores. Only the names that are sessions (or that q matches) become strings.
+	var cands []legacyCand
+	var dirs []*index.Dir
+	defer func() {
+		for _, d := range dirs {
+			d.Close()
+		}
+	}()
 	for _, pd := range projects {
 		if !pd.IsDir() {
 			continue
 		}
 		pdir := filepath.Join(storage, "session", pd.Name())
-		var names []string
-		if q != nil {
-			// A lookup: only the names q matches become strings (index.EachName).
+		n0 := len(cands)
+		if ids, exact := exactIDs(q); exact {
+			// Complete ids name their files: one stat per id, not a listing.
+			for _, id := range ids {
+				name := id + ".json"
+				if _, regular, err := index.StatPath(filepath.Join(pdir, name)); err == nil && regular {
+					cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
+				}
+			}
+		} else {
 			_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
 				name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
-				if stem, ok := strings.CutSuffix(name, ".json"); ok && strings.HasPrefix(stem, "ses_") && q.Match(stem) {
-					names = append(names, string(b))
+				if stem, ok := strings.CutSuffix(name, ".json"); ok && isSessionID(stem) && (q == nil || q.Match(stem)) {
+					name = string(b)
+					cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
 				}
 			})
-			sort.Strings(names)
-		} else {
-			files, err := os.ReadDir(pdir)
-			if err != nil {
-				continue
-			}
-			for _, f := range files {
-				if stem, ok := strings.CutSuffix(f.Name(), ".json"); ok && strings.HasPrefix(stem, "ses_") {
-					names = append(names, f.Name())
-				}
-			}
 		}
-		for _, name := range names {
-			paths = append(paths, filepath.Join(pdir, name))
+		if len(cands) == n0 {
+			continue // a lookup opens only the directories holding what it names
 		}
+		d, err := index.OpenDir(pdir)
+		if err != nil {
+			cands = cands[:n0]
+			continue
+		}
+		dirs = append(dirs, d)
+		for i := n0; i < len(cands); i++ {
+			cands[i].dir = d
+		}
+		added := cands[n0:]
+		sort.Slice(added, func(i, j int) bool { return added[i].name < added[j].name })
+	}
+	var msgRoot *index.Dir
+	if d, err := index.OpenDir(filepath.Join(storage, "message")); err == nil {
+		msgRoot = d
+		dirs = append(dirs, d)
 	}
 	var mu sync.Mutex
 	worktrees := map[string]string{}
@@ -107,29 +174,91 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 		mu.Unlock()
 		return p.Worktree
 	}
-	recs := make([]record, len(paths))
-	ok := make([]bool, len(paths))
-	if !discover.Parallel(ctx, len(paths), func(i int) {
-		path := paths[i]
-		stem := strings.TrimSuffix(filepath.Base(path), ".json")
-		var ls legacySession
-		if !readJSON(path, &ls) || ls.ID != stem || ls.Time.Created == 0 ||
-			ls.Directory == "" || ls.ProjectID == "" {
+	// First every session's stamps against its entry (two stat calls each,
+	// spread evenly over the cores), then the sessions that changed read whole
+	// (uneven work, handed out one at a time).
+	recs := make([]record, len(cands))
+	ok := make([]bool, len(cands))
+	stamps := make([][2]index.Stamp, len(cands)) // session file, message directory
+	stale := make([]bool, len(cands))
+	if !discover.Spread(ctx, len(cands), func(i int) {
+		c := cands[i]
+		stamp, regular, err := c.dir.Stat(c.name)
+		if err != nil || !regular {
 			return
 		}
-		r := record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
-			ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
-			Archived: ls.Time.Archived, Path: path, Legacy: true}
-		if r.Updated == 0 {
-			r.Updated = r.Created
+		var msgs index.Stamp
+		if msgRoot != nil {
+			msgs, _, _ = msgRoot.Stat(c.name[:len(c.name)-len(".json")]) // zero when the session has no messages
 		}
-		r.Worktree = worktree(ls.ProjectID)
-		legacyMessages(storage, &r, ix)
-		recs[i], ok[i] = r, true
+		stamps[i] = [2]index.Stamp{stamp, msgs}
+		if e, have := ix.Get(c.path); have && e.Payload != nil && e.Plan(stamp) == index.Fresh &&
+			e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
+			recs[i], ok[i] = e.Payload.Rec, true
+			return
+		}
+		stale[i] = true
 	}) {
 		return nil, ctx.Err()
 	}
-	out := make([]record, 0, len(paths))
+	var todo []int
+	for i, s := range stale {
+		if s {
+			todo = append(todo, i)
+		}
+	}
+	now := time.Now()
+	budget := budgetOf(ctx)
+	var late sync.Mutex
+	var summarised, skipped []string
+	if !discover.Parallel(ctx, len(todo), func(k int) {
+		i := todo[k]
+		c := cands[i]
+		id := strings.TrimSuffix(c.name, ".json")
+		if budget.GivenUp() {
+			late.Lock()
+			skipped = append(skipped, id)
+			late.Unlock()
+			return
+		}
+		full := !budget.Over()
+		ent, valid := readLegacySession(storage, c.path, id, full)
+		if !valid {
+			return
+		}
+		recs[i], ok[i] = ent.Rec, true
+		if !full {
+			late.Lock()
+			summarised = append(summarised, id)
+			late.Unlock()
+			return
+		}
+		stamp, msgs := stamps[i][0], stamps[i][1]
+		ent.Msgs = msgs
+		partial := racy(stamp, now) || racy(msgs, now) || racy(index.Stamp{MtimeNs: ent.newest}, now)
+		for _, w := range ent.Watch {
+			partial = partial || racy(w.Stamp, now)
+		}
+		ix.Put(c.path, index.Entry[*legacyEntry]{Stamp: stamp, Offset: stamp.Size, Partial: partial, Payload: ent})
+	}) {
+		return nil, ctx.Err()
+	}
+	if w := discover.NameIncomplete(summarised, "OpenCode sessions of the legacy storage/ tree"); w != "" {
+		warnf("%s", w)
+	}
+	if len(skipped) > 0 {
+		sort.Strings(skipped)
+		warnf("%d OpenCode sessions of the legacy storage/ tree were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
+			len(skipped), strings.Join(skipped[:min(5, len(skipped))], ", "))
+	}
+	for i := range recs {
+		if ok[i] {
+			r := &recs[i]
+			r.Path, r.Legacy = cands[i].path, true
+			r.Worktree = worktree(r.ProjectID)
+		}
+	}
+	out := make([]record, 0, len(cands))
 	for i := range recs {
 		if ok[i] {
 			out = append(out, recs[i])
@@ -138,12 +267,138 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*msgUsage],
 	return out, nil
 }
 
-// legacyMessages fills the latest message, the latest prompt's time, the model and
-// the first prompt from the two ends of the session's message listing.
-func legacyMessages(storage string, r *record, ix *index.Index[*msgUsage]) {
+// unchanged reports whether every watched file still has its stamp.
+func unchanged(storage string, ws []watched) bool {
+	for _, w := range ws {
+		if stampOf(filepath.Join(storage, w.Rel)) != w.Stamp {
+			return false
+		}
+	}
+	return true
+}
+
+// stampOf is the stamp of path, zero when it is missing.
+func stampOf(path string) index.Stamp {
+	s, _, err := index.StatPath(path)
+	if err != nil {
+		return index.Stamp{}
+	}
+	return s
+}
+
+// readLegacySession reads a session file and its message files into an index
+// entry (without Msgs). valid is false for a file that is not a session
+// OpenCode wrote: unparsable, its id not its name, or missing the fields every
+// session has.
+//
+// full false summarises the session from the ends of its message listing:
+// every field a full read fills but the token and cost totals.
+func readLegacySession(storage, path, id string, full bool) (*legacyEntry, bool) {
+	var ls legacySession
+	if !readJSON(path, &ls) || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
+		return nil, false
+	}
+	ent := &legacyEntry{Rec: record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
+		ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
+		Archived: ls.Time.Archived}}
+	if ent.Rec.Updated == 0 {
+		ent.Rec.Updated = ent.Rec.Created
+	}
+	if full {
+		legacyMessages(storage, ent)
+	} else {
+		legacyEnds(storage, &ent.Rec)
+	}
+	return ent, true
+}
+
+// legacyMessages reads every message file of the session once, in name (=
+// creation) order, keeping no more than one at a time: the token and cost
+// totals, the latest message (the turn state), the latest prompt's time, the
+// model, and the first prompt from the first user message's parts. It lists in
+// ent.Watch the files OpenCode may still rewrite in place (legacyEntry).
+func legacyMessages(storage string, ent *legacyEntry) {
+	r := &ent.Rec
+	rel := filepath.Join("message", r.ID)
+	dir := filepath.Join(storage, rel)
+	names := jsonNames(dir)
+	created := make(map[string]int64, len(names)) // by file stem: an assistant's parentID names its prompt
+	var last msgData
+	haveLast := false
+	firstUser := ""
+	for i, n := range names {
+		b, id, err := agentfs.ReadFileID(filepath.Join(dir, n))
+		if err != nil {
+			continue // vanished since the listing: the directory's stamp changed
+		}
+		ent.newest = max(ent.newest, id.MtimeNs)
+		var m msgData
+		if json.Unmarshal(b, &m) != nil {
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
+			continue
+		}
+		stem := strings.TrimSuffix(n, ".json")
+		if m.ID == "" {
+			m.ID = stem
+		}
+		created[stem] = m.Time.Created
+		if m.Role == "assistant" && m.Time.Completed == 0 {
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
+		}
+		addUsage(r, &m)
+		if m.Role == "user" || m.Role == "assistant" {
+			last, haveLast = m, true
+		}
+		if firstUser == "" && i < scanLimit && m.Role == "user" {
+			firstUser = m.ID
+		}
+	}
+	if haveLast {
+		r.Last = last.last()
+		r.Model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
+		switch {
+		case last.Role == "user":
+			r.LastUserAt = last.Time.Created
+		case last.ParentID != "":
+			r.LastUserAt = created[last.ParentID]
+		}
+	}
+	if firstUser == "" {
+		return
+	}
+	if pstamp, found := firstPrompt(storage, firstUser, r); !found {
+		// No prompt yet: its part may still be written.
+		ent.Watch = append(ent.Watch, watched{Rel: filepath.Join("part", firstUser), Stamp: pstamp})
+	}
+}
+
+// firstPrompt sets r.Prompt from the first text part of message msg that
+// OpenCode did not inject, and returns the stamp its part directory had before
+// it was listed (zero: none).
+func firstPrompt(storage, msg string, r *record) (index.Stamp, bool) {
+	pdir := filepath.Join(storage, "part", msg)
+	pstamp := stampOf(pdir)
+	for _, pn := range jsonNames(pdir) {
+		var p partData
+		if readJSON(filepath.Join(pdir, pn), &p) && p.Type == "text" && !p.Synthetic {
+			t := p.Text
+			if len([]rune(t)) > promptMax {
+				t = string([]rune(t)[:promptMax])
+			}
+			r.Prompt = &t
+			return pstamp, true
+		}
+	}
+	return pstamp, false
+}
+
+// legacyEnds is legacyMessages without the totals, for a listing short of
+// time: it reads the latest message that parses (from the end of the sorted
+// listing), its prompt's time, and the first prompt (from the start). Only a
+// session ending in more than scanLimit files that do not parse differs.
+func legacyEnds(storage string, r *record) {
 	dir := filepath.Join(storage, "message", r.ID)
 	names := jsonNames(dir)
-	legacyUsage(ix, dir, names, r)
 	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
 		var m msgData
 		if !readJSON(filepath.Join(dir, names[n]), &m) || (m.Role != "user" && m.Role != "assistant") {
@@ -174,39 +429,26 @@ func legacyMessages(storage string, r *record, ix *index.Index[*msgUsage]) {
 		if id == "" {
 			id = strings.TrimSuffix(names[i], ".json")
 		}
-		pdir := filepath.Join(storage, "part", id)
-		for _, pn := range jsonNames(pdir) {
-			var p partData
-			if readJSON(filepath.Join(pdir, pn), &p) && p.Type == "text" && !p.Synthetic {
-				t := p.Text
-				if len([]rune(t)) > promptMax {
-					t = string([]rune(t)[:promptMax])
-				}
-				r.Prompt = &t
-				break
-			}
-		}
+		firstPrompt(storage, id, r)
 		break
 	}
 }
 
-// jsonNames lists dir's *.json names, sorted (os.ReadDir sorts by name).
+// jsonNames lists dir's *.json names that are not directories, sorted (ids
+// sort by creation).
 func jsonNames(dir string) []string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
-			out = append(out, e.Name())
+	_ = index.EachName(dir, func(b []byte, kind index.EntryKind) {
+		if kind != index.KindDir && bytes.HasSuffix(b, []byte(".json")) {
+			out = append(out, string(b))
 		}
-	}
+	})
+	sort.Strings(out)
 	return out
 }
 
 func readJSON(path string, v any) bool {
-	b, err := agentfs.ReadFile(path)
+	b, _, err := agentfs.ReadFileID(path)
 	return err == nil && json.Unmarshal(b, v) == nil
 }
 

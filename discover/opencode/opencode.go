@@ -124,15 +124,15 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		add(got)
 	}
 	if legacy {
-		// The index holds one entry per message file of every session: loading it
-		// costs what the whole history costs. A lookup reads its few sessions'
-		// message files instead, and indexes nothing it does not show.
+		// The index holds one entry per session: loading it costs what the
+		// whole history costs. A lookup reads its few sessions' files instead,
+		// and indexes nothing it does not show.
 		cache := env.CacheDir()
 		if q != nil {
 			cache = ""
 		}
-		ix := index.Load[*msgUsage](cache, Name+"-legacy", legacyIndexVersion)
-		got, err := listLegacy(ctx, storage, ix, q)
+		ix := index.Load[*legacyEntry](cache, Name+"-legacy", legacyIndexVersion)
+		got, err := listLegacy(ctx, storage, ix, q, env.Warnf)
 		if err == nil && q == nil {
 			ix.PruneUnseen(storage + string(filepath.Separator))
 		}
