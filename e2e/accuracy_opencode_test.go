@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -47,15 +44,7 @@ func TestStatusAccuracyOpenCodeServe(t *testing.T) {
 		return rep
 	})
 	o := harness.NewOpenCode(t, srv)
-	cfg := filepath.Join(o.Home, ".config", "opencode", "opencode.json")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = bytes.Replace(b, []byte(`"autoupdate": false,`), []byte(`"autoupdate": false, "permission": {"bash": "ask"},`), 1)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.AskBeforeBash(t)
 	dir := harness.WorkDir(t, "acc")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -174,15 +163,7 @@ func TestStatusAccuracyOpenCodeTUI(t *testing.T) {
 		return rep
 	})
 	o := harness.NewOpenCode(t, srv)
-	cfg := filepath.Join(o.Home, ".config", "opencode", "opencode.json")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = bytes.Replace(b, []byte(`"autoupdate": false,`), []byte(`"autoupdate": false, "permission": {"bash": "ask"},`), 1)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.AskBeforeBash(t)
 	dir := harness.WorkDir(t, "acc")
 	port := freePort(t)
 	p := harness.StartPTY(t, harness.Spec{Path: o.Bin, Args: []string{"--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},

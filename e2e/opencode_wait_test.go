@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,15 +25,7 @@ func TestOpenCodeServePermissionWaiting(t *testing.T) {
 	t.Parallel()
 	srv := stub.Start(t, nil)
 	o := harness.NewOpenCode(t, srv)
-	cfg := filepath.Join(o.Home, ".config", "opencode", "opencode.json")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = bytes.Replace(b, []byte(`"autoupdate": false,`), []byte(`"autoupdate": false, "permission": {"bash": "ask"},`), 1)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.AskBeforeBash(t)
 	dir := harness.WorkDir(t, "frontend")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

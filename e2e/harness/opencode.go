@@ -104,3 +104,25 @@ func OpenCodeAllowBash(src, dst string) error {
 	}
 	return os.WriteFile(dst, out, 0o600)
 }
+
+// AskBeforeBash makes OpenCode ask before every bash command (config
+// "permission": {"bash": "ask"}), so a tool call waits for the user.
+func (o *OpenCode) AskBeforeBash(t testing.TB) {
+	t.Helper()
+	cfg := filepath.Join(o.Home, ".config", "opencode", "opencode.json")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("%s: %v", cfg, err)
+	}
+	c["permission"] = map[string]string{"bash": "ask"}
+	if b, err = json.MarshalIndent(c, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
