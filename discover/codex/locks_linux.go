@@ -16,12 +16,36 @@ import (
 // recorded or synthetic one). Each lock file is matched by the device and inode
 // its stat reports.
 func ProcLocks(path string) Holders {
+	return procLocks(func() ([]byte, error) { return os.ReadFile(path) })
+}
+
+// procLocksReads is how many times a /proc/locks longer than one read is read.
+// The kernel hands /proc/locks out one page per read call and walks its lock
+// list afresh for each by position, so a lock released between two calls
+// shifts the rest and one line can be skipped: on a busy machine (SQLite's
+// and agentctl's own locks come and go) a held thread lock went missing and
+// its live Codex showed failed. Each read can only miss lines, never invent
+// them, so the union of a few is what was held.
+const procLocksReads = 3
+
+// procLocks is ProcLocks over a reader of the listing.
+func procLocks(read func() ([]byte, error)) Holders {
 	return func(ctx context.Context, files []string) (map[string]int, error) {
-		b, err := os.ReadFile(path)
+		b, err := read()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrLocksUnavailable, err)
 		}
 		locks := parseProcLocks(bytes.NewReader(b))
+		for i := 1; i < procLocksReads && len(b) >= os.Getpagesize()-1; i++ {
+			if b, err = read(); err != nil {
+				break
+			}
+			for k, pid := range parseProcLocks(bytes.NewReader(b)) {
+				if cur, seen := locks[k]; !seen || cur <= 0 {
+					locks[k] = pid
+				}
+			}
+		}
 		out := map[string]int{}
 		if len(locks) == 0 {
 			return out, nil
