@@ -166,17 +166,8 @@ func TestStatusAccuracyOpenCodeTUI(t *testing.T) {
 	o.AskBeforeBash(t)
 	dir := harness.WorkDir(t, "acc")
 	port := freePort(t)
-	p := harness.StartPTY(t, harness.Spec{Path: o.Bin, Args: []string{"--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
-		Dir: dir, Env: o.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "opencode-tui-acc"})
+	p, id := startOpenCodeTUI(t, o, dir, "--hostname", "127.0.0.1", "--port", fmt.Sprint(port))
 	oc := ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	// Its first screen can take a minute on a loaded machine; keys typed
-	// before it are lost.
-	p.WaitOutput(t, 300*time.Second, 0, "Ask anything")
-	time.Sleep(2 * time.Second)
-	from := p.Len()
-	typeLine(t, p, "first")
-	p.WaitOutput(t, 120*time.Second, from, "FAKE-REPLY")
-	id := openCodeSessionIn(t, o, dir)
 	a := harness.NewAgentctl(t, o.Home)
 
 	const rest = "idle|stopped"
@@ -309,13 +300,7 @@ func TestStatusAccuracyOpenCodeTUINoPort(t *testing.T) {
 	srv := stub.Start(t, nil)
 	o := harness.NewOpenCode(t, srv)
 	dir := harness.WorkDir(t, "acc")
-	p := harness.StartPTY(t, harness.Spec{Path: o.Bin, Dir: dir, Env: o.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "opencode-tui-acc"})
-	p.WaitOutput(t, 300*time.Second, 0, "Ask anything")
-	time.Sleep(2 * time.Second)
-	from := p.Len()
-	typeLine(t, p, "first")
-	p.WaitOutput(t, 120*time.Second, from, "FAKE-REPLY")
-	id := openCodeSessionIn(t, o, dir)
+	p, id := startOpenCodeTUI(t, o, dir)
 	a := harness.NewAgentctl(t, o.Home)
 
 	const rest = "idle|stopped"
@@ -343,4 +328,19 @@ func TestStatusAccuracyOpenCodeTUINoPort(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	s.finish(t, "OpenCode 1.18.33 TUI (pty, no --port): idle, held reply, reply, /exit", &tr)
 	logWrong(t, s, &tr)
+}
+
+// startOpenCodeTUI starts the OpenCode TUI on a pty in dir with args, gets one
+// reply to a first prompt (so the session exists) and returns the TUI and the
+// session's id. Its first screen can take a minute on a loaded machine; keys
+// typed before it are lost.
+func startOpenCodeTUI(t *testing.T, o *harness.OpenCode, dir string, args ...string) (*harness.PTY, string) {
+	t.Helper()
+	p := harness.StartPTY(t, harness.Spec{Path: o.Bin, Args: args, Dir: dir, Env: o.Env.With("PWD", dir).With("TERM", "xterm-256color"), Name: "opencode-tui-acc"})
+	p.WaitOutput(t, 300*time.Second, 0, "Ask anything")
+	time.Sleep(2 * time.Second)
+	from := p.Len()
+	typeLine(t, p, "first")
+	p.WaitOutput(t, 120*time.Second, from, "FAKE-REPLY")
+	return p, openCodeSessionIn(t, o, dir)
 }
