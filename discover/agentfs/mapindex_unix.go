@@ -3,6 +3,7 @@
 package agentfs
 
 import (
+	"io/fs"
 	"math"
 
 	"golang.org/x/sys/unix"
@@ -19,9 +20,16 @@ import (
 // files are only ever replaced by rename (meta.WriteFileAtomic), so a mapping
 // keeps the bytes it was made with.
 func MapIndexFile(path string) (b []byte, mapped bool, err error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	var fd int
+	for {
+		// Non-blocking: a FIFO planted in the cache must not hang a command.
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
@@ -29,7 +37,7 @@ func MapIndexFile(path string) (b []byte, mapped bool, err error) {
 		return nil, false, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, false, errNotRegular
+		return nil, false, &fs.PathError{Op: "read", Path: path, Err: errNotRegular}
 	}
 	if st.Size <= 0 || st.Size > math.MaxInt32 {
 		// Nothing to map, or more than any index holds: read it the plain way.

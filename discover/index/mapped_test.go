@@ -3,9 +3,12 @@ package index
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // writeBin saves an index of n entries, payload i named name+i, and returns the
@@ -110,5 +113,26 @@ func TestPathArena(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("path %d: got %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// A FIFO where the index file belongs is no index, and does not hang Load.
+func TestIndexFileFIFO(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mkfifo")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "m.index"), 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan int)
+	go func() { done <- Load[*binPayload](dir, "m", 1).Len() }()
+	select {
+	case n := <-done:
+		if n != 0 {
+			t.Errorf("a FIFO gave %d entries", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load blocked on a FIFO")
 	}
 }
