@@ -541,3 +541,17 @@ func discoverWarn(t *testing.T, env *discover.Env) (discover.Session, []string) 
 	t.Fatalf("%s not listed; warnings %q", id1023, warns)
 	return discover.Session{}, nil
 }
+
+// FuzzLastNewline: lastNewline finds what bytes.LastIndexByte does.
+func FuzzLastNewline(f *testing.F) {
+	f.Add([]byte("a\nbcdefghijklmnop"))
+	f.Add([]byte("\n\n\n\n\n\n\n\n\n"))
+	f.Add([]byte("abcdefgh\x0b\x09\x8a\n12345678"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for end := len(b); end >= 0; end-- {
+			if got, want := lastNewline(b[:end]), bytes.LastIndexByte(b[:end], '\n'); got != want {
+				t.Fatalf("lastNewline(%q) = %d, want %d", b[:end], got, want)
+			}
+		}
+	})
+}

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,8 +103,9 @@ var pendingTypes = map[string]bool{
 // rollouts does not allocate a fresh buffer per file. Lines handed to callbacks
 // point into it and are only valid during the call.
 type scratch struct {
-	b  []byte
-	sh discover.Sharer // the worker's sessions share their repeated strings
+	b    []byte
+	file []byte          // a whole rollout (cache.go readWhole)
+	sh   discover.Sharer // the worker's sessions share their repeated strings
 }
 
 // grow returns a buffer of length n whose first keep bytes are those of the
@@ -510,7 +512,7 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 		}
 		data := buf
 		if trailing || skipping {
-			i := bytes.LastIndexByte(data, '\n')
+			i := lastNewline(data)
 			if i < 0 {
 				carry = 0 // all of it belongs to the partial last line / the skipped line
 				continue
@@ -521,7 +523,7 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 		// data ends with '\n'. Deliver every line whose start is inside data.
 		end := len(data)
 		for end > 0 {
-			i := bytes.LastIndexByte(data[:end-1], '\n')
+			i := lastNewline(data[:end-1])
 			if i < 0 {
 				break
 			}
@@ -565,4 +567,25 @@ func totalUsage(line []byte) (*usage, bool) {
 		return nil, false
 	}
 	return &u, true
+}
+
+// lastNewline is bytes.LastIndexByte(b, '\n') eight bytes at a time: the
+// backward scan of a rollout's tail passes over most of its bytes, and the
+// library's LastIndexByte compares one byte at a time.
+func lastNewline(b []byte) int {
+	const ones, highs, nls = 0x0101010101010101, 0x8080808080808080, 0x0a0a0a0a0a0a0a0a
+	i := len(b)
+	for i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i-8:i]) ^ nls // a zero byte where b has '\n'
+		if (x-ones)&^x&highs != 0 {
+			break
+		}
+		i -= 8
+	}
+	for i--; i >= 0; i-- {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
 }
