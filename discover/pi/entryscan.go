@@ -1,6 +1,7 @@
 package pi
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 )
@@ -41,10 +42,27 @@ func (s *strictScanner) ws(i int) int {
 // str returns the index past the string at b[i] == '"' and whether it holds
 // bytes that json.Unmarshal would not copy as they are (escapes, non-ASCII).
 func (s *strictScanner) str(i int) (int, bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	b := s.b
 	i++
 	special := false
-	for i < len(b) {
+	for {
+		// Eight bytes at a time while none is a quote, a backslash or a
+		// control character (strings are most of a line's bytes).
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q, e := x^(ones*'"'), x^(ones*'\\')
+			if ((q-ones)&^q|(e-ones)&^e|(x-ones*0x20)&^x)&highs != 0 {
+				break
+			}
+			if x&highs != 0 {
+				special = true
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return -1, false
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -79,7 +97,6 @@ func (s *strictScanner) str(i int) (int, bool) {
 			i++
 		}
 	}
-	return -1, false
 }
 
 func isHexDigit(c byte) bool {

@@ -92,6 +92,8 @@ func TestScanEntryLeavesToJSON(t *testing.T) {
 		{`{"type":"a","x":-01}`, false},                    // a bad number
 		{`{"type":"a","x":"\q"}`, false},                   // a bad escape
 		{`{"type":"\ud800","message":{"role":"us\u0065r"}}`, true},
+		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","x":"abcdefgh\x01ijklmnop"}`, false}, // a control character past eight bytes
+		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","provider":"éèabcdefghijk"}`, true},
 	} {
 		line := []byte(strings.ReplaceAll(c.line, `\x01`, "\x01"))
 		if got := checkScanEntry(t, line); got != c.answered {
