@@ -80,7 +80,7 @@ func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (su
 	var r io.ReaderAt = f
 	if sum.SlotsOff == 0 && size <= wholeMax {
 		if whole, ok := sc.readWhole(f, size); ok {
-			r = bytes.NewReader(whole)
+			r = memFile(whole)
 		}
 	}
 	if sum.SlotsOff < size {
@@ -118,7 +118,11 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 	if n := len(s.Slots); n > 0 {
 		last = time.Unix(s.Slots[n-1].At, 0)
 	}
-	return scanForward(io.NewSectionReader(f, from, size-from), size-from, size-from, sc, func(line []byte, off int64) bool {
+	var r io.ReaderAt = io.NewSectionReader(f, from, size-from)
+	if m, ok := f.(memFile); ok && int64(len(m)) >= size {
+		r = m[from:size]
+	}
+	return scanForward(r, size-from, size-from, sc, func(line []byte, off int64) bool {
 		s.SlotsOff = from + off + int64(len(line)) + 1
 		typ, sub, ts, ok := sniff(line)
 		if !ok {
