@@ -163,29 +163,25 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 	})
 }
 
-// wholeMax is the largest rollout read whole into a worker's memory; larger
-// ones are read in pieces (the worker lets a buffer this big go after the file).
-const wholeMax = 8 << 20
+// wholeMax is the largest rollout read whole into a worker's memory (nearly
+// all are smaller): its buffer is allocated once, at this size, and reused for
+// every rollout the worker reads; larger ones are read in pieces.
+const wholeMax = 1 << 20
 
-// readWhole reads the first size bytes of f into the worker's file buffer.
-// False when the file no longer has them (truncated meanwhile) or cannot be read.
+// readWhole reads the first size (at most wholeMax) bytes of f into the
+// worker's file buffer. False when the file no longer has them (truncated
+// meanwhile) or cannot be read.
 func (s *scratch) readWhole(f io.ReaderAt, size int64) ([]byte, bool) {
-	if int64(cap(s.file)) < size {
-		s.file = make([]byte, max(size, 256<<10))
+	if s.file == nil {
+		s.file = make([]byte, wholeMax)
 	}
 	buf := s.file[:size]
-	if len(s.file) > wholeKeep {
-		s.file = nil
-	}
 	n, err := f.ReadAt(buf, 0)
 	if n < len(buf) || (err != nil && err != io.EOF) {
 		return nil, false
 	}
 	return buf, true
 }
-
-// wholeKeep is the largest file buffer a worker keeps for the next rollout.
-const wholeKeep = 1 << 20
 
 func prefixUnchanged(f *os.File, e index.Entry[*summary]) bool {
 	c, err := index.PrefixSum(f, e.Offset)
