@@ -428,7 +428,7 @@ func scanEntry(line []byte, e *sumEntry) bool {
 				case 3:
 					ok = intVal(s, f, &u.CacheWrite)
 				default:
-					ok = u.Cost.UnmarshalJSON(f.v) == nil
+					ok = costVal(s, f, &u.Cost)
 				}
 				if !ok {
 					return -1
@@ -459,7 +459,7 @@ func scanEntry(line []byte, e *sumEntry) bool {
 					return str(w0, &m.ErrorMessage)
 				}
 				f, ok := scalar(s, w0)
-				if !ok || m.Timestamp.UnmarshalJSON(f.v) != nil {
+				if !ok || !msVal(f, &m.Timestamp) {
 					return -1
 				}
 				return f.v1
@@ -496,4 +496,73 @@ func scanEntry(line []byte, e *sumEntry) bool {
 		})
 	})
 	return end >= 0 && s.ws(end) == len(line)
+}
+
+// numVal is json.Unmarshal of a valid JSON number literal into a float64: the
+// value, or false where it reports an error (out of range).
+func numVal(v []byte) (float64, bool) {
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+func isNumber(v []byte) bool { return v[0] == '-' || isDigit(v[0]) }
+
+// msVal is (*msTime).UnmarshalJSON for a value the scanner validated: a number
+// decoded here, anything else handed to it.
+func msVal(f field, m *msTime) bool {
+	if !isNumber(f.v) {
+		return m.UnmarshalJSON(f.v) == nil
+	}
+	if x, ok := numVal(f.v); ok {
+		*m = msTime(x)
+	}
+	return true // out of range: UnmarshalJSON leaves m too
+}
+
+// costVal is (*costTotal).UnmarshalJSON for a value the scanner validated: a
+// number, or an object whose only "total" key is spelled so, decoded here;
+// anything else handed to it.
+func costVal(s *strictScanner, f field, c *costTotal) bool {
+	if isNumber(f.v) {
+		if x, ok := numVal(f.v); ok {
+			*c = costTotal(x)
+		}
+		return true
+	}
+	if f.v[0] != '{' {
+		return c.UnmarshalJSON(f.v) == nil
+	}
+	total, seen, plainKeys := 0.0, false, true
+	ok := true // json.Unmarshal into struct{Total float64} succeeds
+	end := s.object(f.v0, 3, func(key []byte, plain bool, v0 int) int {
+		_, exact, found := known(key, []string{"total"})
+		if !plain || (found && (!exact || seen)) {
+			plainKeys = false
+			return -1
+		}
+		if !found {
+			return s.value(v0, 1)
+		}
+		seen = true
+		v, vok := scalar(s, v0)
+		if !vok {
+			return -1
+		}
+		switch {
+		case v.v[0] == 'n':
+		case isNumber(v.v):
+			x, good := numVal(v.v)
+			total, ok = x, ok && good
+		default:
+			ok = false // a type error: the object is dropped
+		}
+		return v.v1
+	})
+	if end != f.v1 || !plainKeys {
+		return c.UnmarshalJSON(f.v) == nil
+	}
+	if ok {
+		*c = costTotal(total)
+	}
+	return true
 }

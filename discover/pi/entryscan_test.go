@@ -94,6 +94,15 @@ func TestScanEntryLeavesToJSON(t *testing.T) {
 		{`{"type":"\ud800","message":{"role":"us\u0065r"}}`, true},
 		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","x":"abcdefgh\x01ijklmnop"}`, false}, // a control character past eight bytes
 		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","provider":"éèabcdefghijk"}`, true},
+		// cost and timestamp forms, decoded here or by their own UnmarshalJSON
+		{`{"message":{"usage":{"cost":1.25},"timestamp":1767225600000.5}}`, true},
+		{`{"message":{"usage":{"cost":{"input":1,"total":2.5e-3}},"timestamp":"2026-01-01T00:00:00Z"}}`, true},
+		{`{"message":{"usage":{"cost":{"total":1e400}},"timestamp":1e400}}`, true},
+		{`{"message":{"usage":{"cost":{"total":"NaN","x":[1]}},"timestamp":null}}`, true},
+		{`{"message":{"usage":{"cost":{"total":null}},"timestamp":{"a":1}}}`, true},
+		{`{"message":{"usage":{"cost":{"Total":3,"total":4}}}}`, true},
+		{`{"message":{"usage":{"cost":{"total":3,"total":4}}}}`, true},
+		{`{"message":{"usage":{"cost":"7"}}}`, true},
 	} {
 		line := []byte(strings.ReplaceAll(c.line, `\x01`, "\x01"))
 		if got := checkScanEntry(t, line); got != c.answered {
