@@ -116,8 +116,18 @@ var errBudget = errors.New("time budget exhausted")
 // over (checked every MiB, the clock being dearer than a line): partial is then
 // true and next is the start of the first line not passed to fn.
 func ReadLinesUntil(r io.Reader, base int64, b Budget, fn func(line []byte, off int64) error) (next int64, stats jsonl.Stats, partial bool, err error) {
+	return ReadLinesUntilWith(nil, r, base, b, fn)
+}
+
+// ReadLinesUntilWith is ReadLinesUntil reading through buf, a worker's buffer
+// reused from file to file (nil: a buffer of its own).
+func ReadLinesUntilWith(buf *jsonl.Buffer, r io.Reader, base int64, b Budget, fn func(line []byte, off int64) error) (next int64, stats jsonl.Stats, partial bool, err error) {
+	read := jsonl.Read
+	if buf != nil {
+		read = buf.Read
+	}
 	resume, lastCheck := base, base
-	next, stats, err = jsonl.Read(r, base, func(line []byte, off int64) error {
+	next, stats, err = read(r, base, func(line []byte, off int64) error {
 		if !b.StopAt.IsZero() && off-lastCheck > 1<<20 {
 			lastCheck = off
 			if time.Now().After(b.StopAt) {

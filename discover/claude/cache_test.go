@@ -213,12 +213,12 @@ func TestParseResumes(t *testing.T) {
 	st, err := f.Stat()
 	must(t, err)
 	var a aggregate
-	next, partial, err := parseRange(f, 0, st.Size(), &a, discover.Budget{StopAt: time.Now().Add(-time.Second)})
+	next, partial, err := parseRange(f, 0, st.Size(), &a, discover.Budget{StopAt: time.Now().Add(-time.Second)}, nil)
 	if err != nil || !partial || next <= 0 || next >= st.Size() {
 		t.Fatalf("budgeted parse: next %d of %d, partial %v, err %v", next, st.Size(), partial, err)
 	}
 	a = a.clone()
-	if _, partial, err = parseRange(f, next, st.Size(), &a, discover.Budget{}); err != nil || partial {
+	if _, partial, err = parseRange(f, next, st.Size(), &a, discover.Budget{}, nil); err != nil || partial {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(*whole, a, cmp.AllowUnexported(aggregate{})); diff != "" {

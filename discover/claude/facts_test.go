@@ -44,7 +44,7 @@ func parseWhole(t testing.TB, path string) *aggregate {
 	defer f.Close()
 	st, _ := f.Stat()
 	var a aggregate
-	if _, partial, err := parseRange(f, 0, st.Size(), &a, discover.Budget{}); err != nil || partial {
+	if _, partial, err := parseRange(f, 0, st.Size(), &a, discover.Budget{}, nil); err != nil || partial {
 		t.Fatalf("parse %s: partial=%v err=%v", path, partial, err)
 	}
 	return &a

@@ -196,8 +196,8 @@ func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, 
 		s.cut = true
 	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i].Mtime.After(pending[j].Mtime) })
-	if !discover.Parallel(ctx, len(pending), func(i int) {
-		if err := s.update(pending[i]); err != nil {
+	if !discover.ParallelWith(ctx, len(pending), func(i int, buf *jsonl.Buffer) {
+		if err := s.update(pending[i], buf); err != nil {
 			pending[i].Agg = nil
 			if !errors.Is(err, fs.ErrNotExist) {
 				mu.Lock()
@@ -217,8 +217,9 @@ func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, 
 	return out, errs
 }
 
-// update parses what the index does not cover yet.
-func (s *scanner) update(fst *fileState) error {
+// update parses what the index does not cover yet, reading through buf (the
+// worker's, reused from file to file).
+func (s *scanner) update(fst *fileState, buf *jsonl.Buffer) error {
 	f, err := agentfs.Open(fst.Path)
 	if err != nil {
 		return err // ENOENT: deleted by Claude's cleanup meanwhile
@@ -248,7 +249,7 @@ func (s *scanner) update(fst *fileState) error {
 		fst.Agg = summary(fst.Path, f, stamp.Size, nil, 0)
 		return nil
 	}
-	next, partial, err := parseRange(f, start, stamp.Size, &agg, s.budget)
+	next, partial, err := parseRange(f, start, stamp.Size, &agg, s.budget, buf)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", fst.Path, err)
 	}
@@ -266,11 +267,11 @@ func (s *scanner) update(fst *fileState) error {
 
 // parseRange feeds the complete lines in [start, end) to a. With a budget it may
 // stop early; it then returns the start of the first line not consumed.
-func parseRange(f *os.File, start, end int64, a *aggregate, budget discover.Budget) (next int64, partial bool, err error) {
+func parseRange(f *os.File, start, end int64, a *aggregate, budget discover.Budget, buf *jsonl.Buffer) (next int64, partial bool, err error) {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return start, false, err
 	}
-	next, stats, partial, err := discover.ReadLinesUntil(io.LimitReader(f, end-start), start, budget, func(line []byte, off int64) error {
+	next, stats, partial, err := discover.ReadLinesUntilWith(buf, io.LimitReader(f, end-start), start, budget, func(line []byte, off int64) error {
 		a.consume(line, off)
 		return nil
 	})

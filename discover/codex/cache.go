@@ -74,26 +74,35 @@ func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (su
 			}
 		}
 	}
+	// A rollout read from its start (a cold index) is read whole, once, into
+	// the worker's memory, and the slots, head and tail are taken from there:
+	// one read instead of three passes over the file in small reads.
+	var r io.ReaderAt = f
+	if sum.SlotsOff == 0 && size <= wholeMax {
+		if whole, ok := sc.readWhole(f, size); ok {
+			r = memFile(whole)
+		}
+	}
 	if sum.SlotsOff < size {
-		if err := sum.readSlots(f, size, sc); err != nil {
+		if err := sum.readSlots(r, size, sc); err != nil {
 			return nil, size, mtime, err
 		}
 	}
 	if needHead && sum.Head == nil {
-		h, err := readHead(f, size, sc)
+		h, err := readHead(r, size, sc)
 		if err != nil {
 			return nil, size, mtime, err
 		}
 		sum.Head = &h
 	}
 	if !haveTail {
-		if sum.Tail, err = readTail(f, size, needCtx, sc); err != nil {
+		if sum.Tail, err = readTail(r, size, needCtx, sc); err != nil {
 			return nil, size, mtime, err
 		}
 		sum.CtxTail = needCtx
 	}
 	if st.ix.Enabled() {
-		if check, err := index.PrefixSum(f, size); err == nil {
+		if check, err := index.PrefixSum(r, size); err == nil {
 			st.ix.Put(path, index.Entry[*summary]{Stamp: stamp, Offset: size, Check: check, Payload: sum})
 		}
 	}
@@ -103,13 +112,17 @@ func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (su
 // readSlots adds the token_count lines from SlotsOff to size to the slots. Only
 // those lines are decoded; a line without a timestamp counts at the last one
 // seen before it.
-func (s *summary) readSlots(f *os.File, size int64, sc *scratch) error {
+func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 	from := s.SlotsOff
 	var last time.Time
 	if n := len(s.Slots); n > 0 {
 		last = time.Unix(s.Slots[n-1].At, 0)
 	}
-	return scanForward(io.NewSectionReader(f, from, size-from), size-from, size-from, sc, func(line []byte, off int64) bool {
+	var r io.ReaderAt = io.NewSectionReader(f, from, size-from)
+	if m, ok := f.(memFile); ok && int64(len(m)) >= size {
+		r = m[from:size]
+	}
+	return scanForward(r, size-from, size-from, sc, func(line []byte, off int64) bool {
 		s.SlotsOff = from + off + int64(len(line)) + 1
 		typ, sub, ts, ok := sniff(line)
 		if !ok {
@@ -148,6 +161,26 @@ func (s *summary) readSlots(f *os.File, size int64, sc *scratch) error {
 		}
 		return true
 	})
+}
+
+// wholeMax is the largest rollout read whole into a worker's memory (nearly
+// all are smaller): its buffer is allocated once, at this size, and reused for
+// every rollout the worker reads; larger ones are read in pieces.
+const wholeMax = 1 << 20
+
+// readWhole reads the first size (at most wholeMax) bytes of f into the
+// worker's file buffer. False when the file no longer has them (truncated
+// meanwhile) or cannot be read.
+func (s *scratch) readWhole(f io.ReaderAt, size int64) ([]byte, bool) {
+	if s.file == nil {
+		s.file = make([]byte, wholeMax)
+	}
+	buf := s.file[:size]
+	n, err := f.ReadAt(buf, 0)
+	if n < len(buf) || (err != nil && err != io.EOF) {
+		return nil, false
+	}
+	return buf, true
 }
 
 func prefixUnchanged(f *os.File, e index.Entry[*summary]) bool {

@@ -249,7 +249,7 @@ func sniff(line []byte) (typ, sub, ts string, ok bool) {
 	if k < 0 {
 		return "", "", "", false
 	}
-	typ, rest = string(rest[:k]), rest[k+1:]
+	typ, rest = sniffName(rest[:k]), rest[k+1:]
 	if typ == "event_msg" || typ == "response_item" {
 		const pKey = `,"payload":{"type":"`
 		if !bytes.HasPrefix(rest, []byte(pKey)) {
@@ -260,9 +260,54 @@ func sniff(line []byte) (typ, sub, ts string, ok bool) {
 		if k < 0 {
 			return "", "", "", false
 		}
-		sub = string(rest[:k])
+		sub = sniffName(rest[:k])
 	}
 	return typ, sub, ts, true
+}
+
+// sniffName is string(b) without an allocation for the record and payload
+// types a rollout repeats on most of its lines (sniff runs on every line of a
+// rollout indexed from its start).
+func sniffName(b []byte) string {
+	switch string(b) {
+	case "event_msg":
+		return "event_msg"
+	case "response_item":
+		return "response_item"
+	case "turn_context":
+		return "turn_context"
+	case "token_count":
+		return "token_count"
+	case "function_call":
+		return "function_call"
+	case "function_call_output":
+		return "function_call_output"
+	case "custom_tool_call":
+		return "custom_tool_call"
+	case "custom_tool_call_output":
+		return "custom_tool_call_output"
+	case "message":
+		return "message"
+	case "reasoning":
+		return "reasoning"
+	case "agent_message":
+		return "agent_message"
+	case "agent_reasoning":
+		return "agent_reasoning"
+	case "user_message":
+		return "user_message"
+	case "item_completed":
+		return "item_completed"
+	case "task_started":
+		return "task_started"
+	case "task_complete":
+		return "task_complete"
+	case "thread_settings_applied":
+		return "thread_settings_applied"
+	case "exec_command_end":
+		return "exec_command_end"
+	}
+	return string(b)
 }
 
 // injectedUser reports whether a response_item user message is context Codex

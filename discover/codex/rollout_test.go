@@ -3,7 +3,9 @@ package codex
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -540,4 +542,125 @@ func discoverWarn(t *testing.T, env *discover.Env) (discover.Session, []string) 
 	}
 	t.Fatalf("%s not listed; warnings %q", id1023, warns)
 	return discover.Session{}, nil
+}
+
+// FuzzLastNewline: lastNewline finds what bytes.LastIndexByte does.
+func FuzzLastNewline(f *testing.F) {
+	f.Add([]byte("a\nbcdefghijklmnop"))
+	f.Add([]byte("\n\n\n\n\n\n\n\n\n"))
+	f.Add([]byte("abcdefgh\x0b\x09\x8a\n12345678"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for end := len(b); end >= 0; end-- {
+			if got, want := lastNewline(b[:end]), bytes.LastIndexByte(b[:end], '\n'); got != want {
+				t.Fatalf("lastNewline(%q) = %d, want %d", b[:end], got, want)
+			}
+		}
+	})
+}
+
+// checkMemScans: the scans of a rollout read whole into memory hand fn the
+// same lines, offsets and answers as the scans of the file, for every stop.
+func checkMemScans(t *testing.T, data []byte) {
+	t.Helper()
+	type got struct {
+		Lines   []string
+		Offs    []int64
+		AtStart bool
+	}
+	size := int64(len(data))
+	for _, stop := range []int{0, 1, 3} {
+		scan := func(r io.ReaderAt, backward bool, limit int64) got {
+			var g got
+			fn := func(line []byte, off int64) bool {
+				g.Lines = append(g.Lines, string(line))
+				g.Offs = append(g.Offs, off)
+				return len(g.Lines) != stop
+			}
+			var err error
+			if backward {
+				g.AtStart, err = scanBackward(r, size, 4, tailBudget, &scratch{}, fn)
+			} else {
+				err = scanForward(r, size, limit, &scratch{}, fn)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		for _, limit := range []int64{size, size / 2, size + 10} {
+			if diff := cmp.Diff(scan(bytes.NewReader(data), false, limit), scan(memFile(data), false, limit)); diff != "" {
+				t.Fatalf("forward over %q to %d, stop %d (-file +memory):\n%s", data, limit, stop, diff)
+			}
+		}
+		if diff := cmp.Diff(scan(bytes.NewReader(data), true, 0), scan(memFile(data), true, 0)); diff != "" {
+			t.Fatalf("backward over %q, stop %d (-file +memory):\n%s", data, stop, diff)
+		}
+	}
+}
+
+func TestMemScansFixtures(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/*/.codex/sessions/*/*/*/*.jsonl")
+	if len(paths) == 0 {
+		t.Fatal("no rollouts in testdata")
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMemScans(t, b)
+		checkMemScans(t, b[:len(b)*2/3]) // a partial last line
+	}
+	checkMemScans(t, []byte("a\r\n\n\r\nb"))
+	checkMemScans(t, []byte(strings.Repeat("x", 70000)+"\n"+strings.Repeat("y", 5000)+"\nz\n"))
+}
+
+// FuzzMemScans: for any bytes, the scans in memory and of a file agree.
+func FuzzMemScans(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n\n{\"b\":2}\r\n{\"c\""))
+	f.Add([]byte("\n\n\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkMemScans(t, b)
+	})
+}
+
+// FuzzFlatUsage: where flatUsage answers, it answers as json.Unmarshal.
+func FuzzFlatUsage(f *testing.F) {
+	f.Add([]byte(`{"input_tokens":12,"cached_input_tokens":0,"output_tokens":-3,"reasoning_output_tokens":1,"total_tokens":9223372036854775807}`))
+	f.Add([]byte(`{"input_tokens":01}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got usage
+		if !flatUsage(b, &got) {
+			return
+		}
+		var want usage
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("flatUsage answered for %q, which json.Unmarshal rejects: %v", b, err)
+		}
+		if got != want {
+			t.Fatalf("flatUsage(%q) = %+v, json.Unmarshal %+v", b, got, want)
+		}
+	})
+}
+
+func TestFlatUsage(t *testing.T) {
+	for _, c := range []struct {
+		obj string
+		ok  bool
+	}{
+		{`{"input_tokens":12,"cached_input_tokens":3,"cache_write_input_tokens":0,"output_tokens":4,"reasoning_output_tokens":1,"total_tokens":16}`, true},
+		{`{}`, true},
+		{`{"input_tokens":1,"input_tokens":2}`, false},
+		{`{"Input_tokens":1}`, false},
+		{`{"input_tokens":1.5}`, false},
+		{`{"input_tokens":99999999999999999999}`, false},
+		{`{"input_tokens": 1}`, false},
+		{`{"other":1}`, false},
+	} {
+		var u usage
+		if got := flatUsage([]byte(c.obj), &u); got != c.ok {
+			t.Errorf("flatUsage(%s) = %v, want %v", c.obj, got, c.ok)
+		}
+	}
 }

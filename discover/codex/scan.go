@@ -2,7 +2,9 @@ package codex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -102,8 +104,9 @@ var pendingTypes = map[string]bool{
 // rollouts does not allocate a fresh buffer per file. Lines handed to callbacks
 // point into it and are only valid during the call.
 type scratch struct {
-	b  []byte
-	sh discover.Sharer // the worker's sessions share their repeated strings
+	b    []byte
+	file []byte          // a whole rollout (cache.go readWhole)
+	sh   discover.Sharer // the worker's sessions share their repeated strings
 }
 
 // grow returns a buffer of length n whose first keep bytes are those of the
@@ -429,6 +432,9 @@ func scanForward(r io.ReaderAt, size, limit int64, sc *scratch, fn func(line []b
 	if limit > size {
 		limit = size
 	}
+	if m, ok := r.(memFile); ok && int64(len(m)) >= limit {
+		return m.scanForward(limit, fn)
+	}
 	var pos int64 // file offset of buf[0]
 	n := 0        // valid bytes in buf
 	skipping := false
@@ -484,6 +490,9 @@ func scanForward(r io.ReaderAt, size, limit int64, sc *scratch, fn func(line []b
 // been read. A final line without '\n' is being written and is skipped. Lines
 // longer than maxLineSize are skipped.
 func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratch, fn func(line []byte, off int64) bool) (atStart bool, err error) {
+	if m, ok := r.(memFile); ok && int64(len(m)) >= size && size <= budget {
+		return m.scanBackward(size, fn), nil
+	}
 	pos := size
 	chunk := int64(first)
 	carry := 0        // bytes at the front of sc.b not yet delivered: the tail of a line whose start is further back
@@ -510,7 +519,7 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 		}
 		data := buf
 		if trailing || skipping {
-			i := bytes.LastIndexByte(data, '\n')
+			i := lastNewline(data)
 			if i < 0 {
 				carry = 0 // all of it belongs to the partial last line / the skipped line
 				continue
@@ -521,7 +530,7 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 		// data ends with '\n'. Deliver every line whose start is inside data.
 		end := len(data)
 		for end > 0 {
-			i := bytes.LastIndexByte(data[:end-1], '\n')
+			i := lastNewline(data[:end-1])
 			if i < 0 {
 				break
 			}
@@ -561,8 +570,156 @@ func totalUsage(line []byte) (*usage, bool) {
 		return nil, false
 	}
 	var u usage
+	if flatUsage(obj[:j+1], &u) {
+		return &u, true
+	}
+	u = usage{}
 	if json.Unmarshal(obj[:j+1], &u) != nil {
 		return nil, false
 	}
 	return &u, true
+}
+
+// usageKeys are usage's JSON names, in its field order.
+var usageKeys = [...]string{"input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens"}
+
+// flatUsage decodes obj, a usage object as Codex writes it (no spaces, its own
+// keys once each, integer counts), into u as json.Unmarshal would, and reports
+// whether it could; any other shape is left to encoding/json.
+func flatUsage(obj []byte, u *usage) bool {
+	fields := [...]*int64{&u.Input, &u.Cached, &u.CacheWrite, &u.Output, &u.Reasoning, &u.Total}
+	var seen [len(usageKeys)]bool
+	i := 1 // past '{'
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+		return false
+	}
+	if len(obj) == 2 {
+		return true
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return false
+		}
+		q := bytes.IndexByte(obj[i+1:], '"')
+		if q < 0 {
+			return false
+		}
+		key := obj[i+1 : i+1+q]
+		i += q + 2
+		k := -1
+		for n, name := range usageKeys {
+			if string(key) == name {
+				k = n
+			}
+		}
+		if k < 0 || seen[k] || i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		seen[k] = true
+		i++
+		// -?(0|[1-9][0-9]*), then ',' or the closing '}'
+		start := i
+		if i < len(obj) && obj[i] == '-' {
+			i++
+		}
+		digits := i
+		for i < len(obj) && '0' <= obj[i] && obj[i] <= '9' {
+			i++
+		}
+		if i == digits || (obj[digits] == '0' && i-digits > 1) {
+			return false
+		}
+		n, err := strconv.ParseInt(string(obj[start:i]), 10, 64)
+		if err != nil {
+			return false
+		}
+		*fields[k] = n
+		switch {
+		case i == len(obj)-1:
+			return true
+		case obj[i] == ',':
+			i++
+		default:
+			return false
+		}
+	}
+}
+
+// lastNewline is bytes.LastIndexByte(b, '\n') eight bytes at a time: the
+// backward scan of a rollout's tail passes over most of its bytes, and the
+// library's LastIndexByte compares one byte at a time.
+func lastNewline(b []byte) int {
+	const ones, highs, nls = 0x0101010101010101, 0x8080808080808080, 0x0a0a0a0a0a0a0a0a
+	i := len(b)
+	for i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i-8:i]) ^ nls // a zero byte where b has '\n'
+		if (x-ones)&^x&highs != 0 {
+			break
+		}
+		i -= 8
+	}
+	for i--; i >= 0; i-- {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// memFile is a rollout read whole into memory (cache.go readWhole). The scans
+// walk its lines where they lie instead of copying them into the scratch
+// buffer; they hand fn the same lines as the scans of a file, since a memFile
+// is never longer than maxLineSize (wholeMax), so no line is too long to
+// deliver, and its backward scan never runs past a budget (scanBackward's
+// caller checks).
+type memFile []byte
+
+func (m memFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	if off >= int64(len(m)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// scanForward is scanForward over m's first limit bytes.
+func (m memFile) scanForward(limit int64, fn func(line []byte, off int64) bool) error {
+	b := m[:limit]
+	for pos := 0; ; {
+		i := bytes.IndexByte(b[pos:], '\n')
+		if i < 0 {
+			return nil
+		}
+		if line := bytes.TrimRight(b[pos:pos+i], "\r"); len(line) > 0 && !fn(line, int64(pos)) {
+			return nil
+		}
+		pos += i + 1
+	}
+}
+
+// scanBackward is scanBackward over m's first size bytes, within budget.
+func (m memFile) scanBackward(size int64, fn func(line []byte, off int64) bool) (atStart bool) {
+	b := m[:size]
+	end := lastNewline(b) // the '\n' ending the line to deliver next
+	for end >= 0 {
+		i := lastNewline(b[:end])
+		line := bytes.TrimRight(b[i+1:end], "\r")
+		if i < 0 {
+			if len(line) > 0 {
+				fn(line, 0)
+			}
+			return true
+		}
+		if len(line) > 0 && !fn(line, int64(i+1)) {
+			return false
+		}
+		end = i
+	}
+	return true
 }

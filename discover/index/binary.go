@@ -87,9 +87,6 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		}
 		return paths[i] < paths[j]
 	})
-	e := Enc{Buf: make([]byte, 0, size+int(k)*12+32)}
-	e.Buf = append(e.Buf, binaryMagic...)
-	e.Str(header)
 	type out struct {
 		path    string
 		raw     []byte
@@ -113,9 +110,16 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 				return nil, err
 			}
 			o.raw, o.present = enc, true
+			size += len(enc)
 		}
 		list = append(list, o)
 	}
+	// Sized once the payloads are encoded: a buffer grown by appending (an
+	// index written whole after a cold parse) copies itself into fresh memory
+	// again and again.
+	e := Enc{Buf: make([]byte, 0, size+int(k)*12+32)}
+	e.Buf = append(e.Buf, binaryMagic...)
+	e.Str(header)
 	e.Uint(uint64(len(list)))
 	starts := make([]uint64, k+1)
 	next := uint64(0) // the next bucket whose start is not set yet

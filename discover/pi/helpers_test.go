@@ -200,6 +200,6 @@ func summarize(path string) (*summary, error) {
 		return nil, err
 	}
 	s := &summary{}
-	_, err = s.scanRange(f, st.Size(), discover.Budget{})
+	_, err = s.scanRange(f, st.Size(), discover.Budget{}, nil)
 	return s, err
 }

@@ -210,9 +210,12 @@ func (s *summary) feed(line []byte) {
 		return
 	}
 	var e sumEntry
-	if err := json.Unmarshal(line, &e); err != nil {
-		s.Bad++
-		return
+	if !scanEntry(line, &e) {
+		e = sumEntry{}
+		if err := json.Unmarshal(line, &e); err != nil {
+			s.Bad++
+			return
+		}
 	}
 	if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
 		s.LastEntryAt = later(s.LastEntryAt, ts.UTC())

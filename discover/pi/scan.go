@@ -72,9 +72,9 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		mu.Unlock()
 	})
 	sort.Slice(pending, func(a, b int) bool { return res[pending[a]].mtime.After(res[pending[b]].mtime) })
-	discover.Parallel(ctx, len(pending), func(k int) {
+	discover.ParallelWith(ctx, len(pending), func(k int, buf *jsonl.Buffer) {
 		f := res[pending[k]]
-		if err := s.update(f); err != nil {
+		if err := s.update(f, buf); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				env.Warnf("%v", err)
 			}
@@ -103,8 +103,9 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 }
 
 // update parses what the index does not cover yet: one streaming read of the
-// appended bytes, memory bounded by the longest line, never by the file.
-func (s *scanner) update(fl *file) error {
+// appended bytes through buf (the worker's, reused from file to file), memory
+// bounded by the longest line, never by the file.
+func (s *scanner) update(fl *file, buf *jsonl.Buffer) error {
 	f, err := agentfs.Open(fl.Path)
 	if err != nil {
 		return err
@@ -135,7 +136,7 @@ func (s *scanner) update(fl *file) error {
 		fl.Sum = quickSummary(f, nil)
 		return nil
 	}
-	partial, err := sum.scanRange(f, stamp.Size, s.budget)
+	partial, err := sum.scanRange(f, stamp.Size, s.budget, buf)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", fl.Path, err)
 	}
@@ -152,11 +153,11 @@ func (s *scanner) update(fl *file) error {
 
 // scanRange folds the complete lines in [s.Off, end) into s; with a budget it may
 // stop early at a line boundary (partial).
-func (s *summary) scanRange(f *os.File, end int64, budget discover.Budget) (partial bool, err error) {
+func (s *summary) scanRange(f *os.File, end int64, budget discover.Budget, buf *jsonl.Buffer) (partial bool, err error) {
 	if _, err := f.Seek(s.Off, io.SeekStart); err != nil {
 		return false, err
 	}
-	next, _, partial, err := discover.ReadLinesUntil(io.LimitReader(f, end-s.Off), s.Off, budget, func(line []byte, off int64) error {
+	next, _, partial, err := discover.ReadLinesUntilWith(buf, io.LimitReader(f, end-s.Off), s.Off, budget, func(line []byte, off int64) error {
 		s.feed(line)
 		if !s.HeaderOK {
 			return errStop // line 1 is not a header: not a session file

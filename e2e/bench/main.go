@@ -9,6 +9,9 @@
 // history: OpenCode's JSON storage/ tree (OpenCode before 1.2) and Codex
 // rollouts without a state db. -scale 100,1000,10000 generates one home per size
 // (that many sessions per agent) and prints one table with a column per size.
+// Before the cold listing, a child reads every file that listing reads once
+// (readonce.go): the floor the cold listing is compared with (the ratio is
+// printed under the table); -cold-per-agent does the same per adapter.
 // As root, each agentctl runs in a PID namespace of its own (-isolate), so that
 // agent processes others run on the machine do not change what it reads.
 package main
@@ -36,6 +39,9 @@ import (
 // isolate runs agentctl under unshare (see -isolate).
 var isolate bool
 
+// coldPerAgent adds a cold listing per adapter (see -cold-per-agent).
+var coldPerAgent bool
+
 func haveUnshare() bool {
 	_, err := exec.LookPath("unshare")
 	return err == nil
@@ -49,6 +55,13 @@ type spec struct {
 func main() {
 	if len(os.Args) > 2 && os.Args[1] == "-live-child" {
 		if err := liveChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "-read-once-child" {
+		if err := readOnceChild(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -72,6 +85,7 @@ func main() {
 	runs := flag.Int("runs", 10, "timed runs per command")
 	bin := flag.String("bin", "", "agentctl binary (built from this module when empty)")
 	flag.BoolVar(&isolate, "isolate", os.Geteuid() == 0 && haveUnshare(), "run each agentctl in a PID namespace of its own (root, Linux): agents other people run on the machine are then not alive to it, so `list` and status read what the home holds and nothing else")
+	flag.BoolVar(&coldPerAgent, "cold-per-agent", false, "also time a cold `list -a --adapter X` per agent, each after reading that agent's files once")
 	generateOnly := flag.Bool("generate-only", false, "generate the home and exit (run in a child, so this process stays small)")
 	flag.Parse()
 	if *layout != "native" && *layout != "legacy" {
@@ -195,6 +209,7 @@ type result struct {
 	cpu      []time.Duration // user + system time of the agentctl process
 	rss      []int64
 	sessions int
+	readOnce bool // the "read every file once" floor of the cold listing after it
 }
 
 func (r *result) median() time.Duration { return r.times[len(r.times)/2] }
@@ -211,7 +226,7 @@ func measure(home, bin string, runs int) ([]*result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(state)
-	env := append(os.Environ(), "AGENTCTL_HOME="+state, "HOME="+home, "NO_COLOR=1")
+	stateDir := state // each cold listing per agent gets an empty one of its own
 	// agentctl runs one command and returns how many JSON array elements it
 	// printed (lines "  {"), streaming its output instead of keeping it.
 	agentctl := func(args ...string) (int, time.Duration, time.Duration, int64, error) {
@@ -220,7 +235,7 @@ func measure(home, bin string, runs int) ([]*result, error) {
 			argv = append([]string{"unshare", "--fork", "--pid", "--mount-proc"}, argv...)
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = env
+		cmd.Env = append(os.Environ(), "AGENTCTL_HOME="+stateDir, "HOME="+home, "NO_COLOR=1")
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		out, err := cmd.StdoutPipe()
@@ -253,6 +268,13 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	}
 
 	var out []*result
+	// The floor of the cold listing, measured right before it (page cache
+	// state drifts on this machine): every file it reads, read once.
+	ro, err := readOnce(home, benchAgents...)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, ro)
 	// A listing gets all the time it needs (--timeout): with the default, an
 	// adapter that runs out of time is left out with a warning, and the run
 	// would time less than a listing of everything.
@@ -261,6 +283,24 @@ func measure(home, bin string, runs int) ([]*result, error) {
 		return nil, err
 	}
 	out = append(out, &result{label: "list -a --json (index cold)", times: []time.Duration{el}, cpu: []time.Duration{cpu}, rss: []int64{rss}, sessions: n})
+	if coldPerAgent {
+		for _, a := range benchAgents {
+			ro, err := readOnce(home, a)
+			if err != nil {
+				return nil, err
+			}
+			if stateDir, err = os.MkdirTemp("", "agentctl-bench-state"); err != nil {
+				return nil, err
+			}
+			n, el, cpu, rss, err := agentctl("list", "-a", "--json", "--since", "3650d", "--timeout", "10m", "--adapter", a)
+			os.RemoveAll(stateDir)
+			stateDir = state
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ro, &result{label: "list -a --json --adapter " + a + " (index cold)", times: []time.Duration{el}, cpu: []time.Duration{cpu}, rss: []int64{rss}, sessions: n})
+		}
+	}
 	// A cold run that ran out of time (see its warning) leaves indexing to the
 	// next runs: finish it before timing warm runs.
 	for i := 0; i < 3; i++ {
@@ -385,10 +425,34 @@ func run(home string, sp spec, runs int, bin string) error {
 	}
 	fmt.Printf("\n| command | time median | time max | CPU median | peak RSS median | peak RSS max |\n|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		fmt.Printf("| `agentctl %s` | %s | %s | %s | %.1f MB | %.1f MB |\n", r.label, r.median().Round(time.Millisecond), r.max().Round(time.Millisecond),
+		cmd := "`agentctl " + r.label + "`"
+		if r.readOnce {
+			cmd = r.label + " (no agentctl)"
+		}
+		fmt.Printf("| %s | %s | %s | %s | %.1f MB | %.1f MB |\n", cmd, r.median().Round(time.Millisecond), r.max().Round(time.Millisecond),
 			r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6, float64(r.rss[len(r.rss)-1])/1e6)
 	}
+	fmt.Println()
+	for _, l := range coldRatios(rs) {
+		fmt.Println(l)
+	}
 	return nil
+}
+
+// coldRatios are the lines "cold / read once" for each cold listing that
+// follows its read-once floor: wall time and CPU time ratios.
+func coldRatios(rs []*result) []string {
+	var out []string
+	for i, r := range rs {
+		if !r.readOnce || i+1 >= len(rs) {
+			continue
+		}
+		c := rs[i+1]
+		out = append(out, fmt.Sprintf("`%s` / read once: %.2f× wall time (%s / %s), %.2f× CPU time (%s / %s)", c.label,
+			c.median().Seconds()/r.median().Seconds(), c.median().Round(time.Millisecond), r.median().Round(time.Millisecond),
+			c.cpuMedian().Seconds()/r.cpuMedian().Seconds(), c.cpuMedian().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond)))
+	}
+	return out
 }
 
 // runScale generates one home per size (sessions per agent, every agent) and
@@ -435,6 +499,9 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 	// Rows by label: a target's label names its size, so match by position.
 	for i := range cols[0] {
 		label := cols[0][i].label
+		if cols[0][i].readOnce {
+			label, _, _ = strings.Cut(label, ":")
+		}
 		if j := strings.IndexByte(label, '<'); j >= 0 {
 			label = label[:j] + strings.SplitN(label[j:], ",", 2)[0]
 			label = strings.TrimSuffix(label, ">") + ">"
@@ -446,13 +513,22 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 				continue
 			}
 			r := rs[i]
-			if strings.HasPrefix(r.label, "list -a") {
+			if r.readOnce {
+				_, what, _ := strings.Cut(r.label, ": ")
+				fmt.Printf(" %s / %s, %s |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond), what)
+			} else if strings.HasPrefix(r.label, "list -a") {
 				fmt.Printf(" %s / %s, %.0f MB, %d sessions |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond), float64(r.rss[len(r.rss)/2])/1e6, r.sessions)
 			} else {
 				fmt.Printf(" %s / %s |", r.median().Round(time.Millisecond), r.cpuMedian().Round(time.Millisecond))
 			}
 		}
 		fmt.Println()
+	}
+	fmt.Println()
+	for k, rs := range cols {
+		for _, l := range coldRatios(rs) {
+			fmt.Printf("%d per agent: %s\n", sizes[k], l)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,129 @@
+package pi
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// checkScanEntry: where scanEntry answers, it answers what json.Unmarshal
+// does; and where json.Unmarshal fails it does not answer.
+func checkScanEntry(t *testing.T, line []byte) (answered bool) {
+	t.Helper()
+	var want sumEntry
+	err := json.Unmarshal(line, &want)
+	var got sumEntry
+	if !scanEntry(line, &got) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("scanEntry answered for %q, which json.Unmarshal rejects: %v", line, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("scanEntry(%q) (-json.Unmarshal +scanEntry):\n%s", line, diff)
+	}
+	return true
+}
+
+// TestScanEntryFixtures: every line of every pi session in testdata and the
+// shared fixtures decodes as with encoding/json, and the scanner answers for
+// nearly all of them (else it saves nothing).
+func TestScanEntryFixtures(t *testing.T) {
+	var files []string
+	for _, root := range []string{"testdata", "../../testdata"} {
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	lines, answered := 0, 0
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			lines++
+			if checkScanEntry(t, line) {
+				answered++
+			}
+		}
+	}
+	if lines < 100 {
+		t.Fatalf("only %d lines in %d files: fixtures moved?", lines, len(files))
+	}
+	if answered < lines*9/10 {
+		t.Errorf("scanEntry answered %d of %d lines, want nearly all", answered, lines)
+	}
+}
+
+// TestScanEntryLeavesToJSON: lines where encoding/json's answer depends on
+// what the scanner does not model are left to it, and the ones it models are
+// answered.
+func TestScanEntryLeavesToJSON(t *testing.T) {
+	for _, c := range []struct {
+		line     string
+		answered bool
+	}{
+		{`{"type":"message","id":"a","timestamp":"2026-01-01T00:00:00Z","message":{"role":"assistant","model":"m","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":0.5}},"timestamp":1767225600000,"content":[{"type":"text","text":"hi \"there\""}]}}`, true},
+		{`{"type":"model_change","provider":"p","modelId":"m","name":null,"message":null}`, true},
+		{` {"type":"session_info","name":"t\u00e9"} `, true},
+		{`{"type":"x","message":{"usage":null,"timestamp":"2026-01-01T00:00:00Z"}}`, true},
+		{`{"TYPE":"message"}`, false},                      // another case: encoding/json matches it
+		{`{"typ\u0065":"message"}`, false},                 // an escaped key
+		{`{"type":"a","type":"b"}`, false},                 // a repeated key
+		{`{"type":5}`, false},                              // a type error
+		{`{"message":{"usage":{"input":1.5}}}`, false},     // not an int64
+		{`{"message":{"usage":{"input":1e99999}}}`, false}, // out of range
+		{`{"type":"a"} x`, false},                          // trailing bytes
+		{`{"type":"a","content":"\x01"}`, false},           // a control character
+		{`{"type":"a","content":[1,2,]}`, false},           // invalid
+		{`[{"type":"a"}]`, false},                          // not an object
+		{`{"type":"a","x":-01}`, false},                    // a bad number
+		{`{"type":"a","x":"\q"}`, false},                   // a bad escape
+		{`{"type":"\ud800","message":{"role":"us\u0065r"}}`, true},
+		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","x":"abcdefgh\x01ijklmnop"}`, false}, // a control character past eight bytes
+		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","provider":"éèabcdefghijk"}`, true},
+		// cost and timestamp forms, decoded here or by their own UnmarshalJSON
+		{`{"message":{"usage":{"cost":1.25},"timestamp":1767225600000.5}}`, true},
+		{`{"message":{"usage":{"cost":{"input":1,"total":2.5e-3}},"timestamp":"2026-01-01T00:00:00Z"}}`, true},
+		{`{"message":{"usage":{"cost":{"total":1e400}},"timestamp":1e400}}`, true},
+		{`{"message":{"usage":{"cost":{"total":"NaN","x":[1]}},"timestamp":null}}`, true},
+		{`{"message":{"usage":{"cost":{"total":null}},"timestamp":{"a":1}}}`, true},
+		{`{"message":{"usage":{"cost":{"Total":3,"total":4}}}}`, true},
+		{`{"message":{"usage":{"cost":{"total":3,"total":4}}}}`, true},
+		{`{"message":{"usage":{"cost":"7"}}}`, true},
+	} {
+		line := []byte(strings.ReplaceAll(c.line, `\x01`, "\x01"))
+		if got := checkScanEntry(t, line); got != c.answered {
+			t.Errorf("scanEntry answered %v for %s, want %v", got, line, c.answered)
+		}
+	}
+}
+
+// FuzzScanEntry: for any bytes, scanEntry answers as json.Unmarshal or not at
+// all.
+func FuzzScanEntry(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"message","id":"a","timestamp":"2026-01-01T00:00:00Z","message":{"role":"assistant","model":"m","provider":"p","usage":{"input":1,"output":-2,"cost":{"total":"NaN"}},"timestamp":1e300}}`,
+		`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}`,
+		`{"type":"session_info","name":"x"}`,
+		`{"type":"model_change","provider":"p","modelId":"m"}`,
+		`{`, `[]`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkScanEntry(t, b)
+	})
+}
