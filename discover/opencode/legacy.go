@@ -211,7 +211,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	budget := budgetOf(ctx)
 	var late sync.Mutex
 	var summarised, skipped []string
-	if !discover.Parallel(ctx, len(todo), func(k int) {
+	if !discover.ParallelWith(ctx, len(todo), func(k int, r *lreader) {
 		i := todo[k]
 		c := cands[i]
 		id := strings.TrimSuffix(c.name, ".json")
@@ -222,7 +222,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			return
 		}
 		full := !budget.Over()
-		ent, valid := readLegacySession(storage, c.path, id, full)
+		ent, valid := readLegacySession(r, storage, c.path, id, full)
 		if !valid {
 			return
 		}
@@ -287,15 +287,16 @@ func stampOf(path string) index.Stamp {
 }
 
 // readLegacySession reads a session file and its message files into an index
-// entry (without Msgs). valid is false for a file that is not a session
-// OpenCode wrote: unparsable, its id not its name, or missing the fields every
-// session has.
+// entry (without Msgs), with r's buffers. valid is false for a file that is
+// not a session OpenCode wrote: unparsable, its id not its name, or missing the
+// fields every session has.
 //
 // full false summarises the session from the ends of its message listing:
 // every field a full read fills but the token and cost totals.
-func readLegacySession(storage, path, id string, full bool) (*legacyEntry, bool) {
+func readLegacySession(r *lreader, storage, path, id string, full bool) (*legacyEntry, bool) {
 	var ls legacySession
-	if !readJSON(path, &ls) || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
+	b, _, err := r.readPath(path)
+	if err != nil || json.Unmarshal(b, &ls) != nil || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
 		return nil, false
 	}
 	ent := &legacyEntry{Rec: record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
@@ -305,9 +306,9 @@ func readLegacySession(storage, path, id string, full bool) (*legacyEntry, bool)
 		ent.Rec.Updated = ent.Rec.Created
 	}
 	if full {
-		legacyMessages(storage, ent)
+		legacyMessages(r, storage, ent)
 	} else {
-		legacyEnds(storage, &ent.Rec)
+		legacyEnds(r, storage, &ent.Rec)
 	}
 	return ent, true
 }
@@ -317,35 +318,42 @@ func readLegacySession(storage, path, id string, full bool) (*legacyEntry, bool)
 // totals, the latest message (the turn state), the latest prompt's time, the
 // model, and the first prompt from the first user message's parts. It lists in
 // ent.Watch the files OpenCode may still rewrite in place (legacyEntry).
-func legacyMessages(storage string, ent *legacyEntry) {
-	r := &ent.Rec
-	rel := filepath.Join("message", r.ID)
-	dir := filepath.Join(storage, rel)
-	names := jsonNames(dir)
-	created := make(map[string]int64, len(names)) // by file stem: an assistant's parentID names its prompt
+func legacyMessages(r *lreader, storage string, ent *legacyEntry) {
+	rec := &ent.Rec
+	rel := filepath.Join("message", rec.ID)
+	d, err := r.openDir(filepath.Join(storage, rel))
+	if err != nil {
+		return // no messages yet
+	}
+	defer d.close()
+	n := r.list(d)
+	// created is each parsed file's time.created by its index in the listing:
+	// an assistant's parentID names its prompt by file stem.
+	created := make([]int64, n)
+	parsed := make([]bool, n)
 	var last msgData
 	haveLast := false
 	firstUser := ""
-	for i, n := range names {
-		b, id, err := agentfs.ReadFileID(filepath.Join(dir, n))
+	for i := range n {
+		b, id, err := r.read(d, i)
 		if err != nil {
 			continue // vanished since the listing: the directory's stamp changed
 		}
 		ent.newest = max(ent.newest, id.MtimeNs)
 		var m msgData
-		if json.Unmarshal(b, &m) != nil {
-			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
+		if !decodeMsg(b, &m, r.intern) {
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, string(r.name(i))), Stamp: index.Stamp(id)})
 			continue
 		}
-		stem := strings.TrimSuffix(n, ".json")
+		stem := r.name(i)[:len(r.name(i))-len(".json")]
 		if m.ID == "" {
-			m.ID = stem
+			m.ID = string(stem)
 		}
-		created[stem] = m.Time.Created
+		created[i], parsed[i] = m.Time.Created, true
 		if m.Role == "assistant" && m.Time.Completed == 0 {
-			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, string(r.name(i))), Stamp: index.Stamp(id)})
 		}
-		addUsage(r, &m)
+		addUsage(rec, &m)
 		if m.Role == "user" || m.Role == "assistant" {
 			last, haveLast = m, true
 		}
@@ -354,38 +362,48 @@ func legacyMessages(storage string, ent *legacyEntry) {
 		}
 	}
 	if haveLast {
-		r.Last = last.last()
-		r.Model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
+		rec.Last = last.last()
+		rec.Model = modelRef{Provider: rec.Last.Provider, ID: rec.Last.ModelID}
 		switch {
 		case last.Role == "user":
-			r.LastUserAt = last.Time.Created
+			rec.LastUserAt = last.Time.Created
 		case last.ParentID != "":
-			r.LastUserAt = created[last.ParentID]
+			for i := range n {
+				if parsed[i] && string(r.name(i)) == last.ParentID+".json" {
+					rec.LastUserAt = created[i]
+					break
+				}
+			}
 		}
 	}
 	if firstUser == "" {
 		return
 	}
-	if pstamp, found := firstPrompt(storage, firstUser, r); !found {
+	if pstamp, found := firstPrompt(r, storage, firstUser, rec); !found {
 		// No prompt yet: its part may still be written.
 		ent.Watch = append(ent.Watch, watched{Rel: filepath.Join("part", firstUser), Stamp: pstamp})
 	}
 }
 
-// firstPrompt sets r.Prompt from the first text part of message msg that
+// firstPrompt sets rec.Prompt from the first text part of message msg that
 // OpenCode did not inject, and returns the stamp its part directory had before
 // it was listed (zero: none).
-func firstPrompt(storage, msg string, r *record) (index.Stamp, bool) {
+func firstPrompt(r *lreader, storage, msg string, rec *record) (index.Stamp, bool) {
 	pdir := filepath.Join(storage, "part", msg)
-	pstamp := stampOf(pdir)
-	for _, pn := range jsonNames(pdir) {
+	d, err := r.openDir(pdir)
+	if err != nil {
+		return stampOf(pdir), false // missing (zero), or no directory
+	}
+	defer d.close()
+	pstamp := d.stamp()
+	for i, n := 0, r.list(d); i < n; i++ {
 		var p partData
-		if readJSON(filepath.Join(pdir, pn), &p) && p.Type == "text" && !p.Synthetic {
+		if b, _, err := r.read(d, i); err == nil && json.Unmarshal(b, &p) == nil && p.Type == "text" && !p.Synthetic {
 			t := p.Text
 			if len([]rune(t)) > promptMax {
 				t = string([]rune(t)[:promptMax])
 			}
-			r.Prompt = &t
+			rec.Prompt = &t
 			return pstamp, true
 		}
 	}
@@ -396,7 +414,7 @@ func firstPrompt(storage, msg string, r *record) (index.Stamp, bool) {
 // time: it reads the latest message that parses (from the end of the sorted
 // listing), its prompt's time, and the first prompt (from the start). Only a
 // session ending in more than scanLimit files that do not parse differs.
-func legacyEnds(storage string, r *record) {
+func legacyEnds(lr *lreader, storage string, r *record) {
 	dir := filepath.Join(storage, "message", r.ID)
 	names := jsonNames(dir)
 	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
@@ -429,7 +447,7 @@ func legacyEnds(storage string, r *record) {
 		if id == "" {
 			id = strings.TrimSuffix(names[i], ".json")
 		}
-		firstPrompt(storage, id, r)
+		firstPrompt(lr, storage, id, r)
 		break
 	}
 }
