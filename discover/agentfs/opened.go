@@ -10,3 +10,7 @@ func Opened(dir, name string) {
 		(*fn)(filepath.Join(dir, name))
 	}
 }
+
+// Hooked reports whether a hook is set (a reader can then skip building the
+// paths it would report).
+func Hooked() bool { return hook.Load() != nil }

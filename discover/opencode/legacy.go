@@ -179,10 +179,13 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	// (uneven work, handed out one at a time).
 	recs := make([]record, len(cands))
 	ok := make([]bool, len(cands))
-	stamps := make([][2]index.Stamp, len(cands)) // session file, message directory
 	stale := make([]bool, len(cands))
 	if !discover.Spread(ctx, len(cands), func(i int) {
 		c := cands[i]
+		if e, have := ix.Get(c.path); !have || e.Payload == nil {
+			stale[i] = true // read whole: its stamps are taken as it is read
+			return
+		}
 		stamp, regular, err := c.dir.Stat(c.name)
 		if err != nil || !regular {
 			return
@@ -191,7 +194,6 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		if msgRoot != nil {
 			msgs, _, _ = msgRoot.Stat(c.name[:len(c.name)-len(".json")]) // zero when the session has no messages
 		}
-		stamps[i] = [2]index.Stamp{stamp, msgs}
 		if e, have := ix.Get(c.path); have && e.Payload != nil && e.Plan(stamp) == index.Fresh &&
 			e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
 			recs[i], ok[i] = e.Payload.Rec, true
@@ -201,6 +203,9 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	}) {
 		return nil, ctx.Err()
 	}
+	roots := lroots{storage: storage, msg: rootDir(filepath.Join(storage, "message")), part: rootDir(filepath.Join(storage, "part"))}
+	defer roots.msg.close()
+	defer roots.part.close()
 	var todo []int
 	for i, s := range stale {
 		if s {
@@ -222,7 +227,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			return
 		}
 		full := !budget.Over()
-		ent, valid := readLegacySession(r, storage, c.path, id, full)
+		ent, stamp, valid := readLegacySession(r, roots, c.path, id, full)
 		if !valid {
 			return
 		}
@@ -233,8 +238,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			late.Unlock()
 			return
 		}
-		stamp, msgs := stamps[i][0], stamps[i][1]
-		ent.Msgs = msgs
+		msgs := ent.Msgs
 		partial := racy(stamp, now) || racy(msgs, now) || racy(index.Stamp{MtimeNs: ent.newest}, now)
 		for _, w := range ent.Watch {
 			partial = partial || racy(w.Stamp, now)
@@ -286,31 +290,49 @@ func stampOf(path string) index.Stamp {
 	return s
 }
 
+// lroots are the legacy tree and its message and part folders, open for a
+// listing: a session's folders are opened relative to them.
+type lroots struct {
+	storage   string
+	msg, part ldir
+}
+
+// subDir opens the folder name of root, and returns the stamp it has before it
+// is listed: that of what a stat finds there when it is no folder (zero:
+// nothing).
+func subDir(root ldir, name string) (ldir, index.Stamp, bool) {
+	d, err := openDirAt(root, name)
+	if err != nil {
+		return d, stampOf(filepath.Join(root.path(), name)), false
+	}
+	return d, d.stamp(), true
+}
+
 // readLegacySession reads a session file and its message files into an index
-// entry (without Msgs), with r's buffers. valid is false for a file that is
-// not a session OpenCode wrote: unparsable, its id not its name, or missing the
-// fields every session has.
+// entry, with r's buffers, and returns the session file's stamp. valid is
+// false for a file that is not a session OpenCode wrote: unparsable, its id
+// not its name, or missing the fields every session has.
 //
 // full false summarises the session from the ends of its message listing:
 // every field a full read fills but the token and cost totals.
-func readLegacySession(r *lreader, storage, path, id string, full bool) (*legacyEntry, bool) {
+func readLegacySession(r *lreader, roots lroots, path, id string, full bool) (ent *legacyEntry, stamp index.Stamp, valid bool) {
 	var ls legacySession
-	b, _, err := r.readPath(path)
+	b, fid, err := r.readPath(path)
 	if err != nil || json.Unmarshal(b, &ls) != nil || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
-		return nil, false
+		return nil, index.Stamp{}, false
 	}
-	ent := &legacyEntry{Rec: record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
+	ent = &legacyEntry{Rec: record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
 		ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
 		Archived: ls.Time.Archived}}
 	if ent.Rec.Updated == 0 {
 		ent.Rec.Updated = ent.Rec.Created
 	}
 	if full {
-		legacyMessages(r, storage, ent)
+		legacyMessages(r, roots, ent)
 	} else {
-		legacyEnds(r, storage, &ent.Rec)
+		legacyEnds(r, roots, &ent.Rec)
 	}
-	return ent, true
+	return ent, index.Stamp(fid), true
 }
 
 // legacyMessages reads every message file of the session once, in name (=
@@ -318,12 +340,13 @@ func readLegacySession(r *lreader, storage, path, id string, full bool) (*legacy
 // totals, the latest message (the turn state), the latest prompt's time, the
 // model, and the first prompt from the first user message's parts. It lists in
 // ent.Watch the files OpenCode may still rewrite in place (legacyEntry).
-func legacyMessages(r *lreader, storage string, ent *legacyEntry) {
+func legacyMessages(r *lreader, roots lroots, ent *legacyEntry) {
 	rec := &ent.Rec
 	rel := filepath.Join("message", rec.ID)
-	d, err := r.openDir(filepath.Join(storage, rel))
-	if err != nil {
-		return // no messages yet
+	d, msgs, ok := subDir(roots.msg, rec.ID)
+	ent.Msgs = msgs // zero when the session has no messages
+	if !ok {
+		return
 	}
 	defer d.close()
 	n := r.list(d)
@@ -379,7 +402,7 @@ func legacyMessages(r *lreader, storage string, ent *legacyEntry) {
 	if firstUser == "" {
 		return
 	}
-	if pstamp, found := firstPrompt(r, storage, firstUser, rec); !found {
+	if pstamp, found := firstPrompt(r, roots, firstUser, rec); !found {
 		// No prompt yet: its part may still be written.
 		ent.Watch = append(ent.Watch, watched{Rel: filepath.Join("part", firstUser), Stamp: pstamp})
 	}
@@ -388,14 +411,12 @@ func legacyMessages(r *lreader, storage string, ent *legacyEntry) {
 // firstPrompt sets rec.Prompt from the first text part of message msg that
 // OpenCode did not inject, and returns the stamp its part directory had before
 // it was listed (zero: none).
-func firstPrompt(r *lreader, storage, msg string, rec *record) (index.Stamp, bool) {
-	pdir := filepath.Join(storage, "part", msg)
-	d, err := r.openDir(pdir)
-	if err != nil {
-		return stampOf(pdir), false // missing (zero), or no directory
+func firstPrompt(r *lreader, roots lroots, msg string, rec *record) (index.Stamp, bool) {
+	d, pstamp, ok := subDir(roots.part, msg)
+	if !ok {
+		return pstamp, false
 	}
 	defer d.close()
-	pstamp := d.stamp()
 	for i, n := 0, r.list(d); i < n; i++ {
 		var p partData
 		if b, _, err := r.read(d, i); err == nil && json.Unmarshal(b, &p) == nil && p.Type == "text" && !p.Synthetic {
@@ -414,8 +435,8 @@ func firstPrompt(r *lreader, storage, msg string, rec *record) (index.Stamp, boo
 // time: it reads the latest message that parses (from the end of the sorted
 // listing), its prompt's time, and the first prompt (from the start). Only a
 // session ending in more than scanLimit files that do not parse differs.
-func legacyEnds(lr *lreader, storage string, r *record) {
-	dir := filepath.Join(storage, "message", r.ID)
+func legacyEnds(lr *lreader, roots lroots, r *record) {
+	dir := filepath.Join(roots.storage, "message", r.ID)
 	names := jsonNames(dir)
 	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
 		var m msgData
@@ -447,7 +468,7 @@ func legacyEnds(lr *lreader, storage string, r *record) {
 		if id == "" {
 			id = strings.TrimSuffix(names[i], ".json")
 		}
-		firstPrompt(lr, storage, id, r)
+		firstPrompt(lr, roots, id, r)
 		break
 	}
 }

@@ -40,8 +40,12 @@ func (r *lreader) sortNames() int {
 	return len(r.spans)
 }
 
-// intern returns b as a string, the same string for the same bytes.
+// intern returns b as a string, the same string for the same bytes. Message
+// ids (each its own) are not kept.
 func (r *lreader) intern(b []byte) string {
+	if bytes.HasPrefix(b, []byte("msg_")) {
+		return string(b)
+	}
 	if s, ok := r.strs[string(b)]; ok {
 		return s
 	}

@@ -3,6 +3,7 @@ package opencode
 import (
 	"bytes"
 	"io/fs"
+	"path/filepath"
 	"unsafe"
 
 	"github.com/agentctl/agentctl/discover/agentfs"
@@ -10,24 +11,38 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ldir is an open directory of the legacy tree.
+// ldir is an open directory of the legacy tree: base in parent (base "": the
+// directory parent).
 type ldir struct {
-	fd   int
-	path string
+	fd           int
+	parent, base string
 }
 
-// openDir opens the directory at path; missing reports that it does not exist
-// or is no directory (a listing then sees no names in it).
-func (r *lreader) openDir(path string) (d ldir, err error) {
+// path is the directory's path.
+func (d ldir) path() string {
+	if d.base == "" {
+		return d.parent
+	}
+	return filepath.Join(d.parent, d.base)
+}
+
+// openDir opens the directory at path.
+func openDir(path string) (ldir, error) {
+	return openDirAt(ldir{fd: unix.AT_FDCWD}, path)
+}
+
+// openDirAt opens the directory name of d (relative to its descriptor: no
+// path walk from the root).
+func openDirAt(d ldir, name string) (ldir, error) {
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		switch err {
 		case nil:
-			return ldir{fd: fd, path: path}, nil
+			return ldir{fd: fd, parent: d.path(), base: name}, nil
 		case unix.EINTR:
 			continue
 		}
-		return ldir{fd: -1}, &fs.PathError{Op: "open", Path: path, Err: err}
+		return ldir{fd: -1}, &fs.PathError{Op: "open", Path: filepath.Join(d.path(), name), Err: err}
 	}
 }
 
@@ -115,8 +130,10 @@ func (r *lreader) readPath(path string) ([]byte, agentfs.FileID, error) {
 // agentfs.ReadFileID does: regular files only (a FIFO planted in the tree must
 // not hang a listing), up to the size the stat promised.
 func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
-	name := unsafe.String(&z[0], len(z)-1)
-	agentfs.Opened(d.path, name)
+	name := unsafe.String(&z[0], len(z)-1) // a view: cloned where kept
+	if agentfs.Hooked() {
+		agentfs.Opened(d.path(), name)
+	}
 	var fd int
 	for {
 		r1, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(d.fd), uintptr(unsafe.Pointer(&z[0])),
@@ -125,7 +142,7 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 			continue
 		}
 		if e != 0 {
-			return nil, agentfs.FileID{}, &fs.PathError{Op: "open", Path: name, Err: e}
+			return nil, agentfs.FileID{}, &fs.PathError{Op: "open", Path: filepath.Join(d.path(), name), Err: e}
 		}
 		fd = int(r1)
 		break
@@ -133,10 +150,10 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, agentfs.FileID{}, &fs.PathError{Op: "stat", Path: name, Err: err}
+		return nil, agentfs.FileID{}, &fs.PathError{Op: "stat", Path: filepath.Join(d.path(), name), Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
+		return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: filepath.Join(d.path(), name), Err: fs.ErrInvalid}
 	}
 	sec, nsec := st.Mtim.Unix()
 	id := agentfs.FileID{Dev: st.Dev, Ino: st.Ino, Size: st.Size, MtimeNs: sec*1e9 + nsec}
@@ -153,7 +170,7 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 			continue
 		}
 		if err != nil {
-			return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: name, Err: err}
+			return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: filepath.Join(d.path(), name), Err: err}
 		}
 		if n == 0 {
 			break
@@ -165,4 +182,14 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 	}
 	r.buf = b[:0]
 	return b, id, nil
+}
+
+// rootDir opens the directory at path for the files under it; when it cannot
+// be opened, opening under it fails as for a missing entry.
+func rootDir(path string) ldir {
+	d, err := openDir(path)
+	if err != nil {
+		return ldir{fd: -1, parent: path}
+	}
+	return d
 }

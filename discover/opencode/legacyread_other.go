@@ -12,9 +12,11 @@ import (
 )
 
 // ldir is a directory of the legacy tree (by path on this platform).
-type ldir struct{ path string }
+type ldir struct{ p string }
 
-func (r *lreader) openDir(path string) (ldir, error) {
+func (d ldir) path() string { return d.p }
+
+func openDir(path string) (ldir, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return ldir{}, err
@@ -22,16 +24,18 @@ func (r *lreader) openDir(path string) (ldir, error) {
 	if !st.IsDir() {
 		return ldir{}, &os.PathError{Op: "open", Path: path, Err: os.ErrInvalid}
 	}
-	return ldir{path: path}, nil
+	return ldir{p: path}, nil
 }
+
+func openDirAt(d ldir, name string) (ldir, error) { return openDir(filepath.Join(d.p, name)) }
 
 func (d ldir) close() {}
 
-func (d ldir) stamp() index.Stamp { return stampOf(d.path) }
+func (d ldir) stamp() index.Stamp { return stampOf(d.p) }
 
 func (r *lreader) list(d ldir) int {
 	r.names, r.spans = r.names[:0], r.spans[:0]
-	_ = index.EachName(d.path, func(b []byte, kind index.EntryKind) {
+	_ = index.EachName(d.p, func(b []byte, kind index.EntryKind) {
 		if kind != index.KindDir && bytes.HasSuffix(b, []byte(".json")) {
 			r.addName(b)
 		}
@@ -40,13 +44,15 @@ func (r *lreader) list(d ldir) int {
 }
 
 func (r *lreader) read(d ldir, i int) ([]byte, agentfs.FileID, error) {
-	return agentfs.ReadFileID(filepath.Join(d.path, string(r.name(i))))
+	return agentfs.ReadFileID(filepath.Join(d.p, string(r.name(i))))
 }
 
 func (r *lreader) readName(d ldir, name string) ([]byte, agentfs.FileID, error) {
-	return agentfs.ReadFileID(filepath.Join(d.path, name))
+	return agentfs.ReadFileID(filepath.Join(d.p, name))
 }
 
 func (r *lreader) readPath(path string) ([]byte, agentfs.FileID, error) {
 	return agentfs.ReadFileID(path)
 }
+
+func rootDir(path string) ldir { return ldir{p: path} }
