@@ -363,8 +363,8 @@ func legacyMessages(r *lreader, roots lroots, ent *legacyEntry) {
 			continue // vanished since the listing: the directory's stamp changed
 		}
 		ent.newest = max(ent.newest, id.MtimeNs)
-		var m msgData
-		if !decodeMsg(b, &m, r.intern) {
+		m := &r.msg
+		if !decodeMsg(b, m, r.intern) {
 			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, string(r.name(i))), Stamp: index.Stamp(id)})
 			continue
 		}
@@ -376,9 +376,9 @@ func legacyMessages(r *lreader, roots lroots, ent *legacyEntry) {
 		if m.Role == "assistant" && m.Time.Completed == 0 {
 			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, string(r.name(i))), Stamp: index.Stamp(id)})
 		}
-		addUsage(rec, &m)
+		addUsage(rec, m)
 		if m.Role == "user" || m.Role == "assistant" {
-			last, haveLast = m, true
+			last, haveLast = *m, true
 		}
 		if firstUser == "" && i < scanLimit && m.Role == "user" {
 			firstUser = m.ID
@@ -391,8 +391,9 @@ func legacyMessages(r *lreader, roots lroots, ent *legacyEntry) {
 		case last.Role == "user":
 			rec.LastUserAt = last.Time.Created
 		case last.ParentID != "":
+			parent := last.ParentID + ".json"
 			for i := range n {
-				if parsed[i] && string(r.name(i)) == last.ParentID+".json" {
+				if parsed[i] && string(r.name(i)) == parent {
 					rec.LastUserAt = created[i]
 					break
 				}

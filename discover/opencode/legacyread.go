@@ -20,6 +20,7 @@ type lreader struct {
 	// strs interns the strings of message files that repeat across messages
 	// (roles, models, finish reasons, session ids).
 	strs map[string]string
+	msg  msgData // the message being read (a local would escape to the heap)
 }
 
 // name is the i-th name of the last listing.
