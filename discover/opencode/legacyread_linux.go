@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"github.com/agentctl/agentctl/discover/agentfs"
@@ -26,6 +27,11 @@ func (d ldir) path() string {
 	return filepath.Join(d.parent, d.base)
 }
 
+// pathOf is the path of d's entry name (a copy, where name is a view).
+func (d ldir) pathOf(name string) string {
+	return filepath.Join(d.path(), strings.Clone(name))
+}
+
 // openDir opens the directory at path.
 func openDir(path string) (ldir, error) {
 	return openDirAt(ldir{fd: unix.AT_FDCWD}, path)
@@ -42,7 +48,7 @@ func openDirAt(d ldir, name string) (ldir, error) {
 		case unix.EINTR:
 			continue
 		}
-		return ldir{fd: -1}, &fs.PathError{Op: "open", Path: filepath.Join(d.path(), name), Err: err}
+		return ldir{fd: -1}, &fs.PathError{Op: "open", Path: d.pathOf(name), Err: err}
 	}
 }
 
@@ -132,7 +138,7 @@ func (r *lreader) readPath(path string) ([]byte, agentfs.FileID, error) {
 func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 	name := unsafe.String(&z[0], len(z)-1) // a view: cloned where kept
 	if agentfs.Hooked() {
-		agentfs.Opened(d.path(), name)
+		agentfs.Opened(d.path(), strings.Clone(name))
 	}
 	var fd int
 	for {
@@ -142,7 +148,7 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 			continue
 		}
 		if e != 0 {
-			return nil, agentfs.FileID{}, &fs.PathError{Op: "open", Path: filepath.Join(d.path(), name), Err: e}
+			return nil, agentfs.FileID{}, &fs.PathError{Op: "open", Path: d.pathOf(name), Err: e}
 		}
 		fd = int(r1)
 		break
@@ -150,10 +156,10 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, agentfs.FileID{}, &fs.PathError{Op: "stat", Path: filepath.Join(d.path(), name), Err: err}
+		return nil, agentfs.FileID{}, &fs.PathError{Op: "stat", Path: d.pathOf(name), Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: filepath.Join(d.path(), name), Err: fs.ErrInvalid}
+		return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: d.pathOf(name), Err: fs.ErrInvalid}
 	}
 	sec, nsec := st.Mtim.Unix()
 	id := agentfs.FileID{Dev: st.Dev, Ino: st.Ino, Size: st.Size, MtimeNs: sec*1e9 + nsec}
@@ -170,7 +176,7 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 			continue
 		}
 		if err != nil {
-			return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: filepath.Join(d.path(), name), Err: err}
+			return nil, agentfs.FileID{}, &fs.PathError{Op: "read", Path: d.pathOf(name), Err: err}
 		}
 		if n == 0 {
 			break
