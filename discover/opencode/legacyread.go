@@ -42,9 +42,9 @@ func (r *lreader) sortNames() int {
 }
 
 // intern returns b as a string, the same string for the same bytes. Message
-// ids (each its own) are not kept.
+// and session ids (as many as there are messages and sessions) are not kept.
 func (r *lreader) intern(b []byte) string {
-	if bytes.HasPrefix(b, []byte("msg_")) {
+	if bytes.HasPrefix(b, []byte("msg_")) || bytes.HasPrefix(b, []byte("ses_")) {
 		return string(b)
 	}
 	if s, ok := r.strs[string(b)]; ok {
