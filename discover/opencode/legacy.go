@@ -174,9 +174,10 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		mu.Unlock()
 		return p.Worktree
 	}
-	// First every session's stamps against its entry (two stat calls each,
-	// spread evenly over the cores), then the sessions that changed read whole
-	// (uneven work, handed out one at a time).
+	// First every session that has an entry checked against it (two stat
+	// calls each, spread evenly over the cores), then the sessions that changed
+	// or have none read whole (uneven work, handed out one at a time), their
+	// stamps taken as they are read (legacyMessages).
 	recs := make([]record, len(cands))
 	ok := make([]bool, len(cands))
 	stale := make([]bool, len(cands))
