@@ -77,6 +77,7 @@ func exactIDs(q *discover.Query) (ids []string, exact bool) {
 // stat calls relative to it) and its name.
 type legacyCand struct {
 	dir  *index.Dir
+	ld   ldir // the same directory, to read the file relative to it
 	path string
 	name string
 }
@@ -108,9 +109,13 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	// cores. Only the names that are sessions (or that q matches) become strings.
 	var cands []legacyCand
 	var dirs []*index.Dir
+	var lds []ldir
 	defer func() {
 		for _, d := range dirs {
 			d.Close()
+		}
+		for _, d := range lds {
+			d.close()
 		}
 	}()
 	for _, pd := range projects {
@@ -145,8 +150,10 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			continue
 		}
 		dirs = append(dirs, d)
+		ld := rootDir(pdir)
+		lds = append(lds, ld)
 		for i := n0; i < len(cands); i++ {
-			cands[i].dir = d
+			cands[i].dir, cands[i].ld = d, ld
 		}
 		added := cands[n0:]
 		sort.Slice(added, func(i, j int) bool { return added[i].name < added[j].name })
@@ -228,7 +235,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			return
 		}
 		full := !budget.Over()
-		ent, stamp, valid := readLegacySession(r, roots, c.path, id, full)
+		ent, stamp, valid := readLegacySession(r, roots, c.ld, c.name, id, full)
 		if !valid {
 			return
 		}
@@ -309,16 +316,16 @@ func subDir(root ldir, name string) (ldir, index.Stamp, bool) {
 	return d, d.stamp(), true
 }
 
-// readLegacySession reads a session file and its message files into an index
+// readLegacySession reads a session file (name in dir) and its message files into an index
 // entry, with r's buffers, and returns the session file's stamp. valid is
 // false for a file that is not a session OpenCode wrote: unparsable, its id
 // not its name, or missing the fields every session has.
 //
 // full false summarises the session from the ends of its message listing:
 // every field a full read fills but the token and cost totals.
-func readLegacySession(r *lreader, roots lroots, path, id string, full bool) (ent *legacyEntry, stamp index.Stamp, valid bool) {
+func readLegacySession(r *lreader, roots lroots, dir ldir, name, id string, full bool) (ent *legacyEntry, stamp index.Stamp, valid bool) {
 	var ls legacySession
-	b, fid, err := r.readPath(path)
+	b, fid, err := r.readName(dir, name)
 	if err != nil || json.Unmarshal(b, &ls) != nil || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
 		return nil, index.Stamp{}, false
 	}

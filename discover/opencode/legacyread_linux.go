@@ -126,11 +126,6 @@ func (r *lreader) readName(d ldir, name string) ([]byte, agentfs.FileID, error) 
 	return r.readZ(d, z)
 }
 
-// readPath reads the file at path.
-func (r *lreader) readPath(path string) ([]byte, agentfs.FileID, error) {
-	return r.readName(ldir{fd: unix.AT_FDCWD}, path)
-}
-
 // readZ reads d's file name (NUL-terminated) whole into r.buf, with the
 // identity of the very file read (fstat of the open descriptor), as
 // agentfs.ReadFileID does: regular files only (a FIFO planted in the tree must

@@ -51,8 +51,4 @@ func (r *lreader) readName(d ldir, name string) ([]byte, agentfs.FileID, error) 
 	return agentfs.ReadFileID(filepath.Join(d.p, name))
 }
 
-func (r *lreader) readPath(path string) ([]byte, agentfs.FileID, error) {
-	return agentfs.ReadFileID(path)
-}
-
 func rootDir(path string) ldir { return ldir{p: path} }
