@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -47,14 +46,23 @@ var (
 )
 
 // foldsToKey reports whether an ASCII key equals a field's key but for case
-// (encoding/json matches keys without regard to case).
+// (encoding/json matches keys without regard to case): every key of every
+// level, lower-cased.
 func foldsToKey(key []byte) bool {
-	for _, ks := range allKeys {
-		for _, k := range ks {
-			if len(k) == len(key) && bytes.EqualFold(key, []byte(k)) {
-				return true
-			}
+	var low [16]byte
+	if len(key) > len(low) {
+		return false // longer than any field's key
+	}
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		low[i] = c
+	}
+	switch string(low[:len(key)]) {
+	case "id", "sessionid", "role", "parentid", "time", "finish", "error", "providerid", "modelid", "model", "tokens", "cost",
+		"created", "completed", "input", "output", "reasoning", "cache", "read", "write":
+		return true
 	}
 	return false
 }

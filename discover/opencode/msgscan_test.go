@@ -99,3 +99,21 @@ func FuzzDecodeMsg(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkDecodeMsg(t, b) })
 }
+
+// TestFoldsToKey: every field's key, in any case, is caught.
+func TestFoldsToKey(t *testing.T) {
+	for _, ks := range [][]string{msgKeys, timeKeys, modelKeys, tokenKeys, cacheKeys} {
+		for _, k := range ks {
+			for _, v := range []string{k, strings.ToUpper(k), strings.ToLower(k)} {
+				if !foldsToKey([]byte(v)) {
+					t.Errorf("%q not caught", v)
+				}
+			}
+		}
+	}
+	for _, v := range []string{"agent", "mode", "path", "summary", "total", "ids", ""} {
+		if foldsToKey([]byte(v)) {
+			t.Errorf("%q caught", v)
+		}
+	}
+}
