@@ -133,9 +133,12 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 				}
 			}
 		} else {
-			_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
+			_ = index.EachName(pdir, func(b []byte, kind index.EntryKind) {
 				name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
-				if stem, ok := strings.CutSuffix(name, ".json"); ok && isSessionID(stem) && (q == nil || q.Match(stem)) {
+				// A folder is no session file (a cold listing, which stats nothing
+				// before reading, would otherwise count it among those it had no
+				// time for).
+				if stem, ok := strings.CutSuffix(name, ".json"); ok && kind != index.KindDir && isSessionID(stem) && (q == nil || q.Match(stem)) {
 					name = string(b)
 					cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
 				}
