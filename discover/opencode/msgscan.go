@@ -42,7 +42,6 @@ var (
 	modelKeys = []string{"providerID", "modelID"}
 	tokenKeys = []string{"input", "output", "reasoning", "cache"}
 	cacheKeys = []string{"read", "write"}
-	allKeys   = [][]string{msgKeys, timeKeys, modelKeys, tokenKeys, cacheKeys}
 )
 
 // foldsToKey reports whether an ASCII key equals a field's key but for case
