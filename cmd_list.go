@@ -135,7 +135,6 @@ func (e *cmdEnv) expand(p string) string {
 
 // listOnce prints one listing; failed reports whether any adapter failed.
 func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (failed bool, err error) {
-	limitListMemory()
 	e.onlyAlive = !f.All && len(f.Statuses) == 0 // adapters may skip the dead; Keep drops them anyway
 	res, ls := e.listing(ctx)
 	f.Now = e.s.now()

@@ -60,3 +60,22 @@ func TestSessionsJSONSurvivesOutOfRangeValues(t *testing.T) {
 		t.Errorf("clean session changed:\n%s\nnot in\n%s", elem, out.String())
 	}
 }
+
+// timeJSONOK is exactly whether time.Time.MarshalJSON succeeds.
+func TestTimeJSONOKIsMarshalJSON(t *testing.T) {
+	var zones []*time.Location
+	for _, off := range []int{0, 1, -1, 3600, -3600, 86399, -86399, 86400, -86400, 86460, -90000, 360000, -360000, 5*3600 + 1799} {
+		zones = append(zones, time.FixedZone("", off), time.FixedZone("X", off))
+	}
+	zones = append(zones, time.UTC, time.Local)
+	for _, y := range []int{-1, 0, 1, 1970, 9999, 10000} {
+		for _, z := range zones {
+			for _, tm := range []time.Time{time.Date(y, 1, 1, 0, 0, 0, 0, z), time.Date(y, 12, 31, 23, 59, 59, 999, z)} {
+				_, err := tm.MarshalJSON()
+				if got := timeJSONOK(tm); got != (err == nil) {
+					t.Errorf("timeJSONOK(%v) = %v, MarshalJSON error %v", tm, got, err)
+				}
+			}
+		}
+	}
+}

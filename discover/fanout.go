@@ -167,6 +167,13 @@ func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.D
 				ss = matching(ss, *q)
 			}
 			elapsed := time.Since(start)
+			if !env.Slots {
+				// Only commands that ask for them read them; a listing holds
+				// every session until printed.
+				for i := range ss {
+					ss[i].Slots = nil
+				}
+			}
 			shareStrings(ss)
 			answers <- answer{a.Name(), ss, err, elapsed}
 		}()

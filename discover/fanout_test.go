@@ -122,3 +122,25 @@ func TestSortSessions(t *testing.T) {
 		}
 	}
 }
+
+// Session.Slots reach only the commands that ask for them (Env.Slots): a
+// listing holds every session until printed and never reads them.
+func TestSlotsOnlyWhenAsked(t *testing.T) {
+	t1 := time.Unix(1795211000, 0)
+	slots := Slots{{At: SlotOfTime(t1), Tokens: Tokens{Input: 5}}}
+	a := &fakeAdapter{name: "codex", ss: []Session{{ID: "a", Adapter: "codex", Status: StatusStopped, LastActivity: &t1, Slots: slots}}}
+	for _, want := range []bool{false, true} {
+		env := testEnv()
+		env.Slots = want
+		_, ls := List(context.Background(), env, []Adapter{a}, time.Second)
+		if ls.Len() != 1 {
+			t.Fatalf("Slots %v: %d sessions", want, ls.Len())
+		}
+		if got := ls.At(0).Slots != nil; got != want {
+			t.Errorf("Env.Slots %v: session has slots %v", want, got)
+		}
+		if res := All(context.Background(), env, []Adapter{a}, time.Second); (res.Sessions[0].Slots != nil) != want {
+			t.Errorf("All with Env.Slots %v: slots %v", want, res.Sessions[0].Slots)
+		}
+	}
+}

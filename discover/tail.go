@@ -57,6 +57,10 @@ func OpenTailMapped(path string) (*Tail, error) {
 // Size is the file's size when it was opened: the end of every window.
 func (t *Tail) Size() int64 { return t.size }
 
+// Start is where the widest window so far begins (Size before the first):
+// the file's last Size()-Start() bytes are all that was read.
+func (t *Tail) Start() int64 { return t.start }
+
 // Mapped reports whether the file is memory-mapped.
 func (t *Tail) Mapped() bool { return t.mapped != nil }
 

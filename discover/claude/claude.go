@@ -265,6 +265,25 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			cands = append(cands, candidate{ID: r.SessionID, Cwd: r.Cwd, Entrypoint: r.Entrypoint, Job: jobs.of(r.SessionID)})
 		}
 	}
+	// A live claude whose argv names a session that has neither a transcript nor
+	// a registry entry yet (the moment after `claude --session-id X` starts): the
+	// process is the truth about life (docs/agents/claude-code.md §4.2), so the
+	// session exists, with no prompt yet. Only a process of this config root
+	// counts: its environment must put its root here.
+	var argvOnly []claudeProc
+	for _, p := range claudes {
+		id := p.Flags.Names
+		if id == "" || have[id] || !sel.want(id) || !p.HasStart || !inRoot(procs, p.PID, root) {
+			continue
+		}
+		have[id] = true
+		argvOnly = append(argvOnly, p)
+		ep := "cli"
+		if p.Flags.Print {
+			ep = "sdk-cli"
+		}
+		cands = append(cands, candidate{ID: id, Cwd: p.Cwd, Entrypoint: ep, Job: jobs.of(id)})
+	}
 	verdicts := judge(cands, regs, regMoved, procs, claudes, now())
 
 	prices := newPriceTable(env.Config)
@@ -290,6 +309,10 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	for i, r := range regOnly {
 		out = append(out, registrySession(r, verdicts[len(files)+i]))
 		markBackground(&out[len(out)-1], bg, cands[len(files)+i].Job)
+	}
+	for i, p := range argvOnly {
+		k := len(files) + len(regOnly) + i
+		out = append(out, argvSession(p, cands[k].Entrypoint, verdicts[k]))
 	}
 	return out, nil
 }

@@ -63,8 +63,8 @@ func regular(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// peekFile reads the last 256 KiB and doubles the window (up to 64 MiB) until it
-// holds n items or reaches the start of the file.
+// peekFile reads the last 256 KiB and widens the window (nextWindow, up to
+// 64 MiB) until it holds n items or reaches the start of the file.
 func peekFile(ctx context.Context, path string, n int) ([]discover.Message, error) {
 	items, err := peekTail(ctx, path, n, discover.OpenTailMapped)
 	if errors.Is(err, errFault) {
@@ -131,8 +131,24 @@ func peekTail(ctx context.Context, path string, n int, open func(string) (*disco
 			}
 			return got, ctx.Err()
 		}
-		window *= 2
+		window = nextWindow(window, len(got), n)
 	}
+}
+
+// nextWindow sizes the next window from what the last one held: a transcript's
+// items are anything from a few hundred bytes to megabytes each (tool results),
+// so doubling blindly read up to twice the bytes needed, and every byte of a
+// mapped file costs a page fault on its first read. With items in hand it aims
+// at the bytes n of them take at the size seen so far, plus an eighth; it grows
+// at least by half and at most eightfold, and fourfold while nothing was found.
+func nextWindow(window int64, got, n int) int64 {
+	next := window * 4
+	if got > 0 && n > 0 {
+		next = window / int64(got) * int64(n)
+		next += next / 8
+		next = min(max(next, window+window/2), window*8)
+	}
+	return min(next, maxWindow)
 }
 
 // item is a peek item under construction.

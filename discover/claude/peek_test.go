@@ -1,7 +1,9 @@
 package claude
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,7 +216,7 @@ func TestPeekLaunchLog(t *testing.T) {
 }
 
 // TestPeekWindowGrows: with more than 256 KiB after the first prompt, the window
-// doubles until it holds n items.
+// grows until it holds n items.
 func TestPeekWindowGrows(t *testing.T) {
 	const sid, cwd = idA, "/w"
 	home := t.TempDir()
@@ -230,5 +232,47 @@ func TestPeekWindowGrows(t *testing.T) {
 	got := peek(t, newEnv(t, home, nil).Env, discover.Session{ID: sid, Path: p}, 2)
 	if len(got) != 2 || got[0].Text != "first" || got[1].Text != "second" {
 		t.Errorf("got %+v", got)
+	}
+}
+
+// TestPeekWindowFitsItems: items of very different sizes (short prompts, tool
+// results of hundreds of KiB) make the window grow by what it found, not by
+// doubling: peek reads at most half as much again as the bytes its n items take
+// (each byte of a mapped transcript costs a page fault on first read). Doubling
+// read twice as much here, nextWindow 1.4 times.
+func TestPeekWindowFitsItems(t *testing.T) {
+	const sid, cwd = idA, "/w"
+	home := t.TempDir()
+	out := strings.Repeat("result line of a long tool output\n", 12000) // ~400 KiB quoted
+	var lines []string
+	var turnStart []int64 // offset of each turn's first line
+	var off int64
+	add := func(l string) {
+		lines = append(lines, l)
+		off += int64(len(l)) + 1
+	}
+	for i := 0; i < 30; i++ {
+		turnStart = append(turnStart, off)
+		ts := fmt.Sprintf("2026-11-20T21:%02d:00.000Z", i)
+		add(userPrompt(sid, cwd, ts, fmt.Sprintf("prompt %d", i)))
+		add(fmt.Sprintf(`{"type":"assistant","sessionId":%q,"timestamp":%q,"requestId":"r%d","message":{"id":"m%d","model":"claude-opus-4-8","role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"make"}}],"usage":{"input_tokens":1,"output_tokens":1}}}`, sid, ts, i, i, i))
+		add(fmt.Sprintf(`{"type":"user","sessionId":%q,"timestamp":%q,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}}`, sid, ts, i, out))
+	}
+	p := writeTranscript(t, home, "-w", sid, lines...)
+	var tail *discover.Tail
+	open := func(path string) (*discover.Tail, error) {
+		var err error
+		tail, err = discover.OpenTailMapped(path)
+		return tail, err
+	}
+	const n = 20 // ten turns: a prompt and a tool call (its result attached) each
+	got, err := peekTail(discover.WithoutRaw(t.Context()), p, n, open)
+	if err != nil || len(got) != n || got[0].Text != "prompt 20" {
+		t.Fatalf("%d items (first %+v), %v", len(got), got[:min(1, len(got))], err)
+	}
+	need := off - turnStart[20]
+	read := tail.Size() - tail.Start()
+	if read > need+need/2 {
+		t.Errorf("read the last %d KiB for items taking %d KiB: more than half as much again", read>>10, need>>10)
 	}
 }

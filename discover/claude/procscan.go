@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -172,4 +173,39 @@ func findClaudeProcs(t proc.Table, startMs startMillis) []claudeProc {
 		}
 	}
 	return kept
+}
+
+// inRoot reports whether the claude process pid works in the config root root:
+// its environment's CLAUDE_CONFIG_DIR, else its HOME's .claude (as Root reads
+// agentctl's own). A process whose environment cannot be read is not counted.
+func inRoot(t proc.Table, pid int, root string) bool {
+	env, err := t.Environ(pid)
+	if err != nil {
+		return false
+	}
+	var home, dir string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME":
+			home = v
+		case "CLAUDE_CONFIG_DIR":
+			dir = v
+		}
+	}
+	switch {
+	case dir == "~" || strings.HasPrefix(dir, "~/"):
+		dir = filepath.Join(home, dir[1:])
+	case dir == "" && home != "":
+		dir = filepath.Join(home, ".claude")
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
+		return false
+	}
+	if filepath.Clean(dir) == filepath.Clean(root) {
+		return true
+	}
+	a, errA := os.Stat(dir)
+	b, errB := os.Stat(root)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }

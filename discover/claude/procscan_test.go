@@ -164,3 +164,58 @@ func TestManySessionsOneCwd(t *testing.T) {
 		}
 	}
 }
+
+// TestArgvOnlySession: the moment after `claude --session-id X` starts, before
+// its registry entry or transcript exists, the live process is the session: a
+// TUI idle with no prompt yet, a -p run running, found by id and listed. A
+// claude of another config root (its environment) names nothing here.
+func TestArgvOnlySession(t *testing.T) {
+	const fresh = "0d5c4a52-6f3e-4b7a-9c1d-2e8f7a6b5c4d"
+	home := copyHome(t)
+	for _, tc := range []struct {
+		name string
+		argv []string
+		env  []string
+		want *liveness
+	}{
+		{"TUI", []string{"claude", "--session-id", fresh}, []string{"HOME=" + home},
+			&liveness{discover.StatusIdle, discover.EvidenceArgv, "pid 777 argv names the session; no prompt yet", false, 777}},
+		{"-p", []string{"claude", "-p", "--session-id", fresh, "hi"}, []string{"HOME=/elsewhere", "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude")},
+			&liveness{discover.StatusRunning, discover.EvidenceArgv, "pid 777 argv names the session", false, 777}},
+		{"other root", []string{"claude", "--session-id", fresh}, []string{"HOME=/elsewhere"}, nil},
+		{"environment unreadable", []string{"claude", "--session-id", fresh}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &proc.Fake{
+				Procs: []proc.Process{{PID: 777, Comm: "claude", StartTicks: tickAt(1795211200000)}},
+				Args:  map[int][]string{777: tc.argv},
+				Cwds:  map[int]string{777: "/home/dev/new"},
+				Envs:  map[int][]string{},
+			}
+			if tc.env != nil {
+				fake.Envs[777] = tc.env
+			}
+			env := newEnv(t, home, fake)
+			found, err := testAdapter().Find(t.Context(), env.Env, discover.Query{IDs: []string{fresh}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, listed := discoverAll(t, testAdapter(), env.Env)[fresh]
+			if tc.want == nil {
+				if len(found) != 0 || listed {
+					t.Fatalf("found %d, listed %v: want nothing", len(found), listed)
+				}
+				return
+			}
+			if len(found) != 1 || !listed {
+				t.Fatalf("found %d, listed %v: want the session", len(found), listed)
+			}
+			if diff := cmp.Diff(*tc.want, livenessOf(found[0])); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if found[0].Cwd != "/home/dev/new" || found[0].StartedAt == nil || !found[0].StartedAt.Equal(time.UnixMilli(1795211200000)) {
+				t.Errorf("cwd %q, started %v", found[0].Cwd, found[0].StartedAt)
+			}
+		})
+	}
+}

@@ -71,6 +71,22 @@ func registrySession(r *regCheck, v discover.Verdict) discover.Session {
 	return s
 }
 
+// argvSession is a session only a live claude's argv names so far: no
+// transcript, no registry entry. It started with the process.
+func argvSession(p claudeProc, entrypoint string, v discover.Verdict) discover.Session {
+	t := time.UnixMilli(p.StartMs).UTC()
+	s := discover.Session{
+		ID:           p.Flags.Names,
+		Adapter:      Name,
+		Cwd:          p.Cwd,
+		Entrypoint:   entrypoint,
+		StartedAt:    &t,
+		LastActivity: &t,
+	}
+	v.Apply(&s)
+	return s
+}
+
 // firstPrompt is the first real prompt, else the first queued prompt, else the
 // first slash command (docs/agents/claude-code.md §3.3).
 func (a *aggregate) firstPrompt() string {

@@ -107,8 +107,8 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 				continue
 			}
 			o.raw, o.present = l.raw, true
-		} else if c.present(s.E.Payload) {
-			enc, err := c.encode(s.E.Payload)
+		} else if s.Val != nil && c.present(*s.Val) {
+			enc, err := c.encode(*s.Val)
 			if err != nil {
 				return nil, err
 			}
@@ -125,7 +125,7 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 		}
 		// Field by field: a lazy payload may be being decoded concurrently.
 		s := o.s
-		appendEntry(&e, o.path, s.E.Stamp, s.E.Offset, s.E.Check, s.E.Partial, o.present, o.raw)
+		appendEntry(&e, o.path, s.Head.Stamp, s.Head.Offset, s.Head.Check, s.Head.Partial, o.present, o.raw)
 	}
 	for ; next <= k; next++ {
 		starts[next] = uint64(len(e.Buf))
@@ -158,18 +158,18 @@ func appendEntry(e *Enc, path string, stamp Stamp, offset int64, check uint64, p
 // encoded in lazy) and returns the path, a view of the decoder's bytes.
 func decodeEntry[T any](d *Dec, s *slot[T], lazy *lazyPayload) ([]byte, bool) {
 	pl := d.Bytes()
-	s.E.Stamp.Dev = d.Uint()
-	s.E.Stamp.Ino = d.Uint()
-	s.E.Stamp.Size = d.Int()
-	s.E.Stamp.MtimeNs = d.Int()
-	s.E.Offset = d.Int()
-	s.E.Check = d.Uint64()
+	s.Head.Stamp.Dev = d.Uint()
+	s.Head.Stamp.Ino = d.Uint()
+	s.Head.Stamp.Size = d.Int()
+	s.Head.Stamp.MtimeNs = d.Int()
+	s.Head.Offset = d.Int()
+	s.Head.Check = d.Uint64()
 	flags := d.Byte()
 	raw := d.Bytes()
 	if d.Bad() {
 		return nil, false
 	}
-	s.E.Partial = flags&1 != 0
+	s.Head.Partial = flags&1 != 0
 	if flags&2 != 0 {
 		s.lazy = lazy
 		s.lazy.raw = raw
@@ -178,8 +178,8 @@ func decodeEntry[T any](d *Dec, s *slot[T], lazy *lazyPayload) ([]byte, bool) {
 }
 
 // decodeBinary reads what encodeBinary wrote (b without its trailer). The paths
-// are views of b (which is never modified afterwards), and payloads stay encoded
-// until Get.
+// are copied out of b (b may be a mapped file: see Load), a few allocations for
+// all of them; the payloads stay encoded, views of b, until Get.
 func decodeBinary[T any](b []byte, header string) (map[string]*slot[T], bool) {
 	if len(b) < len(binaryMagic) || string(b[:len(binaryMagic)]) != binaryMagic {
 		return nil, false
@@ -200,15 +200,37 @@ func decodeBinary[T any](b []byte, header string) (map[string]*slot[T], bool) {
 	entries := make(map[string]*slot[T], n)
 	slots := make([]slot[T], n) // one allocation for all of them
 	lazies := make([]lazyPayload, n)
+	var paths pathArena
 	for i := range slots {
 		pl, ok := decodeEntry(&d, &slots[i], &lazies[i])
 		if !ok {
 			return nil, false
 		}
-		entries[unsafe.String(unsafe.SliceData(pl), len(pl))] = &slots[i] // a view of b
+		entries[paths.str(pl)] = &slots[i]
 	}
 	if !d.Done() {
 		return nil, false
 	}
 	return entries, true
+}
+
+// pathArena copies strings into shared chunks: one allocation per 64 KiB of
+// paths instead of one per path. A chunk is never appended to past its
+// capacity, so the strings already handed out are never moved.
+type pathArena struct{ buf []byte }
+
+func (a *pathArena) str(b []byte) string {
+	const chunk = 64 << 10
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(a.buf)-len(a.buf) {
+		if len(b) > chunk/4 {
+			return string(b)
+		}
+		a.buf = make([]byte, 0, chunk)
+	}
+	i := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[i], len(b))
 }

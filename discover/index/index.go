@@ -17,6 +17,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +42,29 @@ type Entry[T any] struct {
 	Payload T
 }
 
+// entryHead is an Entry without its payload.
+type entryHead struct {
+	Stamp   Stamp
+	Offset  int64
+	Check   uint64
+	Partial bool
+}
+
+// entry is the slot's entry with payload p.
+func (s *slot[T]) entry(p T) Entry[T] {
+	h := &s.Head
+	return Entry[T]{Stamp: h.Stamp, Offset: h.Offset, Check: h.Check, Partial: h.Partial, Payload: p}
+}
+
+// payload is the payload Put, or the zero T.
+func (s *slot[T]) payload() T {
+	if s.Val == nil {
+		var zero T
+		return zero
+	}
+	return *s.Val
+}
+
 // Action is what a caller must do with a file given its current stamp.
 type Action int
 
@@ -55,6 +80,10 @@ const (
 
 // Plan decides how to bring e up to date with a file whose stamp is now.
 func (e Entry[T]) Plan(now Stamp) Action {
+	return entryHead{Stamp: e.Stamp, Offset: e.Offset, Partial: e.Partial}.plan(now)
+}
+
+func (e entryHead) plan(now Stamp) Action {
 	switch {
 	case !now.SameFile(e.Stamp), now.Size < e.Stamp.Size, now.Size < e.Offset:
 		return Rebuild
@@ -75,6 +104,9 @@ type Index[T any] struct {
 	entries map[string]*slot[T]
 	dirty   bool
 	codec   *binaryCodec[T] // nil: the whole file is one gob stream
+	// mapped: the lazy payloads are views of a mapped file (agentfs.MapIndexFile),
+	// which faults if truncated in place; they are read under noFault.
+	mapped bool
 
 	// point, set by LoadPoint, reads entries from the file one bucket at a time;
 	// puts are the paths Put since (Save appends them to the journal).
@@ -85,9 +117,13 @@ type Index[T any] struct {
 	puts    map[string]bool
 }
 
-// slot holds one entry and whether this run used it (for pruning).
+// slot holds one entry and whether this run used it (for pruning). The payload
+// is behind a pointer, set only for entries Put (or gob-decoded): a listing's
+// index holds tens of thousands of lazy slots, and a payload type such as Pi's
+// summary is hundreds of bytes of zeros in each.
 type slot[T any] struct {
-	E    Entry[T]
+	Head entryHead
+	Val  *T
 	seen atomic.Bool // not encoded
 	// lazy, when set, holds the payload still encoded (binary format): it is
 	// decoded by each Get, so a command that needs a few entries does not pay for
@@ -121,20 +157,30 @@ func Load[T any](dir, name string, version int) *Index[T] {
 	}
 	ix.path = filepath.Join(dir, name+".index")
 	if ix.codec != nil {
-		// Payloads with their own binary encoding: one read, entries decoded on use.
-		b, err := agentfs.ReadIndexFile(ix.path)
+		// Payloads with their own binary encoding: the file mapped (or read where
+		// it cannot be), entries decoded on use. The paths are copied out; the
+		// encoded payloads stay views of the mapping, read only under noFault,
+		// and the mapping is released once the index is unreachable.
+		b, mapped, err := agentfs.MapIndexFile(ix.path)
 		if err != nil {
 			ix.applyJournal()
 			return ix
 		}
-		body, ok := verifySum(b)
 		var entries map[string]*slot[T]
-		if ok {
-			entries, ok = decodeBinary[T](body, ix.header)
-		}
-		if !ok {
+		ok := noFault(func() {
+			if body, sumOK := verifySum(b); sumOK {
+				entries, _ = decodeBinary[T](body, ix.header)
+			}
+		})
+		if !ok || entries == nil {
 			ix.dirty = true // rewrite it, so a corrupt file does not cost every run
 			entries = map[string]*slot[T]{}
+			if mapped {
+				agentfs.UnmapIndexFile(b)
+			}
+		} else if mapped {
+			ix.mapped = true
+			runtime.AddCleanup(ix, agentfs.UnmapIndexFile, b)
 		}
 		ix.entries = entries
 		ix.applyJournal()
@@ -268,14 +314,18 @@ func (ix *Index[T]) Get(path string) (Entry[T], bool) {
 		// Decoded afresh for this caller and not kept: the index holds only the
 		// encoded bytes, so a listing that reads every entry once does not hold
 		// every payload until the index is dropped.
-		e := s.E
-		if err := ix.codec.decode(l.raw, &e.Payload); err != nil {
+		e := s.entry(*new(T))
+		var err error
+		if !ix.noFault(func() { err = ix.codec.decode(l.raw, &e.Payload) }) {
+			err = ErrEncoding // the mapped file was truncated: parse afresh
+		}
+		if err != nil {
 			l.damaged.Store(true)    // Save drops it
 			return Entry[T]{}, false // a damaged entry is a miss
 		}
 		return e, true
 	}
-	return s.E, true
+	return s.entry(s.payload()), true
 }
 
 // Fresh reports whether the entry for path describes the file as stamped now
@@ -287,7 +337,7 @@ func (ix *Index[T]) Fresh(path string, now Stamp) bool {
 		return false
 	}
 	s.seen.Store(true)
-	return s.E.Plan(now) == Fresh
+	return s.Head.plan(now) == Fresh
 }
 
 // Put stores the entry for path.
@@ -295,7 +345,8 @@ func (ix *Index[T]) Put(path string, e Entry[T]) {
 	if ix.path == "" {
 		return
 	}
-	s := &slot[T]{E: e}
+	p := e.Payload
+	s := &slot[T]{Head: entryHead{Stamp: e.Stamp, Offset: e.Offset, Check: e.Check, Partial: e.Partial}, Val: &p}
 	s.seen.Store(true)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -357,7 +408,18 @@ func (ix *Index[T]) Save() error {
 	}
 	var out []byte
 	if ix.codec != nil {
-		b, err := encodeBinary(ix.header, ix.entries, ix.codec)
+		var b []byte
+		var err error
+		if !ix.noFault(func() { b, err = encodeBinary(ix.header, ix.entries, ix.codec) }) {
+			// The mapped file was truncated under us: the payloads still encoded
+			// are lost, so leave them out (they are parsed afresh next time).
+			for _, s := range ix.entries {
+				if s.lazy != nil {
+					s.lazy.damaged.Store(true)
+				}
+			}
+			b, err = encodeBinary(ix.header, ix.entries, ix.codec)
+		}
 		if err != nil {
 			return fmt.Errorf("encode parse index %s: %w", ix.path, err)
 		}
@@ -389,4 +451,31 @@ func (ix *Index[T]) Paths() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// noFault runs fn, which reads the mapped index file, when the index is mapped,
+// with memory faults turned into a panic it recovers: it reports false if fn
+// faulted (the file was truncated in place since it was mapped).
+func (ix *Index[T]) noFault(fn func()) bool {
+	if !ix.mapped {
+		fn()
+		return true
+	}
+	return noFault(fn)
+}
+
+// noFault runs fn and reports false if it faulted on memory (a mapped file
+// truncated meanwhile); any other panic goes on.
+func noFault(fn func()) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	fn()
+	return true
 }

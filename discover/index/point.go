@@ -199,14 +199,14 @@ func (ix *Index[T]) appendJournal(paths []string) error {
 		present := false
 		if s.lazy != nil {
 			raw, present = s.lazy.raw, true
-		} else if ix.codec.present(s.E.Payload) {
-			enc, err := ix.codec.encode(s.E.Payload)
+		} else if s.Val != nil && ix.codec.present(*s.Val) {
+			enc, err := ix.codec.encode(*s.Val)
 			if err != nil {
 				return err
 			}
 			raw, present = enc, true
 		}
-		appendEntry(&e, p, s.E.Stamp, s.E.Offset, s.E.Check, s.E.Partial, present, raw)
+		appendEntry(&e, p, s.Head.Stamp, s.Head.Offset, s.Head.Check, s.Head.Partial, present, raw)
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(e.Buf)))
 		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(e.Buf, castagnoli))
 		out = append(out, e.Buf...)
