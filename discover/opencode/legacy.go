@@ -193,7 +193,8 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	stale := make([]bool, len(cands))
 	if !discover.Spread(ctx, len(cands), func(i int) {
 		c := cands[i]
-		if e, have := ix.Get(c.path); !have || e.Payload == nil {
+		e, have := ix.Get(c.path)
+		if !have || e.Payload == nil {
 			stale[i] = true // read whole: its stamps are taken as it is read
 			return
 		}
@@ -205,8 +206,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		if msgRoot != nil {
 			msgs, _, _ = msgRoot.Stat(c.name[:len(c.name)-len(".json")]) // zero when the session has no messages
 		}
-		if e, have := ix.Get(c.path); have && e.Payload != nil && e.Plan(stamp) == index.Fresh &&
-			e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
+		if e.Plan(stamp) == index.Fresh && e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
 			recs[i], ok[i] = e.Payload.Rec, true
 			return
 		}
