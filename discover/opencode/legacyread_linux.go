@@ -158,7 +158,8 @@ func (r *lreader) readZ(d ldir, z []byte) ([]byte, agentfs.FileID, error) {
 	}
 	sec, nsec := st.Mtim.Unix()
 	id := agentfs.FileID{Dev: st.Dev, Ino: st.Ino, Size: st.Size, MtimeNs: sec*1e9 + nsec}
-	if int64(cap(r.buf)) < st.Size+1 {
+	// Grown for one large file, the buffer is not kept for the small ones after it.
+	if int64(cap(r.buf)) < st.Size+1 || cap(r.buf) > 1<<20 && st.Size < 64<<10 {
 		r.buf = make([]byte, 0, max(st.Size+1, 16<<10))
 	}
 	b := r.buf[:0]
