@@ -77,6 +77,7 @@ func exactIDs(q *discover.Query) (ids []string, exact bool) {
 // stat calls relative to it) and its name.
 type legacyCand struct {
 	dir  *index.Dir
+	ld   ldir // the same directory, to read the file relative to it
 	path string
 	name string
 }
@@ -108,9 +109,13 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	// cores. Only the names that are sessions (or that q matches) become strings.
 	var cands []legacyCand
 	var dirs []*index.Dir
+	var lds []ldir
 	defer func() {
 		for _, d := range dirs {
 			d.Close()
+		}
+		for _, d := range lds {
+			d.close()
 		}
 	}()
 	for _, pd := range projects {
@@ -128,9 +133,12 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 				}
 			}
 		} else {
-			_ = index.EachName(pdir, func(b []byte, _ index.EntryKind) {
+			_ = index.EachName(pdir, func(b []byte, kind index.EntryKind) {
 				name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
-				if stem, ok := strings.CutSuffix(name, ".json"); ok && isSessionID(stem) && (q == nil || q.Match(stem)) {
+				// A folder is no session file (a cold listing, which stats nothing
+				// before reading, would otherwise count it among those it had no
+				// time for).
+				if stem, ok := strings.CutSuffix(name, ".json"); ok && kind != index.KindDir && isSessionID(stem) && (q == nil || q.Match(stem)) {
 					name = string(b)
 					cands = append(cands, legacyCand{path: filepath.Join(pdir, name), name: name})
 				}
@@ -145,8 +153,10 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			continue
 		}
 		dirs = append(dirs, d)
+		ld := rootDir(pdir)
+		lds = append(lds, ld)
 		for i := n0; i < len(cands); i++ {
-			cands[i].dir = d
+			cands[i].dir, cands[i].ld = d, ld
 		}
 		added := cands[n0:]
 		sort.Slice(added, func(i, j int) bool { return added[i].name < added[j].name })
@@ -174,15 +184,20 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		mu.Unlock()
 		return p.Worktree
 	}
-	// First every session's stamps against its entry (two stat calls each,
-	// spread evenly over the cores), then the sessions that changed read whole
-	// (uneven work, handed out one at a time).
+	// First every session that has an entry checked against it (two stat
+	// calls each, spread evenly over the cores), then the sessions that changed
+	// or have none read whole (uneven work, handed out one at a time), their
+	// stamps taken as they are read (legacyMessages).
 	recs := make([]record, len(cands))
 	ok := make([]bool, len(cands))
-	stamps := make([][2]index.Stamp, len(cands)) // session file, message directory
 	stale := make([]bool, len(cands))
 	if !discover.Spread(ctx, len(cands), func(i int) {
 		c := cands[i]
+		e, have := ix.Get(c.path)
+		if !have || e.Payload == nil {
+			stale[i] = true // read whole: its stamps are taken as it is read
+			return
+		}
 		stamp, regular, err := c.dir.Stat(c.name)
 		if err != nil || !regular {
 			return
@@ -191,9 +206,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		if msgRoot != nil {
 			msgs, _, _ = msgRoot.Stat(c.name[:len(c.name)-len(".json")]) // zero when the session has no messages
 		}
-		stamps[i] = [2]index.Stamp{stamp, msgs}
-		if e, have := ix.Get(c.path); have && e.Payload != nil && e.Plan(stamp) == index.Fresh &&
-			e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
+		if e.Plan(stamp) == index.Fresh && e.Payload.Msgs == msgs && unchanged(storage, e.Payload.Watch) {
 			recs[i], ok[i] = e.Payload.Rec, true
 			return
 		}
@@ -201,6 +214,9 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	}) {
 		return nil, ctx.Err()
 	}
+	roots := lroots{storage: storage, msg: rootDir(filepath.Join(storage, "message")), part: rootDir(filepath.Join(storage, "part"))}
+	defer roots.msg.close()
+	defer roots.part.close()
 	var todo []int
 	for i, s := range stale {
 		if s {
@@ -211,7 +227,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	budget := budgetOf(ctx)
 	var late sync.Mutex
 	var summarised, skipped []string
-	if !discover.Parallel(ctx, len(todo), func(k int) {
+	if !discover.ParallelWith(ctx, len(todo), func(k int, r *lreader) {
 		i := todo[k]
 		c := cands[i]
 		id := strings.TrimSuffix(c.name, ".json")
@@ -222,7 +238,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			return
 		}
 		full := !budget.Over()
-		ent, valid := readLegacySession(storage, c.path, id, full)
+		ent, stamp, valid := readLegacySession(r, roots, c.ld, c.name, id, full)
 		if !valid {
 			return
 		}
@@ -233,8 +249,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			late.Unlock()
 			return
 		}
-		stamp, msgs := stamps[i][0], stamps[i][1]
-		ent.Msgs = msgs
+		msgs := ent.Msgs
 		partial := racy(stamp, now) || racy(msgs, now) || racy(index.Stamp{MtimeNs: ent.newest}, now)
 		for _, w := range ent.Watch {
 			partial = partial || racy(w.Stamp, now)
@@ -286,30 +301,49 @@ func stampOf(path string) index.Stamp {
 	return s
 }
 
-// readLegacySession reads a session file and its message files into an index
-// entry (without Msgs). valid is false for a file that is not a session
-// OpenCode wrote: unparsable, its id not its name, or missing the fields every
-// session has.
+// lroots are the legacy tree and its message and part folders, open for a
+// listing: a session's folders are opened relative to them.
+type lroots struct {
+	storage   string
+	msg, part ldir
+}
+
+// subDir opens the folder name of root, and returns the stamp it has before it
+// is listed: that of what a stat finds there when it is no folder (zero:
+// nothing).
+func subDir(root ldir, name string) (ldir, index.Stamp, bool) {
+	d, err := openDirAt(root, name)
+	if err != nil {
+		return d, stampOf(filepath.Join(root.path(), name)), false
+	}
+	return d, d.stamp(), true
+}
+
+// readLegacySession reads a session file (name in dir) and its message files into an index
+// entry, with r's buffers, and returns the session file's stamp. valid is
+// false for a file that is not a session OpenCode wrote: unparsable, its id
+// not its name, or missing the fields every session has.
 //
 // full false summarises the session from the ends of its message listing:
 // every field a full read fills but the token and cost totals.
-func readLegacySession(storage, path, id string, full bool) (*legacyEntry, bool) {
+func readLegacySession(r *lreader, roots lroots, dir ldir, name, id string, full bool) (ent *legacyEntry, stamp index.Stamp, valid bool) {
 	var ls legacySession
-	if !readJSON(path, &ls) || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
-		return nil, false
+	b, fid, err := r.readName(dir, name)
+	if err != nil || json.Unmarshal(b, &ls) != nil || ls.ID != id || ls.Time.Created == 0 || ls.Directory == "" || ls.ProjectID == "" {
+		return nil, index.Stamp{}, false
 	}
-	ent := &legacyEntry{Rec: record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
+	ent = &legacyEntry{Rec: record{ID: ls.ID, Dir: ls.Directory, Title: ls.Title, Version: ls.Version, ParentID: ls.ParentID,
 		ProjectID: ls.ProjectID, Slug: ls.Slug, Created: ls.Time.Created, Updated: ls.Time.Updated,
 		Archived: ls.Time.Archived}}
 	if ent.Rec.Updated == 0 {
 		ent.Rec.Updated = ent.Rec.Created
 	}
 	if full {
-		legacyMessages(storage, ent)
+		legacyMessages(r, roots, ent)
 	} else {
-		legacyEnds(storage, &ent.Rec)
+		legacyEnds(r, roots, &ent.Rec)
 	}
-	return ent, true
+	return ent, index.Stamp(fid), true
 }
 
 // legacyMessages reads every message file of the session once, in name (=
@@ -317,75 +351,92 @@ func readLegacySession(storage, path, id string, full bool) (*legacyEntry, bool)
 // totals, the latest message (the turn state), the latest prompt's time, the
 // model, and the first prompt from the first user message's parts. It lists in
 // ent.Watch the files OpenCode may still rewrite in place (legacyEntry).
-func legacyMessages(storage string, ent *legacyEntry) {
-	r := &ent.Rec
-	rel := filepath.Join("message", r.ID)
-	dir := filepath.Join(storage, rel)
-	names := jsonNames(dir)
-	created := make(map[string]int64, len(names)) // by file stem: an assistant's parentID names its prompt
+func legacyMessages(r *lreader, roots lroots, ent *legacyEntry) {
+	rec := &ent.Rec
+	rel := filepath.Join("message", rec.ID)
+	d, msgs, ok := subDir(roots.msg, rec.ID)
+	ent.Msgs = msgs // zero when the session has no messages
+	if !ok {
+		return
+	}
+	defer d.close()
+	n := r.list(d)
+	// created is each parsed file's time.created by its index in the listing:
+	// an assistant's parentID names its prompt by file stem.
+	created := make([]int64, n)
+	parsed := make([]bool, n)
 	var last msgData
 	haveLast := false
 	firstUser := ""
-	for i, n := range names {
-		b, id, err := agentfs.ReadFileID(filepath.Join(dir, n))
+	for i := range n {
+		b, id, err := r.read(d, i)
 		if err != nil {
 			continue // vanished since the listing: the directory's stamp changed
 		}
 		ent.newest = max(ent.newest, id.MtimeNs)
-		var m msgData
-		if json.Unmarshal(b, &m) != nil {
-			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
+		m := &r.msg
+		if !decodeMsg(b, m, r.intern) {
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, string(r.name(i))), Stamp: index.Stamp(id)})
 			continue
 		}
-		stem := strings.TrimSuffix(n, ".json")
+		stem := r.name(i)[:len(r.name(i))-len(".json")]
 		if m.ID == "" {
-			m.ID = stem
+			m.ID = string(stem)
 		}
-		created[stem] = m.Time.Created
+		created[i], parsed[i] = m.Time.Created, true
 		if m.Role == "assistant" && m.Time.Completed == 0 {
-			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, n), Stamp: index.Stamp(id)})
+			ent.Watch = append(ent.Watch, watched{Rel: filepath.Join(rel, string(r.name(i))), Stamp: index.Stamp(id)})
 		}
-		addUsage(r, &m)
+		addUsage(rec, m)
 		if m.Role == "user" || m.Role == "assistant" {
-			last, haveLast = m, true
+			last, haveLast = *m, true
 		}
 		if firstUser == "" && i < scanLimit && m.Role == "user" {
 			firstUser = m.ID
 		}
 	}
 	if haveLast {
-		r.Last = last.last()
-		r.Model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
+		rec.Last = last.last()
+		rec.Model = modelRef{Provider: rec.Last.Provider, ID: rec.Last.ModelID}
 		switch {
 		case last.Role == "user":
-			r.LastUserAt = last.Time.Created
+			rec.LastUserAt = last.Time.Created
 		case last.ParentID != "":
-			r.LastUserAt = created[last.ParentID]
+			parent := last.ParentID + ".json"
+			for i := range n {
+				if parsed[i] && string(r.name(i)) == parent {
+					rec.LastUserAt = created[i]
+					break
+				}
+			}
 		}
 	}
 	if firstUser == "" {
 		return
 	}
-	if pstamp, found := firstPrompt(storage, firstUser, r); !found {
+	if pstamp, found := firstPrompt(r, roots, firstUser, rec); !found {
 		// No prompt yet: its part may still be written.
 		ent.Watch = append(ent.Watch, watched{Rel: filepath.Join("part", firstUser), Stamp: pstamp})
 	}
 }
 
-// firstPrompt sets r.Prompt from the first text part of message msg that
+// firstPrompt sets rec.Prompt from the first text part of message msg that
 // OpenCode did not inject, and returns the stamp its part directory had before
 // it was listed (zero: none).
-func firstPrompt(storage, msg string, r *record) (index.Stamp, bool) {
-	pdir := filepath.Join(storage, "part", msg)
-	pstamp := stampOf(pdir)
-	for _, pn := range jsonNames(pdir) {
+func firstPrompt(r *lreader, roots lroots, msg string, rec *record) (index.Stamp, bool) {
+	d, pstamp, ok := subDir(roots.part, msg)
+	if !ok {
+		return pstamp, false
+	}
+	defer d.close()
+	for i, n := 0, r.list(d); i < n; i++ {
 		var p partData
-		if readJSON(filepath.Join(pdir, pn), &p) && p.Type == "text" && !p.Synthetic {
+		if b, _, err := r.read(d, i); err == nil && json.Unmarshal(b, &p) == nil && p.Type == "text" && !p.Synthetic {
 			t := p.Text
 			if len([]rune(t)) > promptMax {
 				t = string([]rune(t)[:promptMax])
 			}
-			r.Prompt = &t
+			rec.Prompt = &t
 			return pstamp, true
 		}
 	}
@@ -396,8 +447,8 @@ func firstPrompt(storage, msg string, r *record) (index.Stamp, bool) {
 // time: it reads the latest message that parses (from the end of the sorted
 // listing), its prompt's time, and the first prompt (from the start). Only a
 // session ending in more than scanLimit files that do not parse differs.
-func legacyEnds(storage string, r *record) {
-	dir := filepath.Join(storage, "message", r.ID)
+func legacyEnds(lr *lreader, roots lroots, r *record) {
+	dir := filepath.Join(roots.storage, "message", r.ID)
 	names := jsonNames(dir)
 	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
 		var m msgData
@@ -429,7 +480,7 @@ func legacyEnds(storage string, r *record) {
 		if id == "" {
 			id = strings.TrimSuffix(names[i], ".json")
 		}
-		firstPrompt(storage, id, r)
+		firstPrompt(lr, roots, id, r)
 		break
 	}
 }

@@ -295,7 +295,16 @@ func TestLegacyEntryCodec(t *testing.T) {
 // it, names them in a warning and indexes none of them; past the give-up point
 // it leaves the rest out, saying so. The next listing with time reads them all.
 func TestLegacyOutOfTime(t *testing.T) {
-	home, _ := legacyHome(t, 12)
+	home, storage := legacyHome(t, 12)
+	// A folder named like a session file is none: never counted among the
+	// sessions left out.
+	projects, _ := filepath.Glob(filepath.Join(storage, "session", "*"))
+	if len(projects) == 0 {
+		t.Fatal("no project folder")
+	}
+	if err := os.Mkdir(filepath.Join(projects[0], "ses_ffffffffffffFolderNotASess.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	full := discoverAll(t, newEnv(home, nil, noProcs()))
 	defer func(f func(context.Context) discover.Budget) { budgetOf = f }(budgetOf)
 	past := time.Now().Add(-time.Second)
