@@ -70,33 +70,37 @@ func binaryCodecOf[T any]() *binaryCodec[T] {
 // Entries never decoded are written back as they were read; damaged ones are
 // dropped.
 func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCodec[T]) ([]byte, error) {
-	paths := make([]string, 0, len(entries))
+	type keyed struct {
+		bucket uint64
+		path   string
+	}
+	keys := make([]keyed, 0, len(entries))
 	size := len(binaryMagic) + len(header) + 16
+	k := bucketCount(len(entries))
 	for p, s := range entries {
 		if s.lazy != nil {
 			size += len(s.lazy.raw)
 		}
-		paths = append(paths, p)
+		keys = append(keys, keyed{bucketOf(p, k), p}) // hashed once, not per comparison
 		size += len(p) + 48
 	}
-	k := bucketCount(len(paths))
-	sort.Slice(paths, func(i, j int) bool {
-		bi, bj := bucketOf(paths[i], k), bucketOf(paths[j], k)
-		if bi != bj {
-			return bi < bj
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].bucket != keys[j].bucket {
+			return keys[i].bucket < keys[j].bucket
 		}
-		return paths[i] < paths[j]
+		return keys[i].path < keys[j].path
 	})
 	type out struct {
 		path    string
+		bucket  uint64
 		raw     []byte
 		present bool
 		s       *slot[T]
 	}
-	list := make([]out, 0, len(paths))
-	for _, p := range paths {
-		s := entries[p]
-		o := out{path: p, s: s}
+	list := make([]out, 0, len(keys))
+	for _, kp := range keys {
+		s := entries[kp.path]
+		o := out{path: kp.path, bucket: kp.bucket, s: s}
 		if l := s.lazy; l != nil {
 			// Read from the file and not replaced since: write it back as it was,
 			// unless it turned out damaged.
@@ -124,7 +128,7 @@ func encodeBinary[T any](header string, entries map[string]*slot[T], c *binaryCo
 	starts := make([]uint64, k+1)
 	next := uint64(0) // the next bucket whose start is not set yet
 	for _, o := range list {
-		for b := bucketOf(o.path, k); next <= b; next++ {
+		for b := o.bucket; next <= b; next++ {
 			starts[next] = uint64(len(e.Buf))
 		}
 		// Field by field: a lazy payload may be being decoded concurrently.

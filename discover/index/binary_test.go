@@ -2,6 +2,7 @@ package index
 
 import (
 	"errors"
+	"hash/fnv"
 	"os"
 	"strconv"
 	"strings"
@@ -204,6 +205,18 @@ func BenchmarkLoadBinary10k(b *testing.B) {
 		ix := Load[*binPayload](dir, "bin", 1)
 		if _, ok := ix.Get("/home/u/.claude/projects/-home-u-project-7/100000007-aaaa-bbbb-cccc-dddddddddddd.jsonl"); !ok || ix.Len() != 10000 {
 			b.Fatal("entry missing")
+		}
+	}
+}
+
+// TestPathHashIsFNV1a: the bucket of a path is part of the file format (a
+// point lookup reads one bucket), so the inline hash must stay FNV-1a exactly.
+func TestPathHashIsFNV1a(t *testing.T) {
+	for _, p := range []string{"", "a", "/home/dev/.claude/projects/-home-dev/0d5c4a52.jsonl", "ü\x00\xff"} {
+		h := fnv.New64a()
+		h.Write([]byte(p))
+		if got, want := pathHash(p), h.Sum64(); got != want {
+			t.Errorf("pathHash(%q) = %#x, want %#x", p, got, want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"hash/fnv"
 	"io/fs"
 	"math/bits"
 	"os"
@@ -41,10 +40,15 @@ func bucketCount(n int) uint64 {
 	return 1 << bits.Len(uint(n/2-1)) // ≥ n/2, a power of two
 }
 
+// pathHash is 64-bit FNV-1a (hash/fnv's New64a), inline: a save hashes every
+// path, and the hash.Hash64 interface cost an allocation and a copy each time.
 func pathHash(p string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(p))
-	return h.Sum64()
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(p); i++ {
+		h ^= uint64(p[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 func bucketOf(p string, k uint64) uint64 { return pathHash(p) & (k - 1) }
