@@ -206,6 +206,26 @@ func keep(v, old string) string {
 	if v == old {
 		return old
 	}
+	switch v { // the values that alternate from message to message
+	case "":
+		return ""
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "toolResult":
+		return "toolResult"
+	case "stop":
+		return "stop"
+	case "toolUse":
+		return "toolUse"
+	case "length":
+		return "length"
+	case "error":
+		return "error"
+	case "aborted":
+		return "aborted"
+	}
 	return strings.Clone(v)
 }
 
