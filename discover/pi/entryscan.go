@@ -1,6 +1,7 @@
 package pi
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"strconv"
@@ -48,55 +49,63 @@ func (s *strictScanner) str(i int) (int, bool) {
 	i++
 	special := false
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character (strings are most of a line's bytes).
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q, e := x^(ones*'"'), x^(ones*'\\')
-			if ((q-ones)&^q|(e-ones)&^e|(x-ones*0x20)&^x)&highs != 0 {
+		// Strings are most of a line's bytes: find the closing quote
+		// candidate with IndexByte (vectorised), then check the bytes before
+		// it eight at a time for a backslash, a control character or a
+		// non-ASCII byte; only where one is found is it walked byte by byte.
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1, false
+		}
+		q += i
+		for i < q {
+			for i+8 <= q {
+				x := binary.LittleEndian.Uint64(b[i:])
+				e := x ^ (ones * '\\')
+				if ((e-ones)&^e|(x-ones*0x20)|x)&highs != 0 {
+					break
+				}
+				i += 8
+			}
+			if i >= q {
 				break
 			}
-			if x&highs != 0 {
+			c := b[i]
+			switch {
+			case c == '\\':
 				special = true
-			}
-			i += 8
-		}
-		if i >= len(b) {
-			return -1, false
-		}
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, special
-		case c == '\\':
-			special = true
-			if i+1 >= len(b) {
-				return -1, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
+				if i+1 >= len(b) {
 					return -1, false
 				}
-				for _, h := range b[i+2 : i+6] {
-					if !isHexDigit(h) {
+				switch b[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+				case 'u':
+					if i+6 > len(b) {
 						return -1, false
 					}
+					for _, h := range b[i+2 : i+6] {
+						if !isHexDigit(h) {
+							return -1, false
+						}
+					}
+					i += 6
+				default:
+					return -1, false
 				}
-				i += 6
-			default:
+			case c < 0x20:
 				return -1, false
+			default:
+				if c >= 0x80 {
+					special = true
+				}
+				i++
 			}
-		case c < 0x20:
-			return -1, false
-		default:
-			if c >= 0x80 {
-				special = true
-			}
-			i++
 		}
+		if i == q {
+			return q + 1, special
+		}
+		// An escape ran past q: that quote was escaped; look for the next.
 	}
 }
 
