@@ -3,6 +3,7 @@ package claude
 import (
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -93,7 +94,14 @@ func parseRecord(line []byte, r *record) error {
 // tsMillis parses a record timestamp (ISO-8601 UTC with milliseconds); 0 when
 // absent or malformed.
 func tsMillis(v []byte) int64 {
-	s := str(v)
+	var s string
+	if isString(v) && plainASCII(v[1:len(v)-1]) {
+		// What str(v) would return, without a copy: time.Parse keeps
+		// nothing of it.
+		s = unsafe.String(unsafe.SliceData(v[1:]), len(v)-2)
+	} else {
+		s = str(v)
+	}
 	if s == "" {
 		return 0
 	}
@@ -102,6 +110,17 @@ func tsMillis(v []byte) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// plainASCII reports whether b is printable-range ASCII without a backslash:
+// a JSON string's inside that decodes to itself.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // message is the part of a user or assistant `message` field agentctl reads.
