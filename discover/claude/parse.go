@@ -205,7 +205,7 @@ func (a *aggregate) consume(line []byte, off int64) {
 }
 
 func (a *aggregate) user(r *record, ts, off int64) {
-	m := parseMessage(r.Message)
+	m := r.message()
 	c := parseUserContent(m.Content, 4*promptMax)
 	switch {
 	case r.Sidechain:
@@ -240,7 +240,7 @@ func (a *aggregate) user(r *record, ts, off int64) {
 
 func (a *aggregate) assistant(r *record, ts, off int64) {
 	a.AssistantLines++
-	m := parseMessage(r.Message)
+	m := r.message()
 	model := a.Model // most lines repeat it: no new string for those
 	if !strEq(m.Model, model) {
 		model = str(m.Model)

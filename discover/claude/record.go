@@ -34,11 +34,24 @@ type record struct {
 	Sidechain       bool
 	Meta            bool // isMeta, isCompactSummary or isVisibleInTranscriptOnly
 	APIError        bool // isApiErrorMessage
+	// msg is parseMessage(Message) when msgOK: the walk that found
+	// Message's end read its fields on the way (the message is most of a
+	// line's bytes, and was walked twice).
+	msg   message
+	msgOK bool
+}
+
+// message returns parseMessage(r.Message).
+func (r *record) message() message {
+	if r.msgOK {
+		return r.msg
+	}
+	return parseMessage(r.Message)
 }
 
 func parseRecord(line []byte, r *record) error {
 	*r = record{}
-	return eachField(line, func(k, v []byte) bool {
+	return eachFieldMsg(line, &r.msg, &r.msgOK, func(k, v []byte) bool {
 		switch string(k) {
 		case "type":
 			r.Type = v
@@ -135,21 +148,26 @@ func parseMessage(b []byte) (m message) {
 		return m
 	}
 	_ = eachField(b, func(k, v []byte) bool {
-		switch string(k) {
-		case "id":
-			m.ID = v
-		case "model":
-			m.Model = v
-		case "stop_reason":
-			m.StopReason = v
-		case "content":
-			m.Content = v
-		case "usage":
-			m.tokenCounts = v
-		}
+		m.set(k, v)
 		return true
 	})
 	return m
+}
+
+// set takes the member k: v of a message object.
+func (m *message) set(k, v []byte) {
+	switch string(k) {
+	case "id":
+		m.ID = v
+	case "model":
+		m.Model = v
+	case "stop_reason":
+		m.StopReason = v
+	case "content":
+		m.Content = v
+	case "usage":
+		m.tokenCounts = v
+	}
 }
 
 // tokenCounts is one API response's token counts; cache writes are split by TTL
