@@ -46,7 +46,7 @@ func readKeyed(path string) (*keyedUsage, error) {
 		if parseRecord(line, &r) != nil || !strEq(r.Type, "assistant") || r.APIError {
 			return nil
 		}
-		m := parseMessage(r.Message)
+		m := r.message()
 		model := str(m.Model)
 		if model == "<synthetic>" || len(m.ID) <= 2 || len(r.RequestID) <= 2 {
 			return nil

@@ -148,6 +148,120 @@ func eachField(b []byte, fn func(key, val []byte) bool) error {
 	}
 }
 
+// eachFieldMsg is eachField that also fills *m, *ok as parseMessage and
+// "it did" would for the value of a top-level "message" key (the last one),
+// reading its fields on the walk that finds its end. Where that walk cannot
+// tell the end exactly as skipValue does, it leaves *ok false and the value is
+// skipped as by eachField.
+func eachFieldMsg(b []byte, m *message, ok *bool, fn func(key, val []byte) bool) error {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errSyntax
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return errSyntax
+		}
+		end, err := skipString(b, i)
+		if err != nil {
+			return err
+		}
+		key := b[i+1 : end-1]
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return errSyntax
+		}
+		vs := skipWS(b, i+1)
+		ve := -1
+		if string(key) == "message" {
+			*m, *ok = message{}, false
+			if vs < len(b) && b[vs] == '{' {
+				if ve = walkMessage(b, vs, m); ve >= 0 {
+					*ok = true
+				} else {
+					*m = message{}
+				}
+			}
+		}
+		if ve < 0 {
+			if ve, err = skipValue(b, vs); err != nil {
+				return err
+			}
+		}
+		if !fn(key, b[vs:ve]) {
+			return nil
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return errSyntax
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// walkMessage walks the object at b[i] == '{' member by member, as eachField
+// does, into m, and returns the index past it: where skipValue(b, i) ends, for
+// it counts brackets outside strings and every byte this walk passes is a
+// string, a value skipValue skips, or punctuation. A walk that fails, or a
+// bare value holding a quote or an opening bracket (which skipValue's count
+// would see and eachField's does not), returns -1.
+func walkMessage(b []byte, i int, m *message) int {
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		end, err := skipString(b, i)
+		if err != nil {
+			return -1
+		}
+		key := b[i+1 : end-1]
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		vs := skipWS(b, i+1)
+		ve, err := skipValue(b, vs)
+		if err != nil {
+			return -1
+		}
+		switch b[vs] {
+		case '"', '{', '[':
+		default:
+			if bytes.ContainsAny(b[vs:ve], `"{[`) {
+				return -1
+			}
+		}
+		m.set(key, b[vs:ve])
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
 // eachElem calls fn with every raw element of the array b; a non-array is an
 // error.
 func eachElem(b []byte, fn func(val []byte) bool) error {

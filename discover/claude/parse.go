@@ -205,7 +205,7 @@ func (a *aggregate) consume(line []byte, off int64) {
 }
 
 func (a *aggregate) user(r *record, ts, off int64) {
-	m := parseMessage(r.Message)
+	m := r.message()
 	c := parseUserContent(m.Content, 4*promptMax)
 	switch {
 	case r.Sidechain:
@@ -240,8 +240,11 @@ func (a *aggregate) user(r *record, ts, off int64) {
 
 func (a *aggregate) assistant(r *record, ts, off int64) {
 	a.AssistantLines++
-	m := parseMessage(r.Message)
-	model := str(m.Model)
+	m := r.message()
+	model := a.Model // most lines repeat it: no new string for those
+	if !strEq(m.Model, model) {
+		model = str(m.Model)
+	}
 	if model == "<synthetic>" || r.APIError {
 		if !r.Sidechain {
 			a.setLast(turnTail{Kind: tailAPIError, TS: ts, Off: off, Text: cut(assistantText(m.Content), 500)})
@@ -257,7 +260,7 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 	if r.Sidechain {
 		return
 	}
-	stop := str(m.StopReason)
+	stop := stopReason(m.StopReason)
 	kind := tailOpen
 	switch {
 	case stop == "tool_use" || hasToolUse(m.Content):
@@ -266,6 +269,16 @@ func (a *aggregate) assistant(r *record, ts, off int64) {
 		kind = tailEnd
 	}
 	a.setLast(turnTail{Kind: kind, TS: ts, Off: off, StopReason: stop})
+}
+
+// stopReason is str(v) without a new string for the values the API sends.
+func stopReason(v []byte) string {
+	for _, c := range [...]string{"end_turn", "tool_use", "max_tokens", "stop_sequence"} {
+		if strEq(v, c) {
+			return c
+		}
+	}
+	return str(v)
 }
 
 // addUsage applies the last-line-per-group rule (docs/agents/claude-code.md §3.1).

@@ -3,6 +3,7 @@ package claude
 import (
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -33,11 +34,24 @@ type record struct {
 	Sidechain       bool
 	Meta            bool // isMeta, isCompactSummary or isVisibleInTranscriptOnly
 	APIError        bool // isApiErrorMessage
+	// msg is parseMessage(Message) when msgOK: the walk that found
+	// Message's end read its fields on the way (the message is most of a
+	// line's bytes, and was walked twice).
+	msg   message
+	msgOK bool
+}
+
+// message returns parseMessage(r.Message).
+func (r *record) message() message {
+	if r.msgOK {
+		return r.msg
+	}
+	return parseMessage(r.Message)
 }
 
 func parseRecord(line []byte, r *record) error {
 	*r = record{}
-	return eachField(line, func(k, v []byte) bool {
+	return eachFieldMsg(line, &r.msg, &r.msgOK, func(k, v []byte) bool {
 		switch string(k) {
 		case "type":
 			r.Type = v
@@ -93,7 +107,14 @@ func parseRecord(line []byte, r *record) error {
 // tsMillis parses a record timestamp (ISO-8601 UTC with milliseconds); 0 when
 // absent or malformed.
 func tsMillis(v []byte) int64 {
-	s := str(v)
+	var s string
+	if isString(v) && plainASCII(v[1:len(v)-1]) {
+		// What str(v) would return, without a copy: time.Parse keeps
+		// nothing of it.
+		s = unsafe.String(unsafe.SliceData(v[1:]), len(v)-2)
+	} else {
+		s = str(v)
+	}
 	if s == "" {
 		return 0
 	}
@@ -102,6 +123,17 @@ func tsMillis(v []byte) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// plainASCII reports whether b is printable-range ASCII without a backslash:
+// a JSON string's inside that decodes to itself.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // message is the part of a user or assistant `message` field agentctl reads.
@@ -116,21 +148,26 @@ func parseMessage(b []byte) (m message) {
 		return m
 	}
 	_ = eachField(b, func(k, v []byte) bool {
-		switch string(k) {
-		case "id":
-			m.ID = v
-		case "model":
-			m.Model = v
-		case "stop_reason":
-			m.StopReason = v
-		case "content":
-			m.Content = v
-		case "usage":
-			m.tokenCounts = v
-		}
+		m.set(k, v)
 		return true
 	})
 	return m
+}
+
+// set takes the member k: v of a message object.
+func (m *message) set(k, v []byte) {
+	switch string(k) {
+	case "id":
+		m.ID = v
+	case "model":
+		m.Model = v
+	case "stop_reason":
+		m.StopReason = v
+	case "content":
+		m.Content = v
+	case "usage":
+		m.tokenCounts = v
+	}
 }
 
 // tokenCounts is one API response's token counts; cache writes are split by TTL

@@ -1,7 +1,9 @@
 package pi
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -61,5 +63,39 @@ func TestSynthHome(t *testing.T) {
 	}
 	if count["pi-rust"] != 10 || count["pi"] != 190 || count[discover.StatusFailed] == 0 || count[discover.StatusStopped] == 0 {
 		t.Errorf("counts %v", count)
+	}
+}
+
+// BenchmarkScanEntry: the line scanner alone over a synthetic home's lines
+// (after the headers), as a cold listing runs it.
+func BenchmarkScanEntry(b *testing.B) {
+	home := synthHome(b, 200)
+	var lines [][]byte
+	n := 0
+	_ = filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".jsonl" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, l := range bytes.Split(data, []byte("\n")) {
+			if i > 0 && len(l) > 0 {
+				lines = append(lines, l)
+				n += len(l)
+			}
+		}
+		return nil
+	})
+	b.SetBytes(int64(n))
+	b.ResetTimer()
+	for b.Loop() {
+		for _, l := range lines {
+			var e sumEntry
+			if !scanEntry(l, &e) {
+				b.Fatalf("not answered: %s", l)
+			}
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package pi
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"strconv"
+	"unsafe"
 )
 
 // A cold listing decodes every line of every session file into a sumEntry;
@@ -47,55 +49,63 @@ func (s *strictScanner) str(i int) (int, bool) {
 	i++
 	special := false
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character (strings are most of a line's bytes).
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q, e := x^(ones*'"'), x^(ones*'\\')
-			if ((q-ones)&^q|(e-ones)&^e|(x-ones*0x20)&^x)&highs != 0 {
+		// Strings are most of a line's bytes: find the closing quote
+		// candidate with IndexByte (vectorised), then check the bytes before
+		// it eight at a time for a backslash, a control character or a
+		// non-ASCII byte; only where one is found is it walked byte by byte.
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1, false
+		}
+		q += i
+		for i < q {
+			for i+8 <= q {
+				x := binary.LittleEndian.Uint64(b[i:])
+				e := x ^ (ones * '\\')
+				if ((e-ones)&^e|(x-ones*0x20)|x)&highs != 0 {
+					break
+				}
+				i += 8
+			}
+			if i >= q {
 				break
 			}
-			if x&highs != 0 {
+			c := b[i]
+			switch {
+			case c == '\\':
 				special = true
-			}
-			i += 8
-		}
-		if i >= len(b) {
-			return -1, false
-		}
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, special
-		case c == '\\':
-			special = true
-			if i+1 >= len(b) {
-				return -1, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
+				if i+1 >= len(b) {
 					return -1, false
 				}
-				for _, h := range b[i+2 : i+6] {
-					if !isHexDigit(h) {
+				switch b[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i += 2
+				case 'u':
+					if i+6 > len(b) {
 						return -1, false
 					}
+					for _, h := range b[i+2 : i+6] {
+						if !isHexDigit(h) {
+							return -1, false
+						}
+					}
+					i += 6
+				default:
+					return -1, false
 				}
-				i += 6
-			default:
+			case c < 0x20:
 				return -1, false
+			default:
+				if c >= 0x80 {
+					special = true
+				}
+				i++
 			}
-		case c < 0x20:
-			return -1, false
-		default:
-			if c >= 0x80 {
-				special = true
-			}
-			i++
 		}
+		if i == q {
+			return q + 1, special
+		}
+		// An escape ran past q: that quote was escaped; look for the next.
 	}
 }
 
@@ -362,7 +372,9 @@ func scalar(s *strictScanner, v0 int) (f field, ok bool) {
 }
 
 // strVal decodes a string field: a string, or null (leaves *dst). False for
-// anything json.Unmarshal would treat otherwise.
+// anything json.Unmarshal would treat otherwise. A string without escapes is
+// not copied: it aliases the line, which the caller reuses for the next one,
+// so what outlives the line is copied there (summary.feed).
 func strVal(f field, dst *string) bool {
 	switch {
 	case f.v[0] == 'n':
@@ -370,10 +382,25 @@ func strVal(f field, dst *string) bool {
 	case f.v[0] != '"':
 		return false
 	case f.special:
-		return json.Unmarshal(f.v, dst) == nil
+		v, ok := unquote(f.v)
+		if ok {
+			*dst = v
+		}
+		return ok
+	case len(f.v) == 2:
+		*dst = ""
+	default:
+		*dst = unsafe.String(&f.v[1], len(f.v)-2)
 	}
-	*dst = string(f.v[1 : len(f.v)-1])
 	return true
+}
+
+// unquote is json.Unmarshal of a string literal (its own variable, so that
+// strVal's destination does not escape).
+func unquote(v []byte) (string, bool) {
+	p := new(string)
+	err := json.Unmarshal(v, p)
+	return *p, err == nil
 }
 
 // intVal decodes an int64 field: an integer literal in range, or null.
@@ -397,9 +424,42 @@ func intVal(s *strictScanner, f field, dst *int64) bool {
 
 // scanEntry fills e from line as json.Unmarshal(line, &e) would, for a zero
 // e, and reports whether it could (false: e is unspecified, decode the line
-// with encoding/json).
+// with encoding/json). Its strings alias line (see strVal).
 func scanEntry(line []byte, e *sumEntry) bool {
+	m, u, name := &sumMessage{}, &usage{}, new(string)
+	var b entryBuf
+	ok := scanEntryInto(line, e, &b, m, u, name)
+	if b.hasName {
+		e.Name = name
+	}
+	if b.hasMessage {
+		e.Message = m
+		if b.hasUsage {
+			m.Usage = u
+		}
+	}
+	return ok
+}
+
+// entryBuf is what scanEntryInto found besides e's plain fields: whether it
+// filled the message, usage and name it was given storage for (the caller's,
+// so that a line allocates nothing: the caller points e at them), and what it
+// learnt of message.content on the way.
+type entryBuf struct {
+	hasMessage, hasUsage, hasName bool
+	// content is message.content's value (nil: no such key) when
+	// contentKnown: the message held at most one key that encoding/json
+	// matches to "content" (any case), spelled exactly so. That is the
+	// RawMessage json.Unmarshal gives firstPrompt for the same line.
+	content      []byte
+	contentKnown bool
+}
+
+// scanEntryInto is scanEntry but for e's pointers: the message, its usage and
+// the name go to m, u and name, and b says which were there.
+func scanEntryInto(line []byte, e *sumEntry, b *entryBuf, m *sumMessage, u *usage, name *string) bool {
 	s := &strictScanner{b: line}
+	contentSeen, contentOK := false, true
 	var seen [7]bool
 	var msgSeen [7]bool
 	var useSeen [5]bool
@@ -439,6 +499,16 @@ func scanEntry(line []byte, e *sumEntry) bool {
 	}
 	messageOf := func(v0 int, m *sumMessage) int {
 		return s.object(v0, 1, func(key []byte, plain bool, w0 int) int {
+			if plain && len(key) == len("content") && equalFoldASCII(key, "content") {
+				end := s.value(w0, 1)
+				if string(key) != "content" || contentSeen {
+					contentOK = false
+				} else if end >= 0 {
+					b.content = s.b[w0:end]
+				}
+				contentSeen = true
+				return end
+			}
 			return member(s, key, plain, w0, messageFields, msgSeen[:], func(k, w0 int) int {
 				switch k {
 				case 0:
@@ -451,8 +521,8 @@ func scanEntry(line []byte, e *sumEntry) bool {
 					if s.lit(w0, "null") > 0 {
 						return w0 + 4
 					}
-					m.Usage = &usage{}
-					return usageOf(w0, m.Usage)
+					b.hasUsage = true
+					return usageOf(w0, u)
 				case 4:
 					return str(w0, &m.StopReason)
 				case 5:
@@ -483,18 +553,17 @@ func scanEntry(line []byte, e *sumEntry) bool {
 				if s.lit(v0, "null") > 0 {
 					return v0 + 4
 				}
-				var name string
-				end := str(v0, &name)
-				e.Name = &name
-				return end
+				b.hasName = true
+				return str(v0, name)
 			}
 			if s.lit(v0, "null") > 0 {
 				return v0 + 4
 			}
-			e.Message = &sumMessage{}
-			return messageOf(v0, e.Message)
+			b.hasMessage = true
+			return messageOf(v0, m)
 		})
 	})
+	b.contentKnown = contentOK
 	return end >= 0 && s.ws(end) == len(line)
 }
 

@@ -27,7 +27,44 @@ func checkScanEntry(t *testing.T, line []byte) (answered bool) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("scanEntry(%q) (-json.Unmarshal +scanEntry):\n%s", line, diff)
 	}
+	// Where it says it knows message.content, the first prompt taken from it
+	// is firstPrompt's (which decodes the line with encoding/json).
+	var b entryBuf
+	var e sumEntry
+	scanEntryInto(line, &e, &b, &sumMessage{}, &usage{}, new(string))
+	if b.contentKnown && b.hasMessage {
+		if got, want := contentText(b.content, false), firstPrompt(line); got != want {
+			t.Fatalf("prompt of %q from message.content %q = %q, firstPrompt says %q", line, b.content, got, want)
+		}
+	}
 	return true
+}
+
+// TestScanEntryContent: message.content is taken from the scan only where it
+// is the value encoding/json would pick.
+func TestScanEntryContent(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		known bool
+	}{
+		{`{"message":{"role":"user","content":"hi"}}`, true},
+		{`{"message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}`, true},
+		{`{"message":{"role":"user"}}`, true},
+		{`{"message":{"role":"user","content":"a","content":"b"}}`, false}, // the last one wins there
+		{`{"message":{"role":"user","content":"a","Content":"b"}}`, false}, // so does another case
+		{`{"message":{"role":"user","CONTENT":"a"}}`, false},
+		{`{"content":"x","message":{"role":"user","content":"a"}}`, true}, // not the message's
+	} {
+		var b entryBuf
+		var e sumEntry
+		if !scanEntryInto([]byte(c.line), &e, &b, &sumMessage{}, &usage{}, new(string)) {
+			t.Fatalf("scanEntry did not answer for %s", c.line)
+		}
+		if b.contentKnown != c.known {
+			t.Errorf("%s: content known %v, want %v", c.line, b.contentKnown, c.known)
+		}
+		checkScanEntry(t, []byte(c.line))
+	}
 }
 
 // TestScanEntryFixtures: every line of every pi session in testdata and the
@@ -126,4 +163,30 @@ func FuzzScanEntry(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkScanEntry(t, b)
 	})
+}
+
+// TestFeedCopiesWhatItKeeps: scanEntry's strings alias the line, which the
+// reader reuses; what the summary keeps must not change when it is
+// overwritten.
+func TestFeedCopiesWhatItKeeps(t *testing.T) {
+	var s summary
+	for _, l := range []string{
+		`{"type":"session","id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/x"}`,
+		`{"type":"session_info","name":"title"}`,
+		`{"type":"model_change","provider":"prov","modelId":"mod"}`,
+		`{"type":"message","message":{"role":"assistant","model":"m2","stopReason":"weird","errorMessage":"boom"}}`,
+		`{"type":"message","message":{"role":"assistant","model":"m3","stopReason":"odd"}}`,
+	} {
+		line := []byte(l)
+		s.feed(line)
+		for i := range line {
+			line[i] = 'X'
+		}
+	}
+	want := summary{Title: "title", Model: "m3", Models: []string{"prov/mod", "m2", "m3"},
+		Leaf: leaf{Role: "assistant", StopReason: "odd"}}
+	got := summary{Title: s.Title, Model: s.Model, Models: s.Models, Leaf: leaf{Role: s.Leaf.Role, StopReason: s.Leaf.StopReason, ErrorMessage: s.Leaf.ErrorMessage}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summary after the lines were overwritten (-want +got):\n%s", diff)
+	}
 }

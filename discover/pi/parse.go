@@ -165,13 +165,20 @@ type summary struct {
 // maxModels bounds the distinct models remembered per session.
 const maxModels = 8
 
+// setModel records provider/model as the current model. Its arguments may
+// alias a reused line buffer (scanEntry): what it keeps is a copy.
 func (s *summary) setModel(provider, model string) {
 	if model == "" {
 		return
 	}
-	m := model
+	if sameModel(s.Model, provider, model) {
+		return // already the current model, so already in Models
+	}
+	var m string
 	if provider != "" {
 		m = provider + "/" + model
+	} else {
+		m = strings.Clone(model)
 	}
 	s.Model = m
 	for _, x := range s.Models {
@@ -182,6 +189,44 @@ func (s *summary) setModel(provider, model string) {
 	if len(s.Models) < maxModels {
 		s.Models = append(s.Models, m)
 	}
+}
+
+// sameModel reports whether m is what setModel makes of provider and model.
+func sameModel(m, provider, model string) bool {
+	if provider == "" {
+		return m == model
+	}
+	return len(m) == len(provider)+1+len(model) && m[len(provider)] == '/' &&
+		m[:len(provider)] == provider && m[len(provider)+1:] == model
+}
+
+// keep returns a copy of v (which may alias a line buffer) unless it equals
+// old, which is then reused.
+func keep(v, old string) string {
+	if v == old {
+		return old
+	}
+	switch v { // the values that alternate from message to message
+	case "":
+		return ""
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "toolResult":
+		return "toolResult"
+	case "stop":
+		return "stop"
+	case "toolUse":
+		return "toolUse"
+	case "length":
+		return "length"
+	case "error":
+		return "error"
+	case "aborted":
+		return "aborted"
+	}
+	return strings.Clone(v)
 }
 
 func later(a time.Time, b time.Time) time.Time {
@@ -210,12 +255,27 @@ func (s *summary) feed(line []byte) {
 		return
 	}
 	var e sumEntry
-	if !scanEntry(line, &e) {
-		e = sumEntry{}
-		if err := json.Unmarshal(line, &e); err != nil {
+	var b entryBuf
+	var m sumMessage
+	var u usage
+	var name string
+	ok := scanEntryInto(line, &e, &b, &m, &u, &name)
+	if b.hasName {
+		e.Name = &name
+	}
+	if b.hasMessage {
+		e.Message = &m
+		if b.hasUsage {
+			m.Usage = &u
+		}
+	}
+	if !ok {
+		d := new(sumEntry)
+		if err := json.Unmarshal(line, d); err != nil {
 			s.Bad++
 			return
 		}
+		e, b = *d, entryBuf{}
 	}
 	if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
 		s.LastEntryAt = later(s.LastEntryAt, ts.UTC())
@@ -225,17 +285,19 @@ func (s *summary) feed(line []byte) {
 		s.setModel(e.Provider, e.ModelID)
 	case "session_info":
 		if e.Name != nil {
-			s.Title = *e.Name
+			s.Title = keep(*e.Name, s.Title)
 		}
 	case "message":
 		if e.Message == nil {
 			return
 		}
-		s.feedMessage(e, line)
+		s.feedMessage(e, line, b.content, b.contentKnown)
 	}
 }
 
-func (s *summary) feedMessage(e sumEntry, line []byte) {
+// feedMessage folds a message entry into the summary; content is
+// message.content where scanEntryInto could tell it (contentKnown).
+func (s *summary) feedMessage(e sumEntry, line, content []byte, contentKnown bool) {
 	m := e.Message
 	at := m.Timestamp.time()
 	// An assistant's message.timestamp is when its call started; the entry time is
@@ -248,7 +310,11 @@ func (s *summary) feedMessage(e sumEntry, line []byte) {
 		s.Users++
 		if !s.PromptSeen {
 			s.PromptSeen = true
-			s.Prompt = discover.Truncate(firstPrompt(line), maxPrompt)
+			if contentKnown {
+				s.Prompt = discover.Truncate(contentText(content, false), maxPrompt)
+			} else {
+				s.Prompt = discover.Truncate(firstPrompt(line), maxPrompt)
+			}
 		}
 	case "assistant":
 		s.Assistants++
@@ -278,7 +344,8 @@ func (s *summary) feedMessage(e sumEntry, line []byte) {
 		return
 	}
 	s.LastMsgAt = later(s.LastMsgAt, at)
-	s.Leaf = leaf{Role: m.Role, StopReason: m.StopReason, ErrorMessage: m.ErrorMessage, At: at}
+	s.Leaf = leaf{Role: keep(m.Role, s.Leaf.Role), StopReason: keep(m.StopReason, s.Leaf.StopReason),
+		ErrorMessage: keep(m.ErrorMessage, s.Leaf.ErrorMessage), At: at}
 	if m.Role == "assistant" && m.StopReason == "error" {
 		s.ErrStreak++
 	} else {
