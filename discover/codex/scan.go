@@ -149,12 +149,19 @@ func readHead(f io.ReaderAt, size int64, sc *scratch) (headInfo, error) {
 				return true
 			}
 		}
+		maxStr := 0
 		if isFirst && len(line) > 4096 {
-			line = shrinkJSON(line, 1024) // base_instructions
+			maxStr = 1024 // base_instructions
 		}
-		r, err := decode(line)
-		if err != nil || r.Payload == nil {
-			return true
+		var r record
+		if !scanRecord(line, &r, maxStr) {
+			if maxStr > 0 {
+				line = shrinkJSON(line, maxStr)
+			}
+			var err error
+			if r, err = decode(line); err != nil || r.Payload == nil {
+				return true
+			}
 		}
 		p := r.Payload
 		switch r.Type {
