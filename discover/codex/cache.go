@@ -129,7 +129,7 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 			if !bytes.Contains(line, []byte(`"token_count"`)) {
 				return true
 			}
-			r, err := decode(line)
+			r, err := decodeFast(line)
 			if err != nil {
 				return true
 			}
@@ -143,7 +143,7 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 		}
 		u, ok := totalUsage(line)
 		if !ok {
-			r, err := decode(line)
+			r, err := decodeFast(line)
 			if err != nil || r.Payload == nil || r.Payload.Info == nil || r.Payload.Info.Total == nil {
 				return true
 			}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // A cold listing without a state DB decodes the head of every rollout
@@ -367,15 +370,87 @@ func (r *recScan) str(v0 int, dst *string) int {
 	if v1 < 0 || (r.maxStr > 0 && v1-v0-2 > r.maxStr) {
 		return -1
 	}
-	raw := r.s.b[v0:v1]
+	raw := r.s.b[v0+1 : v1-1]
 	if special {
-		if json.Unmarshal(raw, dst) != nil {
-			return -1
-		}
+		*dst = unquote(raw)
 		return v1
 	}
-	*dst = string(raw[1 : len(raw)-1])
+	*dst = string(raw)
 	return v1
+}
+
+// unquote is encoding/json's unquoting of a string's contents the scanner
+// validated (only the standard escapes, no control character): escapes
+// decoded, a lone or broken surrogate and invalid UTF-8 replaced by U+FFFD.
+func unquote(s []byte) string {
+	b := make([]byte, 0, len(s)+utf8.UTFMax)
+	for r := 0; r < len(s); {
+		switch c := s[r]; {
+		case c == '\\':
+			r++
+			switch s[r] {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := getu4(s[r+1:])
+				r += 5
+				if utf16.IsSurrogate(rr) {
+					if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
+						if dec := utf16.DecodeRune(rr, getu4(s[r+2:])); dec != unicode.ReplacementChar {
+							r += 6
+							b = utf8.AppendRune(b, dec)
+							continue
+						}
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+				continue
+			default: // '"', '\\', '/'
+				b = append(b, s[r])
+			}
+			r++
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			r += size
+			b = utf8.AppendRune(b, rr)
+		}
+	}
+	return string(b)
+}
+
+// getu4 decodes the four hex digits at the start of s (the scanner checked
+// them).
+func getu4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }
 
 // raw copies the value at v0 (not null) into dst as json.RawMessage does.
@@ -581,4 +656,13 @@ func (r *recScan) item(v0 int, it *item) int {
 		}
 		return r.raw(x0, &it.Changes)
 	})
+}
+
+// decodeFast is decode, through scanRecord where it answers (the same record).
+func decodeFast(line []byte) (record, error) {
+	var r record
+	if scanRecord(line, &r, 0) {
+		return r, nil
+	}
+	return decode(line)
 }

@@ -95,9 +95,11 @@ func TestScanRecordLeavesToJSON(t *testing.T) {
 		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","base_instructions":{"text":"` + long + `"}}}`, 1024, true}, // a long string skipped
 		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","cwd":"` + long + `"}}`, 1024, false},                       // a long string kept: shrinking blanks it
 		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","cwd":"` + long + `"}}`, 0, true},
-		{`{"Type":"session_meta","payload":{}}`, 0, false},      // another case: encoding/json matches it
-		{`{"typ\u0065":"session_meta","payload":{}}`, 0, false}, // an escaped key
-		{`{"type":"a","type":"b","payload":{}}`, 0, false},      // a repeated key
+		{`{"type":"response_item","payload":{"content":[{"text":"\ud83d\ude00 \ud800 \udc00\u0041 \ud800\u0041 \/\b\f\n\r\t\"\\ \u00e9"}]}}`, 0, true}, // escapes and surrogates
+		{"{\"type\":\"response_item\",\"payload\":{\"content\":[{\"text\":\"\xff\xfe ok \xe2\x82\"}]}}", 0, true},                                      // invalid UTF-8
+		{`{"Type":"session_meta","payload":{}}`, 0, false},                                                                                             // another case: encoding/json matches it
+		{`{"typ\u0065":"session_meta","payload":{}}`, 0, false},                                                                                        // an escaped key
+		{`{"type":"a","type":"b","payload":{}}`, 0, false},                                                                                             // a repeated key
 		{`{"type":5,"payload":{}}`, 0, false},                                           // a type error
 		{`{"type":"a","payload":null}`, 0, false},                                       // no payload: decode's pre-envelope rules
 		{`{"id":"a","timestamp":"t"}`, 0, false},                                        // pre-envelope meta

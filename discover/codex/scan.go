@@ -265,7 +265,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 		typ, sub, ts, ok := sniff(line)
 		var rec *record
 		if !ok {
-			r, err := decode(line)
+			r, err := decodeFast(line)
 			if err != nil {
 				return true
 			}
@@ -274,7 +274,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 		}
 		payload := func() *payload {
 			if rec == nil {
-				r, err := decode(line)
+				r, err := decodeFast(line)
 				if err != nil {
 					return nil
 				}
