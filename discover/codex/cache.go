@@ -133,9 +133,9 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 			if err != nil {
 				return true
 			}
-			typ, sub, ts = r.Type, r.sub(), r.Timestamp
+			typ, sub, ts = r.Type, r.sub(), []byte(r.Timestamp)
 		}
-		if t := parseTS(ts); !t.IsZero() {
+		if t := parseTSBytes(ts); !t.IsZero() {
 			last = t
 		}
 		if typ != "event_msg" || sub != "token_count" {

@@ -136,3 +136,30 @@ func FuzzScanRecord(f *testing.F) {
 		checkScanRecord(t, b, int(m%8))
 	})
 }
+
+// parseTSBytes answers as parseTS, on the form Codex writes and on others.
+func TestParseTSBytes(t *testing.T) {
+	for _, s := range []string{
+		"2026-11-23T11:24:30.501Z", "2026-11-23T11:24:30Z", "2026-11-23T11:24:30.123456789Z", "2026-11-23T11:24:30.1234567891Z",
+		"2024-02-29T00:00:00.5Z", "2026-02-29T00:00:00Z", "2026-11-23T24:00:00Z", "2026-11-23T11:60:30Z", "2026-11-23T11:24:60Z",
+		"2026-13-01T00:00:00Z", "0000-01-01T00:00:00Z", "2026-11-23T11:24:30.Z", "2026-11-23T11:24:30,5Z", "2026-11-23T11:24:30+02:00",
+		"2026-11-23t11:24:30Z", "2026-1-23T11:24:30.501Z", "+026-11-23T11:24:30Z", "", "x",
+	} {
+		if got, want := parseTSBytes([]byte(s)), parseTS(s); got != want {
+			t.Errorf("parseTSBytes(%q) = %v, parseTS says %v", s, got, want)
+		}
+	}
+	if parseTSBytes([]byte("2026-11-23T11:24:30.501Z")).IsZero() {
+		t.Error("Codex's own form not parsed")
+	}
+}
+
+func FuzzParseTSBytes(f *testing.F) {
+	f.Add("2026-11-23T11:24:30.501Z")
+	f.Add("2024-02-29T23:59:59.123456789Z")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := parseTSBytes([]byte(s)), parseTS(s); got != want {
+			t.Fatalf("parseTSBytes(%q) = %v, parseTS says %v", s, got, want)
+		}
+	})
+}

@@ -270,7 +270,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 				return true
 			}
 			rec = &r
-			typ, sub, ts = r.Type, r.sub(), r.Timestamp
+			typ, sub, ts = r.Type, r.sub(), []byte(r.Timestamp)
 		}
 		payload := func() *payload {
 			if rec == nil {
@@ -284,7 +284,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 		}
 		if first {
 			first = false
-			t.LastTS = parseTS(ts)
+			t.LastTS = parseTSBytes(ts)
 		}
 		if !meaningful && (typ == "event_msg" || typ == "response_item") &&
 			sub != "token_count" && sub != "thread_settings_applied" && sub != "reasoning" {
@@ -344,7 +344,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 					decideMarkerless() // the close belongs to an earlier turn
 				default:
 					t.TurnKnown = true
-					t.TurnEnded = parseTS(ts)
+					t.TurnEnded = parseTSBytes(ts)
 					t.Turn = turnDone
 					if sub == "task_complete" && t.ErrMsg == "" && bytes.Contains(line, []byte(`"error":{`)) {
 						if p := payload(); p != nil && p.TurnError != nil {
@@ -360,9 +360,9 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 				}
 			case "task_started":
 				if !t.TurnKnown {
-					t.TurnKnown, t.Turn, t.TurnStarted = true, turnOpen, parseTS(ts)
+					t.TurnKnown, t.Turn, t.TurnStarted = true, turnOpen, parseTSBytes(ts)
 				} else if t.TurnStarted.IsZero() && t.Turn != turnOpen {
-					t.TurnStarted = parseTS(ts)
+					t.TurnStarted = parseTSBytes(ts)
 				}
 			case "user_message", "item_completed":
 				if t.TurnKnown {
