@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"reflect"
@@ -31,6 +32,10 @@ const maxScanDepth = 512
 // true/false/null), returning -1 where a line is not valid.
 type strictScanner struct {
 	b []byte
+	// loose > 0: a string longer than loose bytes is delimited as shrinkJSON
+	// delimits it (the next quote not escaped) and not validated: shrinkJSON
+	// blanks it, so encoding/json never sees its bytes.
+	loose int
 }
 
 func (s *strictScanner) ws(i int) int {
@@ -50,6 +55,11 @@ func (s *strictScanner) ws(i int) int {
 func (s *strictScanner) str(i int) (int, bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	b := s.b
+	if s.loose > 0 {
+		if end := looseEnd(b, i); end >= 0 && end-i-2 > s.loose {
+			return end, true
+		}
+	}
 	i++
 	special := false
 	for {
@@ -102,6 +112,27 @@ func (s *strictScanner) str(i int) (int, bool) {
 			}
 			i++
 		}
+	}
+}
+
+// looseEnd is the index past the string at b[i] == '"' as shrinkJSON finds
+// its end (the first quote not preceded by an odd run of backslashes), or -1.
+func looseEnd(b []byte, i int) int {
+	k := i + 1
+	for {
+		q := bytes.IndexByte(b[k:], '"')
+		if q < 0 {
+			return -1
+		}
+		k += q
+		bs := 0
+		for p := k - 1; p > i && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return k + 1
+		}
+		k++
 	}
 }
 
@@ -539,7 +570,7 @@ var (
 // gives up on any string it keeps that is longer (shrinkJSON would blank it),
 // and the strings it skips do not matter.
 func scanRecord(line []byte, rec *record, maxStr int) bool {
-	r := &recScan{s: strictScanner{b: line}, maxStr: maxStr}
+	r := &recScan{s: strictScanner{b: line, loose: maxStr}, maxStr: maxStr}
 	var seen [3]bool
 	havePayload := false
 	end := r.members(r.s.ws(0), 0, recordNames, seen[:], func(k, v0 int) int {

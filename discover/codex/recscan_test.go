@@ -92,8 +92,10 @@ func TestScanRecordLeavesToJSON(t *testing.T) {
 		{`{"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"caf\u00e9","text_elements":[]}],"id":"i"},"turn_id":"u"}}`, 0, true},
 		{`{"type":"response_item","payload":{"type":"message","role":"user","content":[]}}`, 0, true},
 		{` {"type":"response_item","payload":{"content":[{"text":"é"}]}} `, 0, true},
-		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","base_instructions":{"text":"` + long + `"}}}`, 1024, true}, // a long string skipped
-		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","cwd":"` + long + `"}}`, 1024, false},                       // a long string kept: shrinking blanks it
+		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","base_instructions":{"text":"` + long + `"}}}`, 1024, true},            // a long string skipped
+		{"{\"type\":\"session_meta\",\"payload\":{\"id\":\"a\",\"base_instructions\":{\"text\":\"" + long + "\x01\\q\\\\\"}}}", 1024, true}, // shrinking blanks it unread
+		{"{\"type\":\"session_meta\",\"payload\":{\"id\":\"a\",\"x\":\"\x01\\q\"}}", 1024, false},                                           // a short one is read
+		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","cwd":"` + long + `"}}`, 1024, false},                                  // a long string kept: shrinking blanks it
 		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","cwd":"` + long + `"}}`, 0, true},
 		{`{"type":"response_item","payload":{"content":[{"text":"\ud83d\ude00 \ud800 \udc00\u0041 \ud800\u0041 \/\b\f\n\r\t\"\\ \u00e9"}]}}`, 0, true}, // escapes and surrogates
 		{"{\"type\":\"response_item\",\"payload\":{\"content\":[{\"text\":\"\xff\xfe ok \xe2\x82\"}]}}", 0, true},                                      // invalid UTF-8
