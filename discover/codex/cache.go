@@ -141,8 +141,9 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 		if typ != "event_msg" || sub != "token_count" {
 			return true
 		}
-		u, ok := totalUsage(line)
-		if !ok {
+		var tu usage
+		u := &tu
+		if !totalUsage(line, u) {
 			r, err := decodeFast(line)
 			if err != nil || r.Payload == nil || r.Payload.Info == nil || r.Payload.Info.Total == nil {
 				return true

@@ -310,17 +310,17 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 			switch sub {
 			case "token_count":
 				if !tokensDone {
-					u, ok := totalUsage(line)
+					var u usage
+					ok := totalUsage(line, &u)
 					if !ok {
 						if p := payload(); p != nil && p.Info != nil && p.Info.Total != nil {
-							c := *p.Info.Total
-							u, ok = &c, true
+							u, ok = *p.Info.Total, true
 						}
 					}
 					switch {
 					case !ok:
 					case u.valid():
-						t.Tokens, tokensDone = u, true
+						t.Tokens, tokensDone = &u, true
 					default:
 						t.BadTokens++ // the previous valid count stands (issue 19)
 					}
@@ -565,26 +565,28 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 // object is small and flat, the rest of the line (last_token_usage, rate limits)
 // is not needed. ok is false when the key is not there (info null) or the object
 // does not decode; the caller then decodes the whole line.
-func totalUsage(line []byte) (*usage, bool) {
+// It fills *u (which it does not keep: the caller's, on its stack).
+func totalUsage(line []byte, u *usage) bool {
 	const k = `"total_token_usage":{`
 	i := bytes.Index(line, []byte(k))
 	if i < 0 {
-		return nil, false
+		return false
 	}
 	obj := line[i+len(k)-1:]
 	j := bytes.IndexByte(obj, '}')
 	if j < 0 {
-		return nil, false
+		return false
 	}
-	var u usage
-	if flatUsage(obj[:j+1], &u) {
-		return &u, true
+	*u = usage{}
+	if flatUsage(obj[:j+1], u) {
+		return true
 	}
-	u = usage{}
-	if json.Unmarshal(obj[:j+1], &u) != nil {
-		return nil, false
+	var v usage // escapes to encoding/json: a copy, so that u does not
+	if json.Unmarshal(obj[:j+1], &v) != nil {
+		return false
 	}
-	return &u, true
+	*u = v
+	return true
 }
 
 // usageKeys are usage's JSON names, in its field order.
