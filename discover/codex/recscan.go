@@ -377,6 +377,8 @@ var (
 	itemNames    = jsonNames(reflect.TypeOf(item{}))
 	partNames    = jsonNames(reflect.TypeOf(part{}))
 	gitNames     = jsonNames(reflect.TypeOf(payload{}.Git).Elem())
+
+	threadSettingsNames = jsonNames(reflect.TypeOf(payload{}.ThreadSettings).Elem())
 )
 
 // recScan is one scanRecord run.
@@ -560,7 +562,7 @@ func (r *recScan) parts(v0, depth int, dst *[]part) int {
 var (
 	scanPayloadFields = []string{"type", "id", "timestamp", "cwd", "originator", "cli_version", "model_provider", "history_mode",
 		"turn_id", "model", "approval_policy", "reason", "message", "role", "name", "arguments", "input", "call_id", "status",
-		"source", "git", "content", "item"}
+		"source", "git", "content", "item", "thread_settings"}
 	scanItemFields = []string{"type", "id", "text", "status", "aggregated_output", "output", "server", "tool", "content", "command", "changes"}
 )
 
@@ -593,7 +595,7 @@ func scanRecord(line []byte, rec *record, maxStr int) bool {
 func (r *recScan) payload(v0 int, p *payload) int {
 	strs := [...]*string{&p.Type, &p.ID, &p.Timestamp, &p.Cwd, &p.Originator, &p.CLIVersion, &p.ModelProvider, &p.HistoryMode,
 		&p.TurnID, &p.Model, &p.ApprovalPolicy, &p.Reason, &p.Message, &p.Role, &p.Name, &p.Arguments, &p.Input, &p.CallID, &p.Status}
-	var seen [len(strs) + 4]bool
+	var seen [len(strs) + 5]bool
 	known := scanPayloadFields
 	return r.s.object(v0, 1, func(key []byte, plain bool, x0 int) int {
 		if r.blanked(key) {
@@ -640,6 +642,19 @@ func (r *recScan) payload(v0 int, p *payload) int {
 			})
 		case known[k] == "content":
 			return r.parts(x0, 2, &p.Content)
+		case known[k] == "thread_settings":
+			if r.s.lit(x0, "null") > 0 {
+				return -1
+			}
+			ts := &struct {
+				Model string `json:"model"`
+				Cwd   string `json:"cwd"`
+			}{}
+			p.ThreadSettings = ts
+			var ss [2]bool
+			return r.members(x0, 2, threadSettingsNames, ss[:], func(k, y0 int) int {
+				return r.str(y0, [...]*string{&ts.Model, &ts.Cwd}[k])
+			})
 		}
 		if r.s.lit(x0, "null") > 0 {
 			return -1

@@ -99,9 +99,11 @@ func TestScanRecordLeavesToJSON(t *testing.T) {
 		{`{"timestamp":"t","type":"session_meta","payload":{"id":"a","cwd":"` + long + `"}}`, 0, true},
 		{`{"type":"response_item","payload":{"content":[{"text":"\ud83d\ude00 \ud800 \udc00\u0041 \ud800\u0041 \/\b\f\n\r\t\"\\ \u00e9"}]}}`, 0, true}, // escapes and surrogates
 		{"{\"type\":\"response_item\",\"payload\":{\"content\":[{\"text\":\"\xff\xfe ok \xe2\x82\"}]}}", 0, true},                                      // invalid UTF-8
-		{`{"Type":"session_meta","payload":{}}`, 0, false},                                                                                             // another case: encoding/json matches it
-		{`{"typ\u0065":"session_meta","payload":{}}`, 0, false},                                                                                        // an escaped key
-		{`{"type":"a","type":"b","payload":{}}`, 0, false},                                                                                             // a repeated key
+		{`{"timestamp":"t","type":"event_msg","payload":{"type":"thread_settings_applied","thread_id":"x","thread_settings":{"cwd":"/w","model":"m","other":1}}}`, 0, true},
+		{`{"type":"event_msg","payload":{"thread_settings":{"Model":"m"}}}`, 0, false},
+		{`{"Type":"session_meta","payload":{}}`, 0, false},      // another case: encoding/json matches it
+		{`{"typ\u0065":"session_meta","payload":{}}`, 0, false}, // an escaped key
+		{`{"type":"a","type":"b","payload":{}}`, 0, false},      // a repeated key
 		{`{"type":5,"payload":{}}`, 0, false},                                           // a type error
 		{`{"type":"a","payload":null}`, 0, false},                                       // no payload: decode's pre-envelope rules
 		{`{"id":"a","timestamp":"t"}`, 0, false},                                        // pre-envelope meta
@@ -130,6 +132,7 @@ func FuzzScanRecord(f *testing.F) {
 		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x","cwd":"/w","source":"exec","git":{"branch":"b"}}}`,
 		`{"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"hi"}]}}}`,
 		`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`,
+		`{"timestamp":"t","type":"event_msg","payload":{"type":"thread_settings_applied","thread_settings":{"cwd":"/w","model":"m"}}}`,
 		`{`, `null`,
 	} {
 		f.Add([]byte(s), uint8(0))
