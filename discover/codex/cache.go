@@ -129,21 +129,22 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 			if !bytes.Contains(line, []byte(`"token_count"`)) {
 				return true
 			}
-			r, err := decode(line)
+			r, err := decodeFast(line)
 			if err != nil {
 				return true
 			}
-			typ, sub, ts = r.Type, r.sub(), r.Timestamp
+			typ, sub, ts = r.Type, r.sub(), []byte(r.Timestamp)
 		}
-		if t := parseTS(ts); !t.IsZero() {
+		if t := parseTSBytes(ts); !t.IsZero() {
 			last = t
 		}
 		if typ != "event_msg" || sub != "token_count" {
 			return true
 		}
-		u, ok := totalUsage(line)
-		if !ok {
-			r, err := decode(line)
+		var tu usage
+		u := &tu
+		if !totalUsage(line, u) {
+			r, err := decodeFast(line)
 			if err != nil || r.Payload == nil || r.Payload.Info == nil || r.Payload.Info.Total == nil {
 				return true
 			}

@@ -211,6 +211,48 @@ func (r record) sub() string {
 
 func (r record) time() time.Time { return parseTS(r.Timestamp) }
 
+// parseTSBytes is parseTS(string(b)) without the copy: the form Codex writes
+// (2026-11-23T11:24:30.501Z, UTC, up to nine fraction digits) is read here,
+// and anything else, or a date that does not exist, is left to parseTS.
+func parseTSBytes(b []byte) time.Time {
+	n := len(b)
+	if n < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[n-1] != 'Z' {
+		return parseTS(string(b))
+	}
+	num := func(i, w int) int {
+		v := 0
+		for _, c := range b[i : i+w] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day, hour, minute, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
+	nsec := 0
+	switch frac := b[19 : n-1]; {
+	case len(frac) == 0:
+	case len(frac) >= 2 && len(frac) <= 10 && frac[0] == '.':
+		if nsec = num(20, len(frac)-1); nsec < 0 {
+			return parseTS(string(b))
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	default:
+		return parseTS(string(b))
+	}
+	if year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || sec < 0 {
+		return parseTS(string(b))
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Year() != year || int(t.Month()) != month || t.Day() != day || t.Hour() != hour || t.Minute() != minute || t.Second() != sec {
+		return parseTS(string(b)) // out of range: time.Parse says how
+	}
+	return t
+}
+
 func parseTS(s string) time.Time {
 	if s == "" {
 		return time.Time{}
@@ -228,37 +270,39 @@ func parseTS(s string) time.Time {
 // for cannot occur inside a JSON string value (quotes there are escaped), so a
 // match is structural. ok is false when the layout is not the expected one; the
 // caller then decodes the line.
-func sniff(line []byte) (typ, sub, ts string, ok bool) {
+//
+// ts points into line (parseTSBytes reads it without a copy).
+func sniff(line []byte) (typ, sub string, ts []byte, ok bool) {
 	const tsKey = `{"timestamp":"`
 	if !bytes.HasPrefix(line, []byte(tsKey)) {
-		return "", "", "", false
+		return "", "", nil, false
 	}
 	rest := line[len(tsKey):]
 	i := bytes.IndexByte(rest, '"')
 	if i < 0 {
-		return "", "", "", false
+		return "", "", nil, false
 	}
-	ts, rest = string(rest[:i]), rest[i:]
+	ts, rest = rest[:i], rest[i:]
 	const typeKey = `"type":"`
 	j := bytes.Index(rest, []byte(typeKey))
 	if j < 0 || j > 64 { // only "ordinal":N may sit between timestamp and type
-		return "", "", "", false
+		return "", "", nil, false
 	}
 	rest = rest[j+len(typeKey):]
 	k := bytes.IndexByte(rest, '"')
 	if k < 0 {
-		return "", "", "", false
+		return "", "", nil, false
 	}
 	typ, rest = sniffName(rest[:k]), rest[k+1:]
 	if typ == "event_msg" || typ == "response_item" {
 		const pKey = `,"payload":{"type":"`
 		if !bytes.HasPrefix(rest, []byte(pKey)) {
-			return "", "", "", false
+			return "", "", nil, false
 		}
 		rest = rest[len(pKey):]
 		k = bytes.IndexByte(rest, '"')
 		if k < 0 {
-			return "", "", "", false
+			return "", "", nil, false
 		}
 		sub = sniffName(rest[:k])
 	}
@@ -306,6 +350,12 @@ func sniffName(b []byte) string {
 		return "thread_settings_applied"
 	case "exec_command_end":
 		return "exec_command_end"
+	case "session_meta":
+		return "session_meta"
+	case "world_state":
+		return "world_state"
+	case "token_usage_record":
+		return "token_usage_record"
 	}
 	return string(b)
 }

@@ -149,12 +149,19 @@ func readHead(f io.ReaderAt, size int64, sc *scratch) (headInfo, error) {
 				return true
 			}
 		}
+		maxStr := 0
 		if isFirst && len(line) > 4096 {
-			line = shrinkJSON(line, 1024) // base_instructions
+			maxStr = 1024 // base_instructions
 		}
-		r, err := decode(line)
-		if err != nil || r.Payload == nil {
-			return true
+		var r record
+		if !scanRecord(line, &r, maxStr) {
+			if maxStr > 0 {
+				line = shrinkJSON(line, maxStr)
+			}
+			var err error
+			if r, err = decode(line); err != nil || r.Payload == nil {
+				return true
+			}
 		}
 		p := r.Payload
 		switch r.Type {
@@ -258,16 +265,16 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 		typ, sub, ts, ok := sniff(line)
 		var rec *record
 		if !ok {
-			r, err := decode(line)
+			r, err := decodeFast(line)
 			if err != nil {
 				return true
 			}
 			rec = &r
-			typ, sub, ts = r.Type, r.sub(), r.Timestamp
+			typ, sub, ts = r.Type, r.sub(), []byte(r.Timestamp)
 		}
 		payload := func() *payload {
 			if rec == nil {
-				r, err := decode(line)
+				r, err := decodeFast(line)
 				if err != nil {
 					return nil
 				}
@@ -277,7 +284,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 		}
 		if first {
 			first = false
-			t.LastTS = parseTS(ts)
+			t.LastTS = parseTSBytes(ts)
 		}
 		if !meaningful && (typ == "event_msg" || typ == "response_item") &&
 			sub != "token_count" && sub != "thread_settings_applied" && sub != "reasoning" {
@@ -303,17 +310,17 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 			switch sub {
 			case "token_count":
 				if !tokensDone {
-					u, ok := totalUsage(line)
+					var u usage
+					ok := totalUsage(line, &u)
 					if !ok {
 						if p := payload(); p != nil && p.Info != nil && p.Info.Total != nil {
-							c := *p.Info.Total
-							u, ok = &c, true
+							u, ok = *p.Info.Total, true
 						}
 					}
 					switch {
 					case !ok:
 					case u.valid():
-						t.Tokens, tokensDone = u, true
+						t.Tokens, tokensDone = &u, true
 					default:
 						t.BadTokens++ // the previous valid count stands (issue 19)
 					}
@@ -337,7 +344,7 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 					decideMarkerless() // the close belongs to an earlier turn
 				default:
 					t.TurnKnown = true
-					t.TurnEnded = parseTS(ts)
+					t.TurnEnded = parseTSBytes(ts)
 					t.Turn = turnDone
 					if sub == "task_complete" && t.ErrMsg == "" && bytes.Contains(line, []byte(`"error":{`)) {
 						if p := payload(); p != nil && p.TurnError != nil {
@@ -353,9 +360,9 @@ func readTail(f io.ReaderAt, size int64, needCtx bool, sc *scratch) (tailInfo, e
 				}
 			case "task_started":
 				if !t.TurnKnown {
-					t.TurnKnown, t.Turn, t.TurnStarted = true, turnOpen, parseTS(ts)
+					t.TurnKnown, t.Turn, t.TurnStarted = true, turnOpen, parseTSBytes(ts)
 				} else if t.TurnStarted.IsZero() && t.Turn != turnOpen {
-					t.TurnStarted = parseTS(ts)
+					t.TurnStarted = parseTSBytes(ts)
 				}
 			case "user_message", "item_completed":
 				if t.TurnKnown {
@@ -558,26 +565,28 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 // object is small and flat, the rest of the line (last_token_usage, rate limits)
 // is not needed. ok is false when the key is not there (info null) or the object
 // does not decode; the caller then decodes the whole line.
-func totalUsage(line []byte) (*usage, bool) {
+// It fills *u (which it does not keep: the caller's, on its stack).
+func totalUsage(line []byte, u *usage) bool {
 	const k = `"total_token_usage":{`
 	i := bytes.Index(line, []byte(k))
 	if i < 0 {
-		return nil, false
+		return false
 	}
 	obj := line[i+len(k)-1:]
 	j := bytes.IndexByte(obj, '}')
 	if j < 0 {
-		return nil, false
+		return false
 	}
-	var u usage
-	if flatUsage(obj[:j+1], &u) {
-		return &u, true
+	*u = usage{}
+	if flatUsage(obj[:j+1], u) {
+		return true
 	}
-	u = usage{}
-	if json.Unmarshal(obj[:j+1], &u) != nil {
-		return nil, false
+	var v usage // escapes to encoding/json: a copy, so that u does not
+	if json.Unmarshal(obj[:j+1], &v) != nil {
+		return false
 	}
-	return &u, true
+	*u = v
+	return true
 }
 
 // usageKeys are usage's JSON names, in its field order.

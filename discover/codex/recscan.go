@@ -1,0 +1,714 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A cold listing without a state DB decodes the head of every rollout
+// (session_meta and the lines up to the first prompt) into a record; with
+// encoding/json that is a fifth of its time (it validates the line, then walks
+// it again through reflection). scanRecord does both in one pass over the
+// bytes, for the lines it can answer exactly: those where decode(line) would
+// succeed and fill the record the same way. It reports false for any other
+// line (invalid JSON, a value of an unexpected type or null, a key that only
+// differs in case or is escaped, a repeated key, a field it does not model, a
+// line without a payload object…), and the caller decodes that line with
+// decode, so results never depend on which path ran. The JSON walker is the
+// one discover/pi/entryscan.go uses.
+
+// maxScanDepth bounds the nesting scanRecord follows; deeper lines go to
+// encoding/json (which has limits of its own).
+const maxScanDepth = 512
+
+// strictScanner validates JSON as encoding/json does (RFC 8259: no control
+// characters in strings, only the standard escapes, the number grammar,
+// true/false/null), returning -1 where a line is not valid.
+type strictScanner struct {
+	b []byte
+	// loose > 0: a string longer than loose bytes is delimited as shrinkJSON
+	// delimits it (the next quote not escaped) and not validated: shrinkJSON
+	// blanks it, so encoding/json never sees its bytes.
+	loose int
+}
+
+func (s *strictScanner) ws(i int) int {
+	for i < len(s.b) {
+		switch s.b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// str returns the index past the string at b[i] == '"' and whether it holds
+// bytes that json.Unmarshal would not copy as they are (escapes, non-ASCII).
+func (s *strictScanner) str(i int) (int, bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	b := s.b
+	if s.loose > 0 {
+		if end := looseEnd(b, i); end >= 0 && end-i-2 > s.loose {
+			return end, true
+		}
+	}
+	i++
+	special := false
+	for {
+		// Eight bytes at a time while none is a quote, a backslash or a
+		// control character (strings are most of a line's bytes).
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q, e := x^(ones*'"'), x^(ones*'\\')
+			if ((q-ones)&^q|(e-ones)&^e|(x-ones*0x20)&^x)&highs != 0 {
+				break
+			}
+			if x&highs != 0 {
+				special = true
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return -1, false
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, special
+		case c == '\\':
+			special = true
+			if i+1 >= len(b) {
+				return -1, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return -1, false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHexDigit(h) {
+						return -1, false
+					}
+				}
+				i += 6
+			default:
+				return -1, false
+			}
+		case c < 0x20:
+			return -1, false
+		default:
+			if c >= 0x80 {
+				special = true
+			}
+			i++
+		}
+	}
+}
+
+// looseEnd is the index past the string at b[i] == '"' as shrinkJSON finds
+// its end (the first quote not preceded by an odd run of backslashes), or -1.
+func looseEnd(b []byte, i int) int {
+	k := i + 1
+	for {
+		q := bytes.IndexByte(b[k:], '"')
+		if q < 0 {
+			return -1
+		}
+		k += q
+		bs := 0
+		for p := k - 1; p > i && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return k + 1
+		}
+		k++
+	}
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// num returns the index past the number at b[i], or -1.
+func (s *strictScanner) num(i int) int {
+	b := s.b
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	return i
+}
+
+// value returns the index past the value starting at b[i] (no leading
+// whitespace), or -1.
+func (s *strictScanner) value(i, depth int) int {
+	b := s.b
+	if i >= len(b) {
+		return -1
+	}
+	switch c := b[i]; c {
+	case '"':
+		j, _ := s.str(i)
+		return j
+	case '{', '[':
+		if depth >= maxScanDepth {
+			return -1
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = s.ws(i + 1)
+		if i < len(b) && b[i] == closer {
+			return i + 1
+		}
+		for {
+			if c == '{' {
+				if i >= len(b) || b[i] != '"' {
+					return -1
+				}
+				if i, _ = s.str(i); i < 0 {
+					return -1
+				}
+				if i = s.ws(i); i >= len(b) || b[i] != ':' {
+					return -1
+				}
+				i = s.ws(i + 1)
+			}
+			if i = s.value(i, depth+1); i < 0 {
+				return -1
+			}
+			if i = s.ws(i); i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case ',':
+				i = s.ws(i + 1)
+			case closer:
+				return i + 1
+			default:
+				return -1
+			}
+		}
+	case 't':
+		return s.lit(i, "true")
+	case 'f':
+		return s.lit(i, "false")
+	case 'n':
+		return s.lit(i, "null")
+	default:
+		return s.num(i)
+	}
+}
+
+func (s *strictScanner) lit(i int, word string) int {
+	if len(s.b)-i >= len(word) && string(s.b[i:i+len(word)]) == word {
+		return i + len(word)
+	}
+	return -1
+}
+
+// object walks the object at b[i] == '{', calling field for each member with
+// the key's raw bytes (without quotes; plain false when escaped or not ASCII)
+// and the index where its value starts; field returns the index past the
+// value, or -1 to give up. object returns the index past the object, or -1
+// (invalid, or given up).
+func (s *strictScanner) object(i, depth int, field func(key []byte, plain bool, v0 int) int) int {
+	b := s.b
+	if i >= len(b) || b[i] != '{' || depth >= maxScanDepth {
+		return -1
+	}
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		k0 := i
+		k1, special := s.str(i)
+		if k1 < 0 {
+			return -1
+		}
+		if i = s.ws(k1); i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		v1 := field(b[k0+1:k1-1], !special, s.ws(i+1))
+		if v1 < 0 {
+			return -1
+		}
+		if i = s.ws(v1); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = s.ws(i + 1)
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// array walks the array at b[i] == '[', calling elem with the index where each
+// element starts; elem returns the index past it, or -1 to give up.
+func (s *strictScanner) array(i, depth int, elem func(v0 int) int) int {
+	b := s.b
+	if i >= len(b) || b[i] != '[' || depth >= maxScanDepth {
+		return -1
+	}
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i = elem(i); i < 0 {
+			return -1
+		}
+		if i = s.ws(i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = s.ws(i + 1)
+		case ']':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// foldsOnto reports whether key may name one of names under encoding/json's
+// case-insensitive matching. A non-ASCII byte counts as a possible match
+// (encoding/json folds Unicode too: the Kelvin sign is a 'k').
+func foldsOnto(key []byte, names []string) bool {
+	for _, f := range names {
+		if len(key) == len(f) && equalFoldASCII(key, f) {
+			return true
+		}
+	}
+	for _, c := range key {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+func equalFoldASCII(key []byte, f string) bool {
+	for i := range len(key) {
+		a, c := key[i], f[i]
+		if a >= 0x80 {
+			return true
+		}
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if a != c {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonNames lists the JSON names of t's fields (what encoding/json may match
+// a key onto).
+func jsonNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}
+
+var (
+	recordNames  = jsonNames(reflect.TypeOf(record{}))
+	payloadNames = jsonNames(reflect.TypeOf(payload{}))
+	itemNames    = jsonNames(reflect.TypeOf(item{}))
+	partNames    = jsonNames(reflect.TypeOf(part{}))
+	gitNames     = jsonNames(reflect.TypeOf(payload{}.Git).Elem())
+
+	threadSettingsNames = jsonNames(reflect.TypeOf(payload{}.ThreadSettings).Elem())
+)
+
+// recScan is one scanRecord run.
+type recScan struct {
+	s      strictScanner
+	maxStr int // give up on a string value longer than this (raw bytes); 0: any
+}
+
+// blanked reports whether shrinkJSON (maxStr) turns key into "", which no
+// field matches: its value is skipped.
+func (r *recScan) blanked(key []byte) bool {
+	return r.maxStr > 0 && len(key) > r.maxStr
+}
+
+// str decodes the string at v0 into dst and returns its end; -1 for anything
+// that is not a string (null included: it is left to encoding/json).
+func (r *recScan) str(v0 int, dst *string) int {
+	if v0 >= len(r.s.b) || r.s.b[v0] != '"' {
+		return -1
+	}
+	v1, special := r.s.str(v0)
+	if v1 < 0 || (r.maxStr > 0 && v1-v0-2 > r.maxStr) {
+		return -1
+	}
+	raw := r.s.b[v0+1 : v1-1]
+	if special {
+		*dst = unquote(raw)
+		return v1
+	}
+	*dst = string(raw)
+	return v1
+}
+
+// unquote is encoding/json's unquoting of a string's contents the scanner
+// validated (only the standard escapes, no control character): escapes
+// decoded, a lone or broken surrogate and invalid UTF-8 replaced by U+FFFD.
+func unquote(s []byte) string {
+	b := make([]byte, 0, len(s)+utf8.UTFMax)
+	for r := 0; r < len(s); {
+		switch c := s[r]; {
+		case c == '\\':
+			r++
+			switch s[r] {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := getu4(s[r+1:])
+				r += 5
+				if utf16.IsSurrogate(rr) {
+					if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
+						if dec := utf16.DecodeRune(rr, getu4(s[r+2:])); dec != unicode.ReplacementChar {
+							r += 6
+							b = utf8.AppendRune(b, dec)
+							continue
+						}
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+				continue
+			default: // '"', '\\', '/'
+				b = append(b, s[r])
+			}
+			r++
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			r += size
+			b = utf8.AppendRune(b, rr)
+		}
+	}
+	return string(b)
+}
+
+// getu4 decodes the four hex digits at the start of s (the scanner checked
+// them).
+func getu4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// raw copies the value at v0 (not null) into dst as json.RawMessage does.
+func (r *recScan) raw(v0 int, dst *json.RawMessage) int {
+	if r.s.lit(v0, "null") > 0 {
+		return -1
+	}
+	if v0 < len(r.s.b) && r.s.b[v0] == '"' {
+		var tmp string
+		v1 := r.str(v0, &tmp) // the same length limit as any string
+		if v1 < 0 {
+			return -1
+		}
+		*dst = append(json.RawMessage(nil), r.s.b[v0:v1]...)
+		return v1
+	}
+	v1 := r.s.value(v0, 2)
+	if v1 < 0 {
+		return -1
+	}
+	if r.maxStr > 0 {
+		return -1 // strings inside would need the length check
+	}
+	*dst = append(json.RawMessage(nil), r.s.b[v0:v1]...)
+	return v1
+}
+
+// members walks the object at v0: a key spelled exactly as one of names is
+// handed to want (once; a repeat gives up), any other key that encoding/json
+// may match onto a field of the struct (names) gives up, the rest are skipped.
+func (r *recScan) members(v0, depth int, names []string, seen []bool, want func(k, v0 int) int) int {
+	return r.s.object(v0, depth, func(key []byte, plain bool, x0 int) int {
+		if r.blanked(key) {
+			return r.s.value(x0, depth+1)
+		}
+		if !plain {
+			return -1
+		}
+		for k, n := range names {
+			if string(key) == n {
+				if seen[k] {
+					return -1
+				}
+				seen[k] = true
+				return want(k, x0)
+			}
+		}
+		if foldsOnto(key, names) {
+			return -1
+		}
+		return r.s.value(x0, depth+1)
+	})
+}
+
+// parts decodes a content array of {type, text} objects.
+func (r *recScan) parts(v0, depth int, dst *[]part) int {
+	ps := []part{}
+	end := r.s.array(v0, depth, func(e0 int) int {
+		var p part
+		var seen [2]bool
+		e1 := r.members(e0, depth+1, partNames, seen[:], func(k, x0 int) int {
+			if k == 0 {
+				return r.str(x0, &p.Type)
+			}
+			return r.str(x0, &p.Text)
+		})
+		ps = append(ps, p)
+		return e1
+	})
+	*dst = ps
+	return end
+}
+
+// The fields scanRecord decodes, by JSON name; any other field of payload or
+// item gives up.
+var (
+	scanPayloadFields = []string{"type", "id", "timestamp", "cwd", "originator", "cli_version", "model_provider", "history_mode",
+		"turn_id", "model", "approval_policy", "reason", "message", "role", "name", "arguments", "input", "call_id", "status",
+		"source", "git", "content", "item", "thread_settings"}
+	scanItemFields = []string{"type", "id", "text", "status", "aggregated_output", "output", "server", "tool", "content", "command", "changes"}
+)
+
+// scanRecord fills rec from line as decode(line) would, for a zero rec, and
+// reports whether it could (false: rec is unspecified, call decode). With
+// maxStr > 0 it answers as decode(shrinkJSON(line, maxStr)) instead: it
+// gives up on any string it keeps that is longer (shrinkJSON would blank it),
+// and the strings it skips do not matter.
+func scanRecord(line []byte, rec *record, maxStr int) bool {
+	r := &recScan{s: strictScanner{b: line, loose: maxStr}, maxStr: maxStr}
+	var seen [3]bool
+	havePayload := false
+	end := r.members(r.s.ws(0), 0, recordNames, seen[:], func(k, v0 int) int {
+		switch k {
+		case 0:
+			return r.str(v0, &rec.Timestamp)
+		case 1:
+			return r.str(v0, &rec.Type)
+		}
+		if r.s.lit(v0, "null") > 0 {
+			return -1
+		}
+		havePayload = true
+		rec.Payload = &payload{}
+		return r.payload(v0, rec.Payload)
+	})
+	return end >= 0 && havePayload && r.s.ws(end) == len(line)
+}
+
+func (r *recScan) payload(v0 int, p *payload) int {
+	strs := [...]*string{&p.Type, &p.ID, &p.Timestamp, &p.Cwd, &p.Originator, &p.CLIVersion, &p.ModelProvider, &p.HistoryMode,
+		&p.TurnID, &p.Model, &p.ApprovalPolicy, &p.Reason, &p.Message, &p.Role, &p.Name, &p.Arguments, &p.Input, &p.CallID, &p.Status}
+	var seen [len(strs) + 5]bool
+	known := scanPayloadFields
+	return r.s.object(v0, 1, func(key []byte, plain bool, x0 int) int {
+		if r.blanked(key) {
+			return r.s.value(x0, 2)
+		}
+		if !plain {
+			return -1
+		}
+		k := -1
+		for i, n := range known {
+			if string(key) == n {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			if foldsOnto(key, payloadNames) {
+				return -1
+			}
+			return r.s.value(x0, 2)
+		}
+		if seen[k] {
+			return -1
+		}
+		seen[k] = true
+		switch {
+		case k < len(strs):
+			return r.str(x0, strs[k])
+		case known[k] == "source":
+			return r.raw(x0, &p.Source)
+		case known[k] == "git":
+			if r.s.lit(x0, "null") > 0 {
+				return -1
+			}
+			g := &struct {
+				CommitHash    string `json:"commit_hash"`
+				Branch        string `json:"branch"`
+				RepositoryURL string `json:"repository_url"`
+			}{}
+			p.Git = g
+			var gs [3]bool
+			return r.members(x0, 2, gitNames, gs[:], func(k, y0 int) int {
+				return r.str(y0, [...]*string{&g.CommitHash, &g.Branch, &g.RepositoryURL}[k])
+			})
+		case known[k] == "content":
+			return r.parts(x0, 2, &p.Content)
+		case known[k] == "thread_settings":
+			if r.s.lit(x0, "null") > 0 {
+				return -1
+			}
+			ts := &struct {
+				Model string `json:"model"`
+				Cwd   string `json:"cwd"`
+			}{}
+			p.ThreadSettings = ts
+			var ss [2]bool
+			return r.members(x0, 2, threadSettingsNames, ss[:], func(k, y0 int) int {
+				return r.str(y0, [...]*string{&ts.Model, &ts.Cwd}[k])
+			})
+		}
+		if r.s.lit(x0, "null") > 0 {
+			return -1
+		}
+		p.Item = &item{}
+		return r.item(x0, p.Item)
+	})
+}
+
+func (r *recScan) item(v0 int, it *item) int {
+	strs := [...]*string{&it.Type, &it.ID, &it.Text, &it.Status, &it.AggregatedOutput, &it.Output, &it.Server, &it.Tool}
+	var seen [len(strs) + 3]bool
+	known := scanItemFields
+	return r.s.object(v0, 2, func(key []byte, plain bool, x0 int) int {
+		if r.blanked(key) {
+			return r.s.value(x0, 3)
+		}
+		if !plain {
+			return -1
+		}
+		k := -1
+		for i, n := range known {
+			if string(key) == n {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			if foldsOnto(key, itemNames) {
+				return -1
+			}
+			return r.s.value(x0, 3)
+		}
+		if seen[k] {
+			return -1
+		}
+		seen[k] = true
+		switch {
+		case k < len(strs):
+			return r.str(x0, strs[k])
+		case known[k] == "content":
+			return r.parts(x0, 3, &it.Content)
+		case known[k] == "command":
+			return r.raw(x0, &it.Command)
+		}
+		return r.raw(x0, &it.Changes)
+	})
+}
+
+// decodeFast is decode, through scanRecord where it answers (the same record).
+func decodeFast(line []byte) (record, error) {
+	var r record
+	if scanRecord(line, &r, 0) {
+		return r, nil
+	}
+	return decode(line)
+}
