@@ -146,6 +146,15 @@ func TestEventsFollowClaudeTUI(t *testing.T) {
 	if evs[0].Adapter != "claude-code" || evs[0].Session["cwd"] != dir || evs[0].Session["id"] != id {
 		t.Errorf("session.started: %+v", evs[0])
 	}
+	// session.started comes from the process's argv, before the TUI takes
+	// keys: its registry entry says it is up.
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(c.Registry(p.PID)) {
+			return "no registry file yet"
+		}
+		return ""
+	})
+	time.Sleep(2 * time.Second) // the TUI takes keys a moment after it registers
 
 	from := p.Len()
 	typeLine(t, p, "TOOLCMD: touch events-made-this")

@@ -40,8 +40,6 @@ func TestNotifyClaudeTUIPermissionPrompt(t *testing.T) {
 		expect := func(when, status string) {
 			t.Helper()
 			harness.Eventually(t, 20*time.Second, func() string {
-				// Until Claude writes its registry entry or transcript the
-				// session is not found yet (exit 3): keep asking.
 				out, errOut, code := a.Run(t, "status", id, "--json")
 				if code != 0 {
 					return when + ": status exit " + fmt.Sprint(code) + ": " + errOut
@@ -56,7 +54,16 @@ func TestNotifyClaudeTUIPermissionPrompt(t *testing.T) {
 				return ""
 			})
 		}
+		// The session is listed from the process's argv at once, before the TUI
+		// takes keys: its registry entry says it is up.
+		harness.Eventually(t, 20*time.Second, func() string {
+			if !exists(c.Registry(p.PID)) {
+				return "no registry file " + c.Registry(p.PID) + "\nscreen:\n" + harness.Tail(harness.StripANSI(p.Output()), 15)
+			}
+			return ""
+		})
 		expect("started", "idle")
+		time.Sleep(2 * time.Second) // the TUI takes keys a moment after it registers
 
 		// The terminal watcher. With the default 2 s interval a firing comes up
 		// to 2 s plus one poll after the change, which on a loaded 2-core CI
