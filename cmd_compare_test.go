@@ -46,7 +46,16 @@ func TestKilledGroupLaunchIsCleanable(t *testing.T) {
 		cmd.Wait()
 		c.settle()
 		// Whatever is left is listed, under its group, and cleaned by group id.
-		wts, err := launch.ListWorktrees(context.Background(), repo)
+		// The kill does not reach a `git worktree add` the launch had started:
+		// until it finishes writing its admin files git refuses to list (seen
+		// in CI: "failed to read .git/worktrees/…/commondir"), so ask again.
+		var wts []launch.Worktree
+		var err error
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if wts, err = launch.ListWorktrees(context.Background(), repo); err == nil || time.Now().After(end) {
+				break
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
