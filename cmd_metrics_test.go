@@ -55,6 +55,14 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (stdout, stderr
 			}
 			return os.Getenv(k)
 		}}
+	// TEST_NOW pins the clock, as in the CLI transcripts (main_test.go).
+	if v := env["TEST_NOW"]; v != "" {
+		now, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			t.Fatalf("TEST_NOW: %v", err)
+		}
+		s.now = func() time.Time { return now }
+	}
 	code = run(context.Background(), append([]string{"agentctl"}, args...), s)
 	return out.String(), errb.String(), code
 }

@@ -9,7 +9,8 @@ import (
 // 2.1.329's default claude-opus-5-5 has one now.
 func TestDoctorListsUnpricedModels(t *testing.T) {
 	home, state := fixtureHome(t)
-	env := map[string]string{"AGENTCTL_HOME": state, "HOME": home}
+	// doctor reads the last 7 days; the recordings are from 2026-11-20 and 21.
+	env := map[string]string{"AGENTCTL_HOME": state, "HOME": home, "TEST_NOW": "2026-11-25T12:00:00Z"}
 	out, stderr, _ := runCLI(t, env, "--home", home, "doctor", "--json")
 	var rep struct {
 		Prices pricesReport `json:"prices"`

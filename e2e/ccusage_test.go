@@ -91,7 +91,7 @@ func compareWithCCUsage(t *testing.T, a *harness.Agentctl, env harness.Env, home
 			Subagents     *harness.Tokens `json:"tokens_subagents"`
 		} `json:"extra"`
 	}
-	a.JSON(t, &list, "list", "-a", "--adapter", "claude-code")
+	a.JSON(t, &list, "list", "-a", "--since", "3650d", "--adapter", "claude-code") // ccusage reads every day; the recorded home is older than list's 7 days
 	got := map[string]*ccusageTotals{}
 	// A known convention difference: ccusage 18 names a project after the
 	// directory a transcript is in, so every <session>/subagents/agent-*.jsonl

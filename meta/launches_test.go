@@ -123,6 +123,7 @@ func TestParseDuration(t *testing.T) {
 // A corrupt launches.json is moved aside with a warning, never silently reset.
 func TestCorruptLaunchesMovedAside(t *testing.T) {
 	s := newStore(t)
+	s.Now = func() time.Time { return t0.Add(time.Minute) } // the record is fresh, whenever the test runs
 	var warned []string
 	s.Warn = func(f string, a ...any) { warned = append(warned, f) }
 	if err := s.EnsureDir(); err != nil {
