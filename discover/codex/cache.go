@@ -119,10 +119,14 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 		last = time.Unix(s.Slots[n-1].At, 0)
 	}
 	var r io.ReaderAt = io.NewSectionReader(f, from, size-from)
+	var record *scratch // the forward pass covers the whole memory: keep its line ends for readTail
 	if m, ok := f.(memFile); ok && int64(len(m)) >= size {
 		r = m[from:size]
+		if from == 0 {
+			record = sc
+		}
 	}
-	return scanForward(r, size-from, size-from, sc, func(line []byte, off int64) bool {
+	return scanLines(r, size-from, record, sc, func(line []byte, off int64) bool {
 		s.SlotsOff = from + off + int64(len(line)) + 1
 		typ, sub, ts, ok := sniff(line)
 		if !ok {
@@ -176,6 +180,7 @@ func (s *scratch) readWhole(f io.ReaderAt, size int64) ([]byte, bool) {
 	if s.file == nil {
 		s.file = make([]byte, wholeMax)
 	}
+	s.forgetNewlines()
 	buf := s.file[:size]
 	n, err := f.ReadAt(buf, 0)
 	if n < len(buf) || (err != nil && err != io.EOF) {

@@ -595,6 +595,43 @@ func checkMemScans(t *testing.T, data []byte) {
 		if diff := cmp.Diff(scan(bytes.NewReader(data), true, 0), scan(memFile(data), true, 0)); diff != "" {
 			t.Fatalf("backward over %q, stop %d (-file +memory):\n%s", data, stop, diff)
 		}
+		// The backward scan over line ends a forward pass recorded (readSlots,
+		// then readTail) hands fn the same lines.
+		var g got
+		sc := &scratch{}
+		m := memFile(data)
+		m.scanLines(size, sc, func([]byte, int64) bool { return true })
+		if _, ok := sc.newlines(m, size); !ok && size > 0 {
+			t.Fatalf("forward pass over %q recorded no line ends", data)
+		}
+		g.AtStart = m.backward(size, sc, func(line []byte, off int64) bool {
+			g.Lines = append(g.Lines, string(line))
+			g.Offs = append(g.Offs, off)
+			return len(g.Lines) != stop
+		})
+		if diff := cmp.Diff(scan(bytes.NewReader(data), true, 0), g); diff != "" {
+			t.Fatalf("backward over %q with recorded line ends, stop %d (-file +memory):\n%s", data, stop, diff)
+		}
+	}
+	// Line ends recorded by a pass that stopped early, or for other bytes, are
+	// not used.
+	if size > 1 {
+		sc := &scratch{}
+		m := memFile(data)
+		m.scanLines(size, sc, func([]byte, int64) bool { return false })
+		if nl, ok := sc.newlines(m, size); ok && int64(sc.nlTo) < size {
+			t.Fatalf("newlines answered %v for %d bytes after a pass that stopped at %d", nl, size, sc.nlTo)
+		}
+		m.scanLines(size, sc, func([]byte, int64) bool { return true })
+		other := memFile(append([]byte(nil), data...))
+		if _, ok := sc.newlines(other, size); ok {
+			t.Fatal("newlines answered for other memory")
+		}
+		sc.file = data
+		sc.readWhole(bytes.NewReader(data), size)
+		if _, ok := sc.newlines(m, size); ok {
+			t.Fatal("newlines answered after readWhole reused the buffer")
+		}
 	}
 }
 
@@ -663,4 +700,18 @@ func TestFlatUsage(t *testing.T) {
 			t.Errorf("flatUsage(%s) = %v, want %v", c.obj, got, c.ok)
 		}
 	}
+}
+
+// FuzzUserOrAssistant: userOrAssistant answers as the two searches it replaces.
+func FuzzUserOrAssistant(f *testing.F) {
+	f.Add([]byte(`{"type":"message","role":"developer","content":[{"text":"\"role\":\"user\""}]}`))
+	f.Add([]byte(`{"role":"role":"user"}`))
+	f.Add([]byte(`"role":"assistant"`))
+	f.Add([]byte(`"role":"use`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := bytes.Contains(b, []byte(`"role":"user"`)) || bytes.Contains(b, []byte(`"role":"assistant"`))
+		if got := userOrAssistant(b); got != want {
+			t.Fatalf("userOrAssistant(%q) = %v, want %v", b, got, want)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/jsonl"
@@ -107,7 +108,30 @@ type scratch struct {
 	b    []byte
 	file []byte          // a whole rollout (cache.go readWhole)
 	sh   discover.Sharer // the worker's sessions share their repeated strings
+	// nl holds the offset of every '\n' in the first nlTo bytes of the memFile
+	// starting at nlOf, in order: found by a forward scan that passed over them
+	// (readSlots), they spare the backward scan of the same bytes looking for
+	// line ends again. readWhole forgets them when it reuses the buffer.
+	nl   []int32
+	nlOf *byte
+	nlTo int
 }
+
+// newlines returns every '\n' offset in m[:size], if a forward scan recorded
+// them for this very memory (memFile.scanLines); nil otherwise.
+func (s *scratch) newlines(m memFile, size int64) ([]int32, bool) {
+	if s == nil || s.nlOf == nil || len(m) == 0 || s.nlOf != unsafe.SliceData(m) || int64(s.nlTo) < size {
+		return nil, false
+	}
+	nl := s.nl
+	for len(nl) > 0 && int64(nl[len(nl)-1]) >= size {
+		nl = nl[:len(nl)-1]
+	}
+	return nl, true
+}
+
+// forgetNewlines drops what newlines would answer (the memory is reused).
+func (s *scratch) forgetNewlines() { s.nl, s.nlOf, s.nlTo = s.nl[:0], nil, 0 }
 
 // grow returns a buffer of length n whose first keep bytes are those of the
 // current buffer.
@@ -118,6 +142,24 @@ func (s *scratch) grow(n, keep int) []byte {
 		s.b = nb
 	}
 	return s.b[:n]
+}
+
+// userOrAssistant is bytes.Contains(line, `"role":"user"`) ||
+// bytes.Contains(line, `"role":"assistant"`) in one pass over line: a
+// developer message (kilobytes of instructions) was searched twice.
+func userOrAssistant(line []byte) bool {
+	const k = `"role":"`
+	for {
+		i := bytes.Index(line, []byte(k))
+		if i < 0 {
+			return false
+		}
+		rest := line[i+len(k):]
+		if bytes.HasPrefix(rest, []byte(`user"`)) || bytes.HasPrefix(rest, []byte(`assistant"`)) {
+			return true
+		}
+		line = line[i+1:] // occurrences can overlap: `"role":"role":"user"`
+	}
 }
 
 // readHead reads session_meta (line 0) and the first real user prompt. Only those
@@ -142,7 +184,7 @@ func readHead(f io.ReaderAt, size int64, sc *scratch) (headInfo, error) {
 				// Only user and assistant messages matter (developer
 				// instructions are kilobytes); a role string cannot occur
 				// unescaped inside a text.
-				if !bytes.Contains(line, []byte(`"role":"user"`)) && !bytes.Contains(line, []byte(`"role":"assistant"`)) {
+				if !userOrAssistant(line) {
 					return true
 				}
 			default:
@@ -432,6 +474,17 @@ func escalation(p *payload) (desc, cmd string) {
 		p.Name, strconv.Quote(discover.OneLine(str, 80)), p.CallID), str
 }
 
+// scanLines is scanForward over the first size bytes of r that, where r is a
+// memFile and record is set, records their line ends in record
+// (scratch.newlines) for a backward scan of the same memory.
+func scanLines(r io.ReaderAt, size int64, record, sc *scratch, fn func(line []byte, off int64) bool) error {
+	if m, ok := r.(memFile); ok && record != nil && int64(len(m)) >= size {
+		m.scanLines(size, record, fn)
+		return nil
+	}
+	return scanForward(r, size, size, sc, fn)
+}
+
 // scanForward calls fn for every complete line in the first limit bytes of r, in
 // order, until fn returns false. A final line without '\n' is skipped; so is a
 // line longer than maxLineSize.
@@ -498,7 +551,7 @@ func scanForward(r io.ReaderAt, size, limit int64, sc *scratch, fn func(line []b
 // longer than maxLineSize are skipped.
 func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratch, fn func(line []byte, off int64) bool) (atStart bool, err error) {
 	if m, ok := r.(memFile); ok && int64(len(m)) >= size && size <= budget {
-		return m.scanBackward(size, fn), nil
+		return m.backward(size, sc, fn), nil
 	}
 	pos := size
 	chunk := int64(first)
@@ -699,17 +752,69 @@ func (m memFile) ReadAt(p []byte, off int64) (int, error) {
 
 // scanForward is scanForward over m's first limit bytes.
 func (m memFile) scanForward(limit int64, fn func(line []byte, off int64) bool) error {
+	m.scanLines(limit, nil, fn)
+	return nil
+}
+
+// scanLines is scanForward that, with sc, also records in sc the offset of
+// every '\n' it passes (scratch.newlines), for a backward scan of the same
+// memory to come.
+func (m memFile) scanLines(limit int64, sc *scratch, fn func(line []byte, off int64) bool) {
 	b := m[:limit]
+	if sc != nil {
+		sc.forgetNewlines()
+	}
 	for pos := 0; ; {
 		i := bytes.IndexByte(b[pos:], '\n')
 		if i < 0 {
-			return nil
+			if sc != nil && len(b) > 0 {
+				sc.nlOf, sc.nlTo = unsafe.SliceData(m), len(b)
+			}
+			return
+		}
+		if sc != nil {
+			sc.nl = append(sc.nl, int32(pos+i))
 		}
 		if line := bytes.TrimRight(b[pos:pos+i], "\r"); len(line) > 0 && !fn(line, int64(pos)) {
-			return nil
+			if sc != nil {
+				sc.nlOf, sc.nlTo = unsafe.SliceData(m), pos+i+1
+			}
+			return
 		}
 		pos += i + 1
 	}
+}
+
+// backward is scanBackward over m's first size bytes, within budget, over the
+// line ends a forward pass recorded in sc where it did.
+func (m memFile) backward(size int64, sc *scratch, fn func(line []byte, off int64) bool) (atStart bool) {
+	if nl, ok := sc.newlines(m, size); ok {
+		return m.scanBackwardAt(size, nl, fn)
+	}
+	return m.scanBackward(size, fn)
+}
+
+// scanBackwardAt is scanBackward over m's first size bytes with their line
+// ends already known: nl holds the offset of every '\n' in m[:size], in order.
+func (m memFile) scanBackwardAt(size int64, nl []int32, fn func(line []byte, off int64) bool) (atStart bool) {
+	b := m[:size]
+	for k := len(nl) - 1; k >= 0; k-- {
+		end, i := int(nl[k]), -1 // the line b[i+1:end]
+		if k > 0 {
+			i = int(nl[k-1])
+		}
+		line := bytes.TrimRight(b[i+1:end], "\r")
+		if i < 0 {
+			if len(line) > 0 {
+				fn(line, 0)
+			}
+			return true
+		}
+		if len(line) > 0 && !fn(line, int64(i+1)) {
+			return false
+		}
+	}
+	return true
 }
 
 // scanBackward is scanBackward over m's first size bytes, within budget.
