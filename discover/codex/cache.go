@@ -168,17 +168,24 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 	})
 }
 
-// wholeMax is the largest rollout read whole into a worker's memory (nearly
-// all are smaller): its buffer is allocated once, at this size, and reused for
-// every rollout the worker reads; larger ones are read in pieces.
-const wholeMax = 1 << 20
+// wholeMax is the largest rollout read whole into a worker's memory; larger
+// ones are read in pieces. A worker's buffer starts at wholeMin (nearly every
+// rollout is smaller) and grows to the largest rollout it has read, then is
+// reused: a rollout of megabytes read in pieces was read twice, forwards for
+// its token counts and backwards for its latest turn, its line ends searched
+// for both times. wholeMax stays far below maxLineSize, so a memFile holds no
+// line too long to deliver (memFile).
+const (
+	wholeMin = 1 << 20
+	wholeMax = 16 << 20
+)
 
 // readWhole reads the first size (at most wholeMax) bytes of f into the
 // worker's file buffer. False when the file no longer has them (truncated
 // meanwhile) or cannot be read.
 func (s *scratch) readWhole(f io.ReaderAt, size int64) ([]byte, bool) {
-	if s.file == nil {
-		s.file = make([]byte, wholeMax)
+	if int64(cap(s.file)) < size {
+		s.file = make([]byte, max(size, wholeMin))
 	}
 	s.forgetNewlines()
 	buf := s.file[:size]

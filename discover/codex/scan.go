@@ -731,7 +731,7 @@ func lastNewline(b []byte) int {
 // memFile is a rollout read whole into memory (cache.go readWhole). The scans
 // walk its lines where they lie instead of copying them into the scratch
 // buffer; they hand fn the same lines as the scans of a file, since a memFile
-// is never longer than maxLineSize (wholeMax), so no line is too long to
+// is never longer than maxLineSize (wholeMax is far less), so no line is too long to
 // deliver, and its backward scan never runs past a budget (scanBackward's
 // caller checks).
 type memFile []byte
