@@ -10,3 +10,6 @@ func MapIndexFile(path string) (b []byte, mapped bool, err error) {
 
 // UnmapIndexFile does nothing where MapIndexFile does not map.
 func UnmapIndexFile([]byte) {}
+
+// ReleaseIndexFile does nothing where MapIndexFile does not map.
+func ReleaseIndexFile([]byte) {}

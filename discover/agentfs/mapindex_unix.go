@@ -55,3 +55,13 @@ func MapIndexFile(path string) (b []byte, mapped bool, err error) {
 
 // UnmapIndexFile releases what MapIndexFile mapped.
 func UnmapIndexFile(b []byte) { _ = unix.Munmap(b) }
+
+// ReleaseIndexFile hands back the memory of the pages read so far of what
+// MapIndexFile mapped: they stay in the page cache, and a later read of the
+// mapping faults them back in from it. A command that has read every entry of
+// an index no longer counts them in its resident memory while it goes on.
+func ReleaseIndexFile(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	}
+}

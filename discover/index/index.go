@@ -105,8 +105,10 @@ type Index[T any] struct {
 	dirty   bool
 	codec   *binaryCodec[T] // nil: the whole file is one gob stream
 	// mapped: the lazy payloads are views of a mapped file (agentfs.MapIndexFile),
-	// which faults if truncated in place; they are read under noFault.
-	mapped bool
+	// which faults if truncated in place; they are read under noFault. mapping
+	// is the whole of it.
+	mapped  bool
+	mapping []byte
 
 	// point, set by LoadPoint, reads entries from the file one bucket at a time;
 	// puts are the paths Put since (Save appends them to the journal).
@@ -179,7 +181,7 @@ func Load[T any](dir, name string, version int) *Index[T] {
 				agentfs.UnmapIndexFile(b)
 			}
 		} else if mapped {
-			ix.mapped = true
+			ix.mapped, ix.mapping = true, b
 			runtime.AddCleanup(ix, agentfs.UnmapIndexFile, b)
 		}
 		ix.entries = entries
@@ -384,12 +386,20 @@ func (ix *Index[T]) PruneUnseen(prefix string) {
 
 // Save writes the index atomically if anything changed since Load. Call
 // PruneUnseen first after a complete scan.
+//
+// Save is where a listing is done with the index: the pages of a mapped index
+// file it read leave the process's resident memory (agentfs.ReleaseIndexFile;
+// a later Get reads them back from the page cache). A listing of every
+// adapter held each adapter's index file, megabytes each, until it exited.
 func (ix *Index[T]) Save() error {
 	if ix.path == "" {
 		return nil
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.mapped {
+		defer agentfs.ReleaseIndexFile(ix.mapping)
+	}
 	if !ix.dirty {
 		return nil
 	}
