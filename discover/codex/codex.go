@@ -164,20 +164,34 @@ func idFromStem(stem string) string {
 	if id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
 		return ""
 	}
-	upper := false
+	var seen uint8 // hexClass bits of the digits
 	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', i == 8 || i == 13 || i == 18 || i == 23:
-		case c >= 'A' && c <= 'F':
-			upper = true
-		default:
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			continue
+		}
+		k := hexClass[id[i]]
+		if k == 0 {
 			return ""
 		}
+		seen |= k
 	}
-	if upper {
+	if seen&upperHex != 0 {
 		return strings.ToLower(id)
 	}
 	return id
+}
+
+// hexClass sorts the bytes of hexadecimal digits: lowerHex for 0-9 and a-f,
+// upperHex for A-F, 0 for any other byte.
+const (
+	lowerHex = 1 << iota
+	upperHex
+)
+
+var hexClass = [256]uint8{
+	'0': lowerHex, '1': lowerHex, '2': lowerHex, '3': lowerHex, '4': lowerHex, '5': lowerHex, '6': lowerHex, '7': lowerHex, '8': lowerHex, '9': lowerHex,
+	'a': lowerHex, 'b': lowerHex, 'c': lowerHex, 'd': lowerHex, 'e': lowerHex, 'f': lowerHex,
+	'A': upperHex, 'B': upperHex, 'C': upperHex, 'D': upperHex, 'E': upperHex, 'F': upperHex,
 }
 
 // hexDigit marks the bytes of hexadecimal digits.

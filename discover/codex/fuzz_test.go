@@ -1,6 +1,10 @@
 package codex
 
-import "testing"
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
 
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
@@ -14,5 +18,26 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decode(b)
 		_ = parseTS(string(b))
+	})
+}
+
+// FuzzIDFromStem: the table-driven id check of a rollout name answers as the
+// pattern it stands for, in lower case.
+func FuzzIDFromStem(f *testing.F) {
+	f.Add("rollout-2026-11-20T21-44-31-01a1faeb-1023-71b2-9931-d11b29406e2b")
+	f.Add("rollout-2026-11-20T21-44-31-01A1FAEB-1023-71b2-9931-d11b29406e2b")
+	f.Add("rollout-2026-11-20T21-44-31-01a1faeb-1023-71b2-9931-d11b29406e2g")
+	f.Add("x")
+	re := regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
+	f.Fuzz(func(t *testing.T, stem string) {
+		want := ""
+		if len(stem) >= 36 {
+			if m := re.FindString(stem[len(stem)-36:]); m != "" {
+				want = strings.ToLower(m)
+			}
+		}
+		if got := idFromStem(stem); got != want {
+			t.Fatalf("idFromStem(%q) = %q, want %q", stem, got, want)
+		}
 	})
 }

@@ -1,0 +1,38 @@
+package pi
+
+import (
+	"regexp"
+	"testing"
+)
+
+var (
+	uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	hexRE  = regexp.MustCompile(`^[0-9a-f]+$`)
+)
+
+// FuzzNameKey: the table-driven checks of a file name's id answer as the
+// patterns they stand for (Pi ids are lower-case UUIDs; pi-rust names keep
+// the first 8 characters).
+func FuzzNameKey(f *testing.F) {
+	f.Add("01a1e51b-16b7-7ffd-a95e-9c0503955141")
+	f.Add("01A1E51B-16b7-7ffd-a95e-9c0503955141")
+	f.Add("01a1e51b")
+	f.Add("01a1e51b-16b7-7ffd-a95e-9c050395514\xff")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isUUID(s), uuidRE.MatchString(s); got != want {
+			t.Fatalf("isUUID(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := isHex(s), hexRE.MatchString(s); got != want {
+			t.Fatalf("isHex(%q) = %v, want %v", s, got, want)
+		}
+		name := "/s/--x--/2026-11-16T16-05-20-183Z_" + s + ".jsonl"
+		want := ""
+		if uuidRE.MatchString(s) || (len(s) == 8 && hexRE.MatchString(s)) {
+			want = s
+		}
+		if got := nameKey(name); got != want {
+			t.Fatalf("nameKey(%q) = %q, want %q", name, got, want)
+		}
+	})
+}
