@@ -25,6 +25,15 @@ type Adapter interface {
 	Peek(ctx context.Context, env *Env, s Session, n int) ([]Message, error)
 }
 
+// FileParser is implemented by adapters whose full listing is work on this
+// machine's files (walking and parsing transcripts, loading a parse index),
+// not waiting on a server. A full listing runs at most as many of them at once
+// as the process has cores (gatherFor): more only contend for them, and each
+// holds its parse index and half-built sessions while it runs.
+type FileParser interface {
+	ParsesFiles()
+}
+
 // Env is everything an adapter needs and nothing global.
 type Env struct {
 	Home     string              // the user's home (--home or $HOME)

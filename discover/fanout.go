@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -143,6 +144,18 @@ func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.D
 	// Adapters not waited for (FindFor) are cancelled when the answer is in.
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
+	// A full listing gives the adapters that parse files turns, one per core:
+	// on two cores, four adapters at once took longer than two at a time and
+	// held every adapter's parse index and half-built sessions at the same
+	// moment (list -a at 10,000 sessions per agent: 0.61 s and 128 MB peak
+	// against 0.54 s and 105 MB). Nobody waits for a turn longer than a quarter
+	// of the timeout, so an adapter stuck on a file costs the others that at
+	// most; the others (a gateway's API) and lookups never wait.
+	var turns chan struct{}
+	if q == nil {
+		turns = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	}
+	turnBy := time.Now().Add(timeout / 4)
 	for _, a := range adapters {
 		a := a
 		go func() {
@@ -155,6 +168,9 @@ func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.D
 				}
 				mu.Unlock()
 			})
+			if _, ok := a.(FileParser); ok && turns != nil {
+				defer takeTurn(actx, turns, turnBy)()
+			}
 			start := time.Now()
 			var ss []Session
 			var err error
@@ -252,6 +268,25 @@ collect:
 	ls.applyLaunches(lenv, names, res.Up)
 	ls.sort()
 	return res, ls
+}
+
+// takeTurn waits for a free turn until by (or ctx ends) and returns what gives
+// it back; past by it goes ahead without one.
+func takeTurn(ctx context.Context, turns chan struct{}, by time.Time) (release func()) {
+	select {
+	case turns <- struct{}{}:
+		return func() { <-turns }
+	default:
+	}
+	wait := time.NewTimer(time.Until(by))
+	defer wait.Stop()
+	select {
+	case turns <- struct{}{}:
+		return func() { <-turns }
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	return func() {}
 }
 
 // mattersFor reports whether one of the pending adapters could still change

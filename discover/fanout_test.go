@@ -3,7 +3,9 @@ package discover
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,5 +144,79 @@ func TestSlotsOnlyWhenAsked(t *testing.T) {
 		if res := All(context.Background(), env, []Adapter{a}, time.Second); (res.Sessions[0].Slots != nil) != want {
 			t.Errorf("All with Env.Slots %v: slots %v", want, res.Sessions[0].Slots)
 		}
+	}
+}
+
+// parserAdapter is a fakeAdapter that parses files (FileParser) for delay,
+// counting how many of its kind run at once.
+type parserAdapter struct {
+	fakeAdapter
+	delay        time.Duration
+	running, max *atomic.Int32
+}
+
+func (*parserAdapter) ParsesFiles() {}
+func (p *parserAdapter) Discover(ctx context.Context, env *Env) ([]Session, error) {
+	n := p.running.Add(1)
+	for {
+		m := p.max.Load()
+		if n <= m || p.max.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(p.delay)
+	p.running.Add(-1)
+	return p.fakeAdapter.Discover(ctx, env)
+}
+
+// A full listing runs at most one file-parsing adapter per core at once; the
+// others (a gateway) do not wait for a turn, and every session is listed.
+func TestFullListingTakesTurns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var running, most atomic.Int32
+	t1 := time.Unix(1795211000, 0)
+	var adapters []Adapter
+	for _, n := range []string{"claude-code", "codex", "opencode", "pi"} {
+		adapters = append(adapters, &parserAdapter{fakeAdapter{name: n, ss: []Session{{ID: n + "-1", Adapter: n, Status: StatusStopped, LastActivity: &t1}}}, 100 * time.Millisecond, &running, &most})
+	}
+	gw := &fakeAdapter{name: "openclaw", ss: []Session{{ID: "agent:main:x", Adapter: "openclaw", Status: StatusIdle, LastActivity: &t1}}}
+	adapters = append(adapters, gw)
+	res := All(context.Background(), testEnv(), adapters, 10*time.Second)
+	if len(res.Sessions) != 5 || len(res.Warnings) != 0 {
+		t.Fatalf("sessions %+v, warnings %q", res.Sessions, res.Warnings)
+	}
+	if got := most.Load(); got != 2 {
+		t.Errorf("%d file-parsing adapters ran at once on 2 cores, want 2", got)
+	}
+	// A lookup does not take turns.
+	most.Store(0)
+	q := QueryFor("codex-1", nil)
+	FindAll(context.Background(), testEnv(), adapters, 10*time.Second, q)
+	if got := most.Load(); got != 4 {
+		t.Errorf("a lookup ran %d file-parsing adapters at once, want all 4", got)
+	}
+}
+
+// An adapter stuck in its turn holds the others back by at most a quarter of
+// the timeout: they still answer in time.
+func TestStuckTurnDelaysOthersBoundedly(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var running, most atomic.Int32
+	t1 := time.Unix(1795211000, 0)
+	stuck := &parserAdapter{fakeAdapter{name: "claude-code", hang: true}, 0, &running, &most}
+	ok := &parserAdapter{fakeAdapter{name: "pi", ss: []Session{{ID: "p", Adapter: "pi", Status: StatusStopped, LastActivity: &t1}}}, 300 * time.Millisecond, &running, &most}
+	start := time.Now()
+	// On one core the goroutine started last runs first: the stuck one takes
+	// the single turn and ok waits for it, at most 200ms, then needs 300ms of
+	// the 800ms.
+	res := All(context.Background(), testEnv(), []Adapter{ok, stuck}, 800*time.Millisecond)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("All took %v with an 800ms timeout", el)
+	}
+	if len(res.Sessions) != 1 || res.Sessions[0].ID != "p" {
+		t.Fatalf("sessions %+v, warnings %q: the adapter behind a stuck one is missing", res.Sessions, res.Warnings)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "claude-code: no answer within 800ms") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

@@ -46,6 +46,9 @@ type Adapter struct {
 }
 
 // New returns the Codex adapter with the platform's lock and fd readers.
+// ParsesFiles marks a listing as work on this machine's files (discover.FileParser).
+func (*Adapter) ParsesFiles() {}
+
 func New() *Adapter {
 	return &Adapter{Holders: defaultHolders(), OpenFiles: defaultOpenFiles()}
 }

@@ -42,6 +42,9 @@ type Adapter struct {
 }
 
 // New returns the OpenCode adapter.
+// ParsesFiles marks a listing as work on this machine's files (discover.FileParser).
+func (*Adapter) ParsesFiles() {}
+
 func New() *Adapter { return &Adapter{} }
 
 // Name is the adapter name.

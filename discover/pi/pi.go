@@ -35,6 +35,9 @@ type Adapter struct {
 }
 
 // New returns the Pi adapter.
+// ParsesFiles marks a listing as work on this machine's files (discover.FileParser).
+func (*Adapter) ParsesFiles() {}
+
 func New() *Adapter { return &Adapter{} }
 
 // Name is the adapter name ("pi"); sessions carry "pi" or "pi-rust".
