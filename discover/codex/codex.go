@@ -168,15 +168,14 @@ func idFromStem(stem string) string {
 		return ""
 	}
 	var seen uint8 // hexClass bits of the digits
-	for i := 0; i < len(id); i++ {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			continue
+	for _, g := range [...]string{id[:8], id[9:13], id[14:18], id[19:23], id[24:]} {
+		for i := 0; i < len(g); i++ {
+			k := hexClass[g[i]]
+			if k == 0 {
+				return ""
+			}
+			seen |= k
 		}
-		k := hexClass[id[i]]
-		if k == 0 {
-			return ""
-		}
-		seen |= k
 	}
 	if seen&upperHex != 0 {
 		return strings.ToLower(id)

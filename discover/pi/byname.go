@@ -12,7 +12,11 @@ import (
 // <timestamp>_<first 8 characters of the id>.jsonl. "" when the name says
 // nothing (a file renamed by hand): only its header tells.
 func nameKey(path string) string {
-	stem := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	base := path // a lookup asks it of bare names: no backward scan for a separator
+	if strings.IndexByte(path, '/') >= 0 || strings.IndexByte(path, filepath.Separator) >= 0 {
+		base = filepath.Base(path)
+	}
+	stem := strings.TrimSuffix(base, ".jsonl")
 	i := strings.IndexByte(stem, '_')
 	if i < 0 {
 		return ""

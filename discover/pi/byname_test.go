@@ -1,7 +1,9 @@
 package pi
 
 import (
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +36,22 @@ func FuzzNameKey(f *testing.F) {
 		if got := nameKey(name); got != want {
 			t.Fatalf("nameKey(%q) = %q, want %q", name, got, want)
 		}
+		// A bare name (how a lookup asks) answers as its base name does.
+		for _, bare := range []string{s, "x_" + s + ".jsonl", s + ".jsonl"} {
+			if got, want := nameKey(bare), baseKey(bare); got != want {
+				t.Fatalf("nameKey(%q) = %q, want %q", bare, got, want)
+			}
+		}
 	})
+}
+
+// baseKey is nameKey by its definition: the key after the first '_' of the
+// base name without .jsonl, when it is a UUID or 8 hex digits.
+func baseKey(path string) string {
+	stem := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	_, k, ok := strings.Cut(stem, "_")
+	if ok && (uuidRE.MatchString(k) || (len(k) == 8 && hexRE.MatchString(k))) {
+		return k
+	}
+	return ""
 }
