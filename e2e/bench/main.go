@@ -339,7 +339,9 @@ func measure(home, bin string, runs int) ([]*result, error) {
 		sort.Slice(r.rss, func(i, j int) bool { return r.rss[i] < r.rss[j] })
 		sort.Slice(r.cpu, func(i, j int) bool { return r.cpu[i] < r.cpu[j] })
 		out = append(out, r)
-		if cs.label == "list (alive only)" {
+		// The live row holds Codex threads' locks: only a home with Codex
+		// threads has them (-claude alone has none).
+		if _, err := os.Stat(filepath.Join(home, ".codex", "sessions")); err == nil && cs.label == "list (alive only)" {
 			r, err := measureLive(home, bin, state, runs)
 			if err != nil {
 				return nil, err
