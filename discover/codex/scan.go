@@ -785,44 +785,31 @@ func (m memFile) scanLines(limit int64, sc *scratch, fn func(line []byte, off in
 	}
 }
 
-// backward is scanBackward over m's first size bytes, within budget, over the
-// line ends a forward pass recorded in sc where it did.
+// backward is scanBackward over m's first size bytes, within budget. The line
+// ends come from those a forward pass recorded in sc where it did
+// (scratch.newlines), else from searching m backwards.
 func (m memFile) backward(size int64, sc *scratch, fn func(line []byte, off int64) bool) (atStart bool) {
+	b := m[:size]
+	var end int                // the '\n' ending the line to deliver next
+	var prev func(end int) int // the '\n' before the one at end, or -1
 	if nl, ok := sc.newlines(m, size); ok {
-		return m.scanBackwardAt(size, nl, fn)
-	}
-	return m.scanBackward(size, fn)
-}
-
-// scanBackwardAt is scanBackward over m's first size bytes with their line
-// ends already known: nl holds the offset of every '\n' in m[:size], in order.
-func (m memFile) scanBackwardAt(size int64, nl []int32, fn func(line []byte, off int64) bool) (atStart bool) {
-	b := m[:size]
-	for k := len(nl) - 1; k >= 0; k-- {
-		end, i := int(nl[k]), -1 // the line b[i+1:end]
-		if k > 0 {
-			i = int(nl[k-1])
+		k := len(nl) - 1
+		end = -1
+		if k >= 0 {
+			end = int(nl[k])
 		}
-		line := bytes.TrimRight(b[i+1:end], "\r")
-		if i < 0 {
-			if len(line) > 0 {
-				fn(line, 0)
+		prev = func(int) int {
+			if k--; k < 0 {
+				return -1
 			}
-			return true
+			return int(nl[k])
 		}
-		if len(line) > 0 && !fn(line, int64(i+1)) {
-			return false
-		}
+	} else {
+		end = lastNewline(b)
+		prev = func(end int) int { return lastNewline(b[:end]) }
 	}
-	return true
-}
-
-// scanBackward is scanBackward over m's first size bytes, within budget.
-func (m memFile) scanBackward(size int64, fn func(line []byte, off int64) bool) (atStart bool) {
-	b := m[:size]
-	end := lastNewline(b) // the '\n' ending the line to deliver next
 	for end >= 0 {
-		i := lastNewline(b[:end])
+		i := prev(end)
 		line := bytes.TrimRight(b[i+1:end], "\r")
 		if i < 0 {
 			if len(line) > 0 {
