@@ -104,10 +104,9 @@ type Index[T any] struct {
 	entries map[string]*slot[T]
 	dirty   bool
 	codec   *binaryCodec[T] // nil: the whole file is one gob stream
-	// mapped: the lazy payloads are views of a mapped file (agentfs.MapIndexFile),
-	// which faults if truncated in place; they are read under noFault. mapping
-	// is the whole of it.
-	mapped  bool
+	// mapping, when set, is the mapped index file (agentfs.MapIndexFile) the
+	// lazy payloads are views of: it faults if truncated in place, so they are
+	// read under noFault.
 	mapping []byte
 
 	// point, set by LoadPoint, reads entries from the file one bucket at a time;
@@ -181,7 +180,7 @@ func Load[T any](dir, name string, version int) *Index[T] {
 				agentfs.UnmapIndexFile(b)
 			}
 		} else if mapped {
-			ix.mapped, ix.mapping = true, b
+			ix.mapping = b
 			runtime.AddCleanup(ix, agentfs.UnmapIndexFile, b)
 		}
 		ix.entries = entries
@@ -302,6 +301,9 @@ func (ix *Index[T]) Close() {
 	ix.opened = true
 }
 
+// mapped reports whether the payloads are views of a mapped file.
+func (ix *Index[T]) mapped() bool { return ix.mapping != nil }
+
 // Enabled reports whether the index is backed by a file.
 func (ix *Index[T]) Enabled() bool { return ix.path != "" }
 
@@ -397,7 +399,7 @@ func (ix *Index[T]) Save() error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ix.mapped {
+	if ix.mapped() {
 		defer agentfs.ReleaseIndexFile(ix.mapping)
 	}
 	if !ix.dirty {
@@ -467,7 +469,7 @@ func (ix *Index[T]) Paths() []string {
 // with memory faults turned into a panic it recovers: it reports false if fn
 // faulted (the file was truncated in place since it was mapped).
 func (ix *Index[T]) noFault(fn func()) bool {
-	if !ix.mapped {
+	if !ix.mapped() {
 		fn()
 		return true
 	}

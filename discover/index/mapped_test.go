@@ -56,7 +56,7 @@ func TestMappedIndexFileTruncated(t *testing.T) {
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
-	if e, ok := ix.Get("/p/01999"); ok && ix.mapped {
+	if e, ok := ix.Get("/p/01999"); ok && ix.mapped() {
 		t.Fatalf("an entry of a truncated mapped file was read: %+v", e.Payload)
 	}
 	// The paths are the index's own: lookups, Paths and Fresh still work.
@@ -74,7 +74,7 @@ func TestMappedIndexFileTruncated(t *testing.T) {
 	if e, ok := again.Get("/q"); !ok || e.Payload.Name != "put" {
 		t.Fatalf("the entry Put after truncation was not saved: %+v %v", e, ok)
 	}
-	if ix.mapped {
+	if ix.mapped() {
 		if _, ok := again.Get("/p/01999"); ok {
 			t.Error("a payload lost to the truncation came back")
 		}
@@ -88,7 +88,7 @@ func TestIndexFileMapped(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeBin(t, dir, 10, "a")
-	if ix := Load[*binPayload](dir, "m", 1); !ix.mapped {
+	if ix := Load[*binPayload](dir, "m", 1); !ix.mapped() {
 		t.Error("the index file was not mapped")
 	}
 }

@@ -47,7 +47,7 @@ func TestSaveReleasesMappedPages(t *testing.T) {
 	dir := t.TempDir()
 	writeBin(t, dir, 40000, strings.Repeat("y", 100)) // about 6 MB
 	ix := Load[*binPayload](dir, "m", 1)
-	if !ix.mapped {
+	if !ix.mapped() {
 		t.Skip("index file not mapped")
 	}
 	get := func() {
