@@ -78,13 +78,14 @@ type rolloutFile struct {
 // an id it rejects before anything is built for them (a lookup among tens of
 // thousands of names keeps a few; those without an id are always kept). A
 // lookup (keep set) reads the folders' names through names, which keeps them
-// between commands (discover/dirnames): its cost then does not grow with the
-// history.
-func findRollouts(home string, keep func(id string) bool, names *dirnames.Cache) []rolloutFile {
+// between commands (discover/dirnames) in the order of the ids they say:
+// given the prefixes of the ids keep accepts, only their names are read from
+// a kept listing, so its cost then does not grow with the history.
+func findRollouts(home string, keep func(id string) bool, prefixes []string, names *dirnames.Cache) []rolloutFile {
 	var out []rolloutFile
 	var walk func(dir string, depth int, archived bool)
 	walk = func(dir string, depth int, archived bool) {
-		for _, e := range listRolloutDir(dir, keep, names) {
+		for _, e := range listRolloutDir(dir, keep, prefixes, names) {
 			name := e.name
 			if e.dir {
 				if depth < 4 {
@@ -123,7 +124,7 @@ type rolloutEntry struct {
 // name (os.ReadDir's order). With keep, names whose id keep rejects are left
 // out before a string is made of them: a lookup reads the names of a big
 // history's folders without allocating for each.
-func listRolloutDir(dir string, keep func(id string) bool, names *dirnames.Cache) []rolloutEntry {
+func listRolloutDir(dir string, keep func(id string) bool, prefixes []string, names *dirnames.Cache) []rolloutEntry {
 	var out []rolloutEntry
 	if keep == nil {
 		ents, err := os.ReadDir(dir)
@@ -137,7 +138,7 @@ func listRolloutDir(dir string, keep func(id string) bool, names *dirnames.Cache
 		}
 		return out
 	}
-	_ = names.Each(dir, func(b []byte, kind index.EntryKind) {
+	_, _ = names.EachMatch(dir, prefixes, func(b []byte, kind index.EntryKind) {
 		if kind == index.KindDir {
 			out = append(out, rolloutEntry{string(b), true})
 			return
@@ -154,6 +155,57 @@ func listRolloutDir(dir string, keep func(id string) bool, names *dirnames.Cache
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
+}
+
+// openNames opens the kept listings of the sessions folders, keyed by the
+// thread id a rollout's name says.
+func openNames(env *discover.Env) *dirnames.Cache {
+	return dirnames.Open(env.CacheDir(), Name, rolloutKey)
+}
+
+// openLockNames opens the kept listing of thread-writer-locks, keyed by the
+// thread id a lock's name says.
+func openLockNames(env *discover.Env) *dirnames.Cache {
+	return dirnames.Open(env.CacheDir(), Name+"-locks", lockKey)
+}
+
+// lockKey is the thread id of "<uuid>.lock", in lower case ("" for other
+// names: .coordination.lock is Codex-internal).
+func lockKey(name []byte) []byte {
+	stem, ok := bytes.CutSuffix(name, []byte(".lock"))
+	if !ok || len(stem) != 36 {
+		return nil
+	}
+	id := strings.ToLower(string(stem))
+	if !isUUID(id) {
+		return nil
+	}
+	return []byte(id)
+}
+
+// rolloutKey is the id a rollout-* name says ("" for other names).
+func rolloutKey(name []byte) []byte {
+	if !bytes.HasPrefix(name, []byte("rollout-")) {
+		return nil
+	}
+	stem := bytes.TrimSuffix(bytes.TrimSuffix(name, []byte(".zst")), []byte(".jsonl"))
+	id := idFromStem(unsafe.String(unsafe.SliceData(stem), len(stem)))
+	if id == "" {
+		return nil
+	}
+	if len(stem) >= 36 && string(stem[len(stem)-36:]) == id {
+		return stem[len(stem)-36:] // no copy for a lower-case id
+	}
+	return []byte(id)
+}
+
+// queryPrefixes are the key prefixes of the ids q names.
+func queryPrefixes(q *discover.Query) []string {
+	var out []string
+	if q.Prefix != "" {
+		out = append(out, q.Prefix)
+	}
+	return append(out, q.IDs...)
 }
 
 // idFromStem returns the UUID at the end of "rollout-<local time>-<uuid>". A
@@ -321,10 +373,11 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		keep = q.Match
 	}
 	var names *dirnames.Cache
+	var prefixes []string
 	if q != nil {
-		names = dirnames.Open(env.CacheDir(), Name)
+		names, prefixes = openNames(env), queryPrefixes(q)
 	}
-	files := findRollouts(home, keep, names)
+	files := findRollouts(home, keep, prefixes, names)
 	if err := names.Save(); err != nil {
 		env.Warnf("%v", err)
 	}
@@ -424,11 +477,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 	st.live = lv
 	if st.live == nil {
-		var want func(string) bool
-		if q != nil {
-			want = q.Match
-		}
-		st.live = a.checkLiveness(ctx, env, home, rollouts, want)
+		st.live = a.checkLiveness(ctx, env, home, rollouts, q)
 	}
 	st.launchs = launchRefs(env)
 

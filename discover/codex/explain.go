@@ -17,7 +17,7 @@ func (a *Adapter) Explain(ctx context.Context, env *discover.Env, s discover.Ses
 			return nil
 		}
 		return map[string]string{s.ID: s.Path}
-	}, func(id string) bool { return id == s.ID })
+	}, &discover.Query{IDs: []string{s.ID}})
 	g := discover.Signal{Source: "lock", Evidence: discover.EvidenceRegistry}
 	pid, held := lv.holders[s.ID]
 	switch {

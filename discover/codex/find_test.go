@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,7 +125,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 			if sc.setup != nil {
 				sc.setup(t, home)
 			}
-			ageDirs(t, filepath.Join(codexDir(home), "sessions")) // lookups then use kept folder listings
+			ageDirs(t, codexDir(home)) // lookups then use kept folder listings (sessions, locks)
 			a := sc.adapter(home)
 			full := sc.env(t, home)
 			all, err := a.Discover(context.Background(), full)
@@ -234,8 +235,12 @@ func ageDirs(t testing.TB, root string) {
 func TestLookupListsOnlyChangedFolders(t *testing.T) {
 	home := fixtureHome(t)
 	noDB(t, home)
-	sessions := filepath.Join(codexDir(home), "sessions")
-	ageDirs(t, sessions)
+	lockDir := filepath.Join(codexDir(home), "thread-writer-locks")
+	os.MkdirAll(lockDir, 0o755)
+	for _, id := range []string{id861e, id60b3, idD918} { // stale locks of other threads
+		os.WriteFile(filepath.Join(lockDir, id+".lock"), nil, 0o644)
+	}
+	ageDirs(t, codexDir(home))
 	a := testAdapter(nil)
 	env := testEnv(home, procs(4242), nil)
 	env.StateDir = t.TempDir()
@@ -263,6 +268,17 @@ func TestLookupListsOnlyChangedFolders(t *testing.T) {
 	if len(listed) != 0 {
 		t.Fatalf("a lookup on an unchanged history listed %v", listed)
 	}
+	// A thread's lock appears: the lock folder alone is listed again, and
+	// the lock is seen.
+	os.WriteFile(filepath.Join(lockDir, id5425+".lock"), nil, 0o644)
+	ageDirs(t, lockDir)
+	if ss := find(id5425); len(ss) != 1 || !strings.Contains(ss[0].EvidenceDetail, "stale") {
+		t.Fatalf("after its lock appeared: %+v", ss)
+	}
+	if len(listed) != 1 || listed[0] != lockDir {
+		t.Fatalf("after the lock folder changed, listed %v", listed)
+	}
+	listed = nil
 	// The rollout moves out of its folder: that folder alone is listed again.
 	p := rolloutPath(t, home, id5425)
 	if err := os.Rename(p, filepath.Join(t.TempDir(), "moved.jsonl")); err != nil {

@@ -28,6 +28,10 @@ func ProcLocks(path string) Holders {
 // them, so the union of a few is what was held.
 const procLocksReads = 3
 
+// statAtMost is how many lock files are stat'ed rather than their folder
+// listed for inodes.
+const statAtMost = 8
+
 // procLocks is ProcLocks over a reader of the listing.
 func procLocks(read func() ([]byte, error)) Holders {
 	return func(ctx context.Context, files []string) (map[string]int, error) {
@@ -52,7 +56,8 @@ func procLocks(read func() ([]byte, error)) Holders {
 		}
 		// A long history leaves hundreds of stale lock files: only those whose
 		// inode some lock is on (the listing says each entry's inode) are
-		// stat'ed for their device.
+		// stat'ed for their device. A lookup's few files are stat'ed: listing
+		// their folder would read every stale lock's name.
 		locked := make(map[uint64]bool, len(locks))
 		for k := range locks {
 			locked[k.ino] = true
@@ -61,7 +66,7 @@ func procLocks(read func() ([]byte, error)) Holders {
 		for _, f := range files {
 			dir, name := filepath.Split(f)
 			inos, ok := listed[dir]
-			if !ok {
+			if !ok && len(files) > statAtMost {
 				inos, _ = dirInodes(dir) // unreadable: every file is stat'ed
 				listed[dir] = inos
 			}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
-	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/jsonl"
 )
 
@@ -62,7 +61,7 @@ func locateRollout(env *discover.Env, id string) string {
 		return ""
 	}
 	want := strings.ToLower(id)
-	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }, dirnames.Open(env.CacheDir(), Name)) {
+	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }, []string{want}, openNames(env)) {
 		if rf.ID == want {
 			return rf.Path
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -27,34 +28,51 @@ type liveness struct {
 
 // checkLiveness reads who writes which thread. rollouts returns each thread's
 // rollout path; it is called only when open files must be checked (no locks).
-// want, when set, names the threads whose holders are needed (a lookup): the
-// others' lock files are listed but not checked, so a lookup does not stat every
+// q, when set, names the threads whose holders are needed (a lookup): the
+// others' lock files are not checked, and from a kept listing of the lock
+// folder (discover/dirnames) not even listed, so a lookup does not read every
 // stale lock a long history left. Whether locks can be checked at all is asked
 // all the same, so every thread's evidence is what a full listing says.
-func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home string, rollouts func() map[string]string, want func(id string) bool) *liveness {
+func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home string, rollouts func() map[string]string, q *discover.Query) *liveness {
 	lv := &liveness{holders: map[string]int{}, lockFiles: map[string]bool{}, daemon: map[int]bool{}}
 	lockDir := filepath.Join(home, "thread-writer-locks")
-	ents, err := os.ReadDir(lockDir)
+	var files []string
+	byFile := map[string]string{}
+	anyLock := false // a lock file of some thread exists, named or not
+	each := func(name string) {
+		id := strings.ToLower(strings.TrimSuffix(name, ".lock"))
+		if !strings.HasSuffix(name, ".lock") || !isUUID(id) {
+			return // .coordination.lock is Codex-internal
+		}
+		anyLock = true
+		if q != nil && !q.Match(id) {
+			return
+		}
+		lv.lockFiles[id] = true
+		p := filepath.Join(lockDir, name)
+		files = append(files, p)
+		byFile[p] = id
+	}
+	var err error
+	if q != nil {
+		names := openLockNames(env)
+		var more bool
+		more, err = names.EachMatch(lockDir, queryPrefixes(q), func(b []byte, _ index.EntryKind) { each(string(b)) })
+		anyLock = anyLock || more
+		if serr := names.Save(); serr != nil {
+			env.Warnf("%v", serr)
+		}
+	} else {
+		var ents []os.DirEntry
+		ents, err = os.ReadDir(lockDir)
+		for _, e := range ents {
+			each(e.Name())
+		}
+	}
 	switch {
 	case err == nil:
 		lv.method = "thread-writer lock"
-		var files []string
-		byFile := map[string]string{}
-		for _, e := range ents {
-			name := e.Name()
-			id := strings.ToLower(strings.TrimSuffix(name, ".lock"))
-			if !strings.HasSuffix(name, ".lock") || !isUUID(id) {
-				continue // .coordination.lock is Codex-internal
-			}
-			lv.lockFiles[id] = true
-			if want != nil && !want(id) {
-				continue
-			}
-			p := filepath.Join(lockDir, name)
-			files = append(files, p)
-			byFile[p] = id
-		}
-		if len(lv.lockFiles) == 0 {
+		if !anyLock {
 			lv.checkable = true // clean exits delete their lock: nothing is being written
 			break
 		}

@@ -8,14 +8,22 @@
 // kept: a name added in the same clock tick as the stat would leave its mtime
 // unchanged. Deleting the cache changes no output, only the cost of the next
 // lookup.
+//
+// A Cache opened with a key function also keeps each listing's names in the
+// order of their keys (for the agents, the session id a file name says), so a
+// lookup by id or id prefix reads O(log n) names of a kept listing instead of
+// all n (EachMatch).
 package dirnames
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,13 +44,16 @@ func SetListHook(fn func(dir string)) (restore func()) {
 // racyWindow is how recently changed a directory may be and still be kept.
 const racyWindow = 2 * time.Second
 
-const header = "agentctl dirnames 1\n"
+// header names the format; version 2 added the key order. A change to an
+// adapter's key function must change the name its cache is opened with.
+const header = "agentctl dirnames 2\n"
 
 // Cache is one adapter's kept listings. The zero value and a Cache opened
 // without a cache directory list every directory afresh.
 type Cache struct {
 	path string // the cache file; "" keeps nothing
 	now  func() time.Time
+	key  func(name []byte) []byte // nil: listings are not kept in key order
 
 	mu     sync.Mutex
 	loaded bool
@@ -55,12 +66,31 @@ type Cache struct {
 type entry struct {
 	stamp index.Stamp
 	names []byte
-	used  bool // listed or read by this command: saved
+	// With a key function: keyed holds the offsets in names (uint32, little
+	// endian) of the entries with a key, in key order (ties in listing order);
+	// plain those of the others (directories, names without a key). Both nil:
+	// not ordered yet (listed by this command, ordered when saved).
+	keyed, plain []byte
+	used         bool // listed or read by this command: saved
+	// sum is the CRC-32C of names, keyed and plain as saved; an entry read
+	// from the file is used only once it matches (sound is set then).
+	sum   uint32
+	sound bool
 }
 
-// Open returns the kept listings of adapter name in cacheDir ("": none).
-func Open(cacheDir, name string) *Cache {
-	c := &Cache{now: time.Now}
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (e *entry) checksum() uint32 {
+	h := crc32.Update(0, castagnoli, e.names)
+	h = crc32.Update(h, castagnoli, e.keyed)
+	return crc32.Update(h, castagnoli, e.plain)
+}
+
+// Open returns the kept listings of adapter name in cacheDir ("": none). key,
+// when not nil, says the key of a file name ("" for none; directories have
+// none); EachMatch finds names by it.
+func Open(cacheDir, name string, key func(name []byte) []byte) *Cache {
+	c := &Cache{now: time.Now, key: key}
 	if cacheDir != "" {
 		c.path = filepath.Join(cacheDir, name+".dirnames")
 	}
@@ -71,22 +101,59 @@ func Open(cacheDir, name string) *Cache {
 // does: name is valid only during the call. Entries come from the kept listing
 // when dir is unchanged since it was kept, in the order they were listed then.
 func (c *Cache) Each(dir string, fn func(name []byte, kind index.EntryKind)) error {
+	_, err := c.list(dir, nil, fn)
+	return err
+}
+
+// EachMatch is Each for a lookup: from an unchanged kept listing it calls fn
+// only for the names whose key starts with one of prefixes, and for every
+// entry without a key (directories included); otherwise for every entry, as
+// Each. fn must still test each name: EachMatch only leaves names out. Each
+// name is seen once. more reports that names with a key were left out.
+func (c *Cache) EachMatch(dir string, prefixes []string, fn func(name []byte, kind index.EntryKind)) (more bool, err error) {
+	if c == nil || c.key == nil || len(prefixes) == 0 {
+		return false, c.Each(dir, fn)
+	}
+	for _, p := range prefixes {
+		if p == "" {
+			return false, c.Each(dir, fn) // every key starts with ""
+		}
+	}
+	return c.list(dir, prefixes, fn)
+}
+
+// list is Each (prefixes nil) and EachMatch.
+func (c *Cache) list(dir string, prefixes []string, fn func(name []byte, kind index.EntryKind)) (more bool, err error) {
 	if c == nil || c.path == "" {
-		return index.EachName(dir, fn)
+		return false, index.EachName(dir, fn)
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return index.EachName(dir, fn) // the listing's own error
+		return false, index.EachName(dir, fn) // the listing's own error
 	}
 	st := index.StampOf(fi)
 	c.mu.Lock()
 	c.load()
 	e := c.dirs[dir]
+	if e != nil && e.stamp == st && !e.sound {
+		if e.sound = e.checksum() == e.sum; !e.sound {
+			delete(c.dirs, dir) // damaged: listed again
+			e = nil
+		}
+	}
 	if e != nil && e.stamp == st {
 		e.used = true
+		if c.key != nil && e.keyed == nil && e.plain == nil && len(e.names) > 0 {
+			c.dirty = true // kept without its key order: saved with it
+		}
 		c.mu.Unlock()
+		if prefixes != nil {
+			if given, ok := e.match(prefixes, c.key, fn); ok {
+				return given < len(e.keyed)/4, nil
+			}
+		}
 		each(e.names, fn)
-		return nil
+		return false, nil
 	}
 	c.mu.Unlock()
 	// Listed after the stat: a change during the listing leaves a stamp that
@@ -102,17 +169,124 @@ func (c *Cache) Each(dir string, fn func(name []byte, kind index.EntryKind)) err
 		fn(name, kind)
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.now().Sub(fi.ModTime()) < racyWindow {
 		delete(c.dirs, dir)
-		return nil
+		return false, nil
 	}
-	c.dirs[dir] = &entry{stamp: st, names: names, used: true}
+	c.dirs[dir] = &entry{stamp: st, names: names, used: true, sound: true}
 	c.dirty = true
-	return nil
+	return false, nil
+}
+
+// at is the entry at offset off of names; ok is false for an offset that is
+// not an entry's start (a damaged cache).
+func at(names []byte, off uint32) (name []byte, kind index.EntryKind, ok bool) {
+	if uint64(off)+1 >= uint64(len(names)) || (off > 0 && names[off-1] != 0) {
+		return nil, 0, false
+	}
+	rest := names[off+1:]
+	i := bytes.IndexByte(rest, 0)
+	if i < 1 {
+		return nil, 0, false
+	}
+	return rest[:i], index.EntryKind(names[off]), true
+}
+
+// match calls fn for the entries whose key starts with one of prefixes and
+// for those without a key, by binary search of the key order; given is how
+// many of the entries with a key it gave. ok false, having called fn for
+// none: the entry is not ordered or its order is damaged.
+func (e *entry) match(prefixes []string, key func([]byte) []byte, fn func(name []byte, kind index.EntryKind)) (given int, ok bool) {
+	if e.keyed == nil && e.plain == nil {
+		return 0, false
+	}
+	n := len(e.keyed) / 4
+	keyAt := func(i int) (k []byte, ok bool) {
+		name, _, ok := at(e.names, binary.LittleEndian.Uint32(e.keyed[4*i:]))
+		if !ok {
+			return nil, false
+		}
+		return key(name), true
+	}
+	var offs []uint32
+	var seen map[uint32]bool // ranges of several prefixes may overlap
+	if len(prefixes) > 1 {
+		seen = map[uint32]bool{}
+	}
+	damaged := false
+	for _, p := range prefixes {
+		i := sort.Search(n, func(i int) bool {
+			k, ok := keyAt(i)
+			if !ok {
+				damaged = true
+				return true
+			}
+			return string(k) >= p
+		})
+		for ; i < n && !damaged; i++ {
+			k, ok := keyAt(i)
+			if !ok {
+				damaged = true
+			} else if !strings.HasPrefix(string(k), p) {
+				break
+			}
+			off := binary.LittleEndian.Uint32(e.keyed[4*i:])
+			if seen == nil || !seen[off] {
+				if seen != nil {
+					seen[off] = true
+				}
+				offs = append(offs, off)
+			}
+		}
+	}
+	given = len(offs)
+	for i := 0; i+4 <= len(e.plain); i += 4 {
+		offs = append(offs, binary.LittleEndian.Uint32(e.plain[i:]))
+	}
+	if damaged {
+		return 0, false
+	}
+	for _, off := range offs {
+		if _, _, ok := at(e.names, off); !ok {
+			return 0, false
+		}
+	}
+	for _, off := range offs {
+		name, kind, _ := at(e.names, off)
+		fn(name, kind)
+	}
+	return given, true
+}
+
+// order fills e.keyed and e.plain from e.names.
+func (e *entry) order(key func([]byte) []byte) {
+	type kv struct {
+		k   string
+		off uint32
+	}
+	var keyed []kv
+	e.plain = []byte{}
+	for off := 0; off < len(e.names); {
+		name, kind, ok := at(e.names, uint32(off))
+		if !ok {
+			break
+		}
+		if k := key(name); kind != index.KindDir && len(k) > 0 {
+			keyed = append(keyed, kv{string(k), uint32(off)})
+		} else {
+			e.plain = binary.LittleEndian.AppendUint32(e.plain, uint32(off))
+		}
+		off += len(name) + 2
+	}
+	sort.SliceStable(keyed, func(i, j int) bool { return keyed[i].k < keyed[j].k })
+	e.keyed = make([]byte, 0, 4*len(keyed))
+	for _, x := range keyed {
+		e.keyed = binary.LittleEndian.AppendUint32(e.keyed, x.off)
+	}
 }
 
 func each(names []byte, fn func(name []byte, kind index.EntryKind)) {
@@ -151,6 +325,14 @@ func (c *Cache) Save() error {
 		b = binary.AppendVarint(b, e.stamp.MtimeNs)
 		b = binary.AppendUvarint(b, uint64(len(e.names)))
 		b = append(b, e.names...)
+		if c.key != nil && e.keyed == nil && e.plain == nil && len(e.names) < 1<<32 {
+			e.order(c.key)
+		}
+		b = binary.AppendUvarint(b, uint64(len(e.keyed)))
+		b = append(b, e.keyed...)
+		b = binary.AppendUvarint(b, uint64(len(e.plain)))
+		b = append(b, e.plain...)
+		b = binary.LittleEndian.AppendUint32(b, e.checksum())
 	}
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return err
@@ -236,6 +418,19 @@ func decode(b []byte) (map[string]*entry, error) {
 			return nil, errDamaged
 		}
 		e.names = names
+		keyed, ok1 := bs()
+		plain, ok2 := bs()
+		if !ok1 || !ok2 || len(keyed)%4 != 0 || len(plain)%4 != 0 {
+			return nil, errDamaged
+		}
+		if len(b) < 4 {
+			return nil, errDamaged
+		}
+		e.sum = binary.LittleEndian.Uint32(b)
+		b = b[4:]
+		if len(keyed)+len(plain) > 0 {
+			e.keyed, e.plain = keyed, plain
+		}
 		out[string(dir)] = &e
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package pi
 import (
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -61,6 +62,37 @@ var lowerHex = [256]bool{
 // keyHolds reports whether a file whose name says key can hold session id.
 func keyHolds(key, id string) bool {
 	return key == "" || strings.HasPrefix(id, key)
+}
+
+// nameKeyOf is nameKey of a bare file name, the key of Pi's kept listings
+// (discover/dirnames).
+func nameKeyOf(name []byte) []byte {
+	k := nameKey(unsafe.String(unsafe.SliceData(name), len(name))) // a view, used only here
+	if k == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(k), len(k)) // a part of name
+}
+
+// keyPrefixes are prefixes of every key keyMayMatch accepts for q (keys are
+// 8 or 36 characters): a key that starts with the prefix or that the prefix
+// starts with starts with its first 8 characters, and so does a key an id
+// starts with.
+func keyPrefixes(q *discover.Query) []string {
+	var out []string
+	first8 := func(s string) string {
+		if len(s) > 8 {
+			return s[:8]
+		}
+		return s
+	}
+	if q.Prefix != "" {
+		out = append(out, first8(q.Prefix))
+	}
+	for _, id := range q.IDs {
+		out = append(out, first8(id))
+	}
+	return out
 }
 
 // keyMayMatch reports whether a file whose name says key can hold a session q

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -103,6 +104,18 @@ func piScenarios() []piScenario {
 		{"one candidate, two files", func(t *testing.T, home string, f *proc.Fake) proc.Table {
 			simple(t, filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--"), second, "2026-11-20T21:55:02.000Z", liveCwd, "second")
 			piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
+			return nil
+		}},
+		{"pi-rust short names", func(t *testing.T, home string, f *proc.Fake) proc.Table {
+			// pi-rust names a file by the first 8 characters of its id; two
+			// such files share a short name's first characters.
+			dir := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--")
+			for i, id := range []string{"01a1fb00-0000-7000-8000-00000000c0c0", "01a1fb01-0000-7000-8000-00000000d0d0"} {
+				p := simple(t, dir, id, fmt.Sprintf("2026-11-20T21:56:0%d.000Z", i), liveCwd, "rust")
+				if err := os.Rename(p, strings.TrimSuffix(p, id+".jsonl")+id[:8]+".jsonl"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			return nil
 		}},
 		{"renamed copies", func(t *testing.T, home string, f *proc.Fake) proc.Table {

@@ -125,10 +125,11 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		keep = func(name string) bool { return keyMayMatch(nameKey(name), q) }
 	}
 	var names *dirnames.Cache
+	var prefixes []string
 	if keep != nil {
-		names = dirnames.Open(env.CacheDir(), Name)
+		names, prefixes = dirnames.Open(env.CacheDir(), Name, nameKeyOf), keyPrefixes(q)
 	}
-	paths := listFiles(env, roots(env), keep, names)
+	paths := listFiles(env, roots(env), keep, prefixes, names)
 	if err := names.Save(); err != nil {
 		env.Warnf("%v", err)
 	}

@@ -97,7 +97,7 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 	full := sessionsOf(t, env)
 
 	sc := &scanner{ix: index.Load[summary]("", Name, indexVersion), budget: discover.Budget{StopAt: time.Unix(1, 0)}}
-	files := oneper(env, sc.scan(context.Background(), env, listFiles(env, roots(env), nil, nil)), nil)
+	files := oneper(env, sc.scan(context.Background(), env, listFiles(env, roots(env), nil, nil, nil)), nil)
 	var quick []discover.Session
 	for _, f := range files {
 		if f.Complete {

@@ -120,7 +120,7 @@ func argValue(argv []string, flag string) string {
 // A lookup (keep set) reads the session folders' names through kept, which
 // keeps them between commands (discover/dirnames): its cost then does not grow
 // with the history.
-func listFiles(env *discover.Env, rs []root, keep func(name string) bool, kept *dirnames.Cache) []string {
+func listFiles(env *discover.Env, rs []root, keep func(name string) bool, prefixes []string, kept *dirnames.Cache) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -149,7 +149,7 @@ func listFiles(env *discover.Env, rs []root, keep func(name string) bool, kept *
 			if keep != nil {
 				// A lookup: only the names keep wants become strings (dirnames, index.EachName).
 				var names []string
-				err := kept.Each(p, func(b []byte, kind index.EntryKind) {
+				_, err := kept.EachMatch(p, prefixes, func(b []byte, kind index.EntryKind) {
 					name := unsafe.String(unsafe.SliceData(b), len(b)) // a view, used only here
 					if kind != index.KindDir && isJSONL(name) && keep(name) {
 						names = append(names, string(b))
@@ -220,7 +220,7 @@ func findFile(env *discover.Env, id string) string {
 	if id == "" {
 		return ""
 	}
-	for _, p := range listFiles(env.WithWarn(nil), roots(env), nil, nil) {
+	for _, p := range listFiles(env.WithWarn(nil), roots(env), nil, nil, nil) {
 		base := strings.TrimSuffix(filepath.Base(p), ".jsonl")
 		_, suffix, ok := strings.Cut(base, "_")
 		if ok && (suffix == id || (len(suffix) == 8 && strings.HasPrefix(id, suffix))) {
