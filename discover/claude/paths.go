@@ -87,10 +87,6 @@ func bucketNames(dir string) ([]string, error) {
 // and stats the matches. Like listAndStat, it skips what vanished or is not a file.
 func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
 	dir := filepath.Join(root, "projects")
-	buckets, err := bucketNames(dir)
-	if err != nil || len(buckets) == 0 {
-		return nil, err
-	}
 	var exact []string
 	for _, id := range append([]string{q.Prefix}, q.IDs...) {
 		if isUUID(id) && !slices.Contains(exact, id) {
@@ -98,6 +94,13 @@ func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
 		}
 	}
 	scanNames := q.Prefix != "" && !isUUID(q.Prefix) && uuidPrefix(q.Prefix)
+	if !scanNames {
+		return statTranscripts(dir, exact)
+	}
+	buckets, err := bucketNames(dir)
+	if err != nil || len(buckets) == 0 {
+		return nil, err
+	}
 	var out []*fileState
 	add := func(bdir, name, id string) {
 		path := bdir + string(filepath.Separator) + name
@@ -108,20 +111,48 @@ func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
 	}
 	for _, b := range buckets {
 		bdir := filepath.Join(dir, b)
-		if scanNames {
-			names, err := readNames(bdir)
-			if err != nil {
-				continue
-			}
-			for _, name := range names {
-				if id := sessionIDOf(name); id != "" && q.Match(id) {
-					add(bdir, name, id)
-				}
-			}
+		names, err := readNames(bdir)
+		if err != nil {
 			continue
 		}
-		for _, id := range exact {
-			add(bdir, id+".jsonl", id)
+		for _, name := range names {
+			if id := sessionIDOf(name); id != "" && q.Match(id) {
+				add(bdir, name, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// statTranscripts stats <bucket>/<id>.jsonl for every bucket of dir and every
+// id, relative to dir (the kernel walks two names per stat, not the whole
+// path): the transcripts that exist, in bucket order. The buckets are dir's
+// names: one that is not a folder has no transcript to stat.
+func statTranscripts(dir string, ids []string) ([]*fileState, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	d, err := index.OpenDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	buckets, err := d.Names()
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(buckets)
+	var out []*fileState
+	for _, b := range buckets {
+		for _, id := range ids {
+			rel := b + "/" + id + ".jsonl"
+			if stamp, regular, err := d.Stat(rel); err == nil && regular {
+				path := dir + string(filepath.Separator) + b + string(filepath.Separator) + id + ".jsonl"
+				out = append(out, &fileState{transcript: transcript{ID: id, Path: path, HasDir: true}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
+			}
 		}
 	}
 	return out, nil
