@@ -305,7 +305,7 @@ func RecoverAccept(ctx context.Context, target string) (bool, error) {
 			continue
 		}
 		path := l[3:]
-		if !changing[path] || !oneOf(ctx, target, path, before, next) {
+		if !changing[path] || !(oneOf(ctx, target, path, before, next) || partOf(ctx, target, path, next)) {
 			return false, nil // someone's own change: leave it to the user
 		}
 	}
@@ -339,6 +339,21 @@ func oneOf(ctx context.Context, dir, path string, commits ...string) bool {
 		}
 	}
 	return false
+}
+
+// partOf reports whether the file at path is a part of its version in commit
+// cut short: git killed while it wrote the file (an empty file included).
+func partOf(ctx context.Context, dir, path, commit string) bool {
+	have, err := os.ReadFile(filepath.Join(dir, path))
+	if err != nil {
+		return false
+	}
+	id := blob(ctx, dir, commit, path)
+	if id == "" {
+		return false
+	}
+	want, err := gitRaw(ctx, dir, "cat-file", "blob", id)
+	return err == nil && len(have) < len(want) && strings.HasPrefix(want, string(have))
 }
 
 func blob(ctx context.Context, dir, commit, path string) string {

@@ -144,6 +144,18 @@ func TestRecoverAccept(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("marker left")
 	}
+	// git killed while it wrote a file: the file is a first part of its new
+	// version (empty, or cut short). Also reset.
+	for _, part := range []string{"", "1\n2"} {
+		half()
+		os.WriteFile(filepath.Join(repo, "a.txt"), []byte(part), 0o644)
+		if ok, err := RecoverAccept(ctx, repo); !ok || err != nil {
+			t.Fatalf("RecoverAccept with a.txt cut short to %q: %v %v", part, ok, err)
+		}
+		if st := gittest.Run(t, repo, "status", "--porcelain"); st != "" {
+			t.Errorf("a.txt cut short to %q: not reset: %s", part, st)
+		}
+	}
 	// A file that is neither version is the user's: nothing is touched.
 	half()
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("my own edit\n"), 0o644)
