@@ -213,7 +213,20 @@ type result struct {
 }
 
 func (r *result) median() time.Duration { return r.times[len(r.times)/2] }
-func (r *result) max() time.Duration    { return r.times[len(r.times)-1] }
+
+// trimmedMean is the mean of the sorted times without the fastest and the
+// slowest tenth: steadier than the median on a machine whose few-millisecond
+// runs jitter by a millisecond.
+func (r *result) trimmedMean() time.Duration {
+	cut := len(r.times) / 10
+	ts := r.times[cut : len(r.times)-cut]
+	var sum time.Duration
+	for _, t := range ts {
+		sum += t
+	}
+	return sum / time.Duration(len(ts))
+}
+func (r *result) max() time.Duration { return r.times[len(r.times)-1] }
 func (r *result) cpuMedian() time.Duration {
 	return r.cpu[len(r.cpu)/2]
 }
@@ -532,7 +545,30 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 			fmt.Printf("%d per agent: %s\n", sizes[k], l)
 		}
 	}
+	for _, l := range growth(sizes, cols) {
+		fmt.Println(l)
+	}
 	return nil
+}
+
+// growth is a line per one-session command (status, peek): its wall time at
+// the largest size over the smallest, by trimmed mean (the issue's target is
+// at most 1.3×).
+func growth(sizes []int, cols [][]*result) []string {
+	if len(cols) < 2 {
+		return nil
+	}
+	first, last := cols[0], cols[len(cols)-1]
+	var out []string
+	for i, r := range first {
+		if i >= len(last) || !(strings.HasPrefix(r.label, "status ") || strings.HasPrefix(r.label, "peek ")) {
+			continue
+		}
+		a, b := r.trimmedMean(), last[i].trimmedMean()
+		out = append(out, fmt.Sprintf("`%s`: %d → %d per agent: %.2f× wall time (%s → %s, trimmed mean)", r.label, sizes[0], sizes[len(sizes)-1],
+			b.Seconds()/a.Seconds(), a.Round(100*time.Microsecond), b.Round(100*time.Microsecond)))
+	}
+	return out
 }
 
 // group runs functions at once and keeps the first error.
