@@ -118,7 +118,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			reg = readRegistry(ctx, root, procs, a.host(), startMs)
 		}()
 		if sel.query != nil {
-			stated, err = findTranscripts(root, *sel.query)
+			stated, sc.unreadable, err = findTranscripts(root, *sel.query)
 		} else {
 			stated, err = sc.listAndStat(ctx, root)
 		}
@@ -143,11 +143,14 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			stated, err = sc.listAndStat(ctx, root)
 		default:
 			// Only the sessions something alive names: their transcripts by name.
-			stated, err = namedTranscripts(root, alivePossible(env, regs, claudes))
+			stated, sc.unreadable, err = namedTranscripts(root, alivePossible(env, regs, claudes))
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read Claude projects in %s: %w (check its permissions, or set CLAUDE_CONFIG_DIR)", root, err)
+	}
+	if u := sc.unreadable; len(u) > 0 {
+		env.Warnf("%d project folder(s) could not be read and their sessions are missing (first: %v); check their permissions", len(u), u[0])
 	}
 
 	var ix *index.Index[*aggregate]
@@ -362,9 +365,9 @@ func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc) map
 
 // namedTranscripts stats the transcripts of the given session ids, as Find does
 // (each id by name in every project folder). No ids: nothing is read.
-func namedTranscripts(root string, ids map[string]bool) ([]*fileState, error) {
+func namedTranscripts(root string, ids map[string]bool) ([]*fileState, []error, error) {
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	q := discover.Query{IDs: make([]string, 0, len(ids))}
 	for id := range ids {

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -294,4 +295,52 @@ func TestDuplicateTranscripts(t *testing.T) {
 	if diff := cmp.Diff(want, env.warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
+}
+
+// A project folder that cannot be listed (here a symbolic link that loops:
+// the error a permission denial also gives, for root too) costs its sessions
+// with a warning naming it, in a full listing and in a lookup; a dangling
+// link or a stray file in projects/ is no folder and warns nothing.
+func TestUnreadableProjectFolderWarns(t *testing.T) {
+	home := copyHome(t)
+	projects := filepath.Join(home, ".claude", "projects")
+	if err := os.Symlink("loop", filepath.Join(projects, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(home, "nowhere"), filepath.Join(projects, "dangling"))
+	os.WriteFile(filepath.Join(projects, "stray.txt"), nil, 0o644)
+	a := testAdapter()
+
+	env := newEnv(t, home, nil)
+	all := discoverAll(t, a, env.Env)
+	if len(all) == 0 {
+		t.Fatal("the readable folders' sessions are missing")
+	}
+	warned := func(env *testEnv) string {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		var out []string
+		for _, w := range env.warnings {
+			if strings.Contains(w, "project folder") {
+				out = append(out, w)
+			}
+		}
+		if len(out) != 1 || !strings.Contains(out[0], filepath.Join(projects, "loop")) || !strings.Contains(out[0], "1 project folder") {
+			t.Fatalf("warnings %q: want one naming the looping folder", env.warnings)
+		}
+		return out[0]
+	}
+	warned(env)
+
+	var id string
+	for k := range all {
+		id = k
+		break
+	}
+	env = newEnv(t, home, nil)
+	ss, err := a.Find(context.Background(), env.Env, discover.Query{Prefix: id})
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("Find(%s): %d sessions, %v", id, len(ss), err)
+	}
+	warned(env)
 }

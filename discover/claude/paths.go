@@ -85,7 +85,9 @@ func bucketNames(dir string) ([]string, error) {
 // findTranscripts stats the transcripts of the sessions q names, in every bucket:
 // full ids are stat'ed by name; a shorter prefix lists the buckets (names only)
 // and stats the matches. Like listAndStat, it skips what vanished or is not a file.
-func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
+// unreadable are the errors of folders or names that could not be stat'ed for
+// another reason than being gone.
+func findTranscripts(root string, q discover.Query) (files []*fileState, unreadable []error, err error) {
 	dir := filepath.Join(root, "projects")
 	var exact []string
 	for _, id := range append([]string{q.Prefix}, q.IDs...) {
@@ -99,7 +101,7 @@ func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
 	}
 	buckets, err := bucketNames(dir)
 	if err != nil || len(buckets) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*fileState
 	add := func(bdir, name, id string) {
@@ -113,6 +115,9 @@ func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
 		bdir := filepath.Join(dir, b)
 		names, err := readNames(bdir)
 		if err != nil {
+			if !missingFolder(err) {
+				unreadable = append(unreadable, err)
+			}
 			continue
 		}
 		for _, name := range names {
@@ -121,41 +126,44 @@ func findTranscripts(root string, q discover.Query) ([]*fileState, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, unreadable, nil
 }
 
 // statTranscripts stats <bucket>/<id>.jsonl for every bucket of dir and every
 // id, relative to dir (the kernel walks two names per stat, not the whole
 // path): the transcripts that exist, in bucket order. The buckets are dir's
 // names: one that is not a folder has no transcript to stat.
-func statTranscripts(dir string, ids []string) ([]*fileState, error) {
+func statTranscripts(dir string, ids []string) (out []*fileState, unreadable []error, err error) {
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	d, err := index.OpenDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer d.Close()
 	buckets, err := d.Names()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.Sort(buckets)
-	var out []*fileState
 	for _, b := range buckets {
 		for _, id := range ids {
 			rel := b + "/" + id + ".jsonl"
-			if stamp, regular, err := d.Stat(rel); err == nil && regular {
+			stamp, regular, err := d.Stat(rel)
+			if err != nil && !missingFolder(err) {
+				unreadable = append(unreadable, err)
+			}
+			if err == nil && regular {
 				path := dir + string(filepath.Separator) + b + string(filepath.Separator) + id + ".jsonl"
 				out = append(out, &fileState{transcript: transcript{ID: id, Path: path, HasDir: true}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
 			}
 		}
 	}
-	return out, nil
+	return out, unreadable, nil
 }
 
 // uuidPrefix reports whether s can start a UUID-shaped id.

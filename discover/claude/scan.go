@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -104,6 +105,15 @@ type scanner struct {
 	// were read (a full listing records fork families under them: forktable.go).
 	dirMu     sync.Mutex
 	dirStamps map[string]index.Stamp
+	// unreadable are the bucket folders that could not be listed (not gone,
+	// not a file): their sessions are missing, which the adapter warns about.
+	unreadable []error
+}
+
+// missingFolder reports whether err says a folder is gone or is not a folder
+// (a stray file or a dangling link in projects/): nothing to warn about.
+func missingFolder(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // listAndStat lists and stats every transcript under root, a bucket at a time
@@ -126,12 +136,19 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 			s.dirMu.Unlock()
 		}
 		d, err := index.OpenDir(bdir)
-		if err != nil {
-			return // gone, or a symlink to something that is not a directory
+		if err == nil {
+			defer d.Close()
 		}
-		defer d.Close()
-		names, err := d.Names()
+		var names []string
+		if err == nil {
+			names, err = d.Names()
+		}
 		if err != nil {
+			if !missingFolder(err) { // gone, or a symlink to something that is not a directory
+				s.dirMu.Lock()
+				s.unreadable = append(s.unreadable, err)
+				s.dirMu.Unlock()
+			}
 			return
 		}
 		var out []*fileState
