@@ -506,9 +506,19 @@ func TestLaunchLifecycleOpenClaw(t *testing.T) {
 		return ""
 	})
 	a.List(t)
-	if st := statusOf(t, a, d.ID); st.ExitCode == nil || *st.ExitCode != 0 {
-		t.Errorf("lazily finalised gateway run: exit code %v, want 0 (the gateway says done)", st.ExitCode)
-	}
+	// The gateway's answer is asked by the detached `agentctl __finalise` a
+	// listing starts (reading never waits on it): the exit code and the hook
+	// follow shortly after the listing, later under load.
+	harness.Eventually(t, 20*time.Second, func() string {
+		if st := statusOf(t, a, d.ID); st.ExitCode == nil || *st.ExitCode != 0 {
+			return fmt.Sprintf("lazily finalised gateway run: exit code %v, want 0 (the gateway says done)", st.ExitCode)
+		}
+		if hl := hookLines(hookOut); len(hl) == 0 {
+			return "on-complete has not run"
+		}
+		return ""
+	})
+	time.Sleep(500 * time.Millisecond) // a second, wrong run of the hook would show by now
 	if hl := hookLines(hookOut); len(hl) != 1 || hl[0] != "0 "+d.ID {
 		t.Errorf("on-complete output %q; want exactly %q", hl, "0 "+d.ID)
 	}
