@@ -21,6 +21,11 @@ test-short:
 e2e:
     AGENTCTL_E2E=require go test -timeout 30m -v ./e2e/...
 
+# The discovery packages under the race detector (their caches and listings are
+# shared by goroutines; TestEachMatchWhileSaving needs it to see a race).
+race:
+    go test -race -short ./discover/...
+
 # gofmt, vet, staticcheck (pinned in go.mod), go.mod tidiness, and the macOS cross-build.
 lint:
     test -z "$(gofmt -l .)"

@@ -146,13 +146,15 @@ func (c *Cache) list(dir string, prefixes []string, fn func(name []byte, kind in
 		if c.key != nil && e.keyed == nil && e.plain == nil && len(e.names) > 0 {
 			c.dirty = true // kept without its key order: saved with it
 		}
+		// The order as of now: Save may set it meanwhile (never change it).
+		ord := order{names: e.names, keyed: e.keyed, plain: e.plain}
 		c.mu.Unlock()
 		if prefixes != nil {
-			if given, ok := e.match(prefixes, c.key, fn); ok {
-				return given < len(e.keyed)/4, nil
+			if given, ok := ord.match(prefixes, c.key, fn); ok {
+				return given < len(ord.keyed)/4, nil
 			}
 		}
-		each(e.names, fn)
+		each(ord.names, fn)
 		return false, nil
 	}
 	c.mu.Unlock()
@@ -196,11 +198,14 @@ func at(names []byte, off uint32) (name []byte, kind index.EntryKind, ok bool) {
 	return rest[:i], index.EntryKind(names[off]), true
 }
 
+// order is a kept listing's names and their key order (entry).
+type order struct{ names, keyed, plain []byte }
+
 // match calls fn for the entries whose key starts with one of prefixes and
 // for those without a key, by binary search of the key order; given is how
 // many of the entries with a key it gave. ok false, having called fn for
 // none: the entry is not ordered or its order is damaged.
-func (e *entry) match(prefixes []string, key func([]byte) []byte, fn func(name []byte, kind index.EntryKind)) (given int, ok bool) {
+func (e order) match(prefixes []string, key func([]byte) []byte, fn func(name []byte, kind index.EntryKind)) (given int, ok bool) {
 	if e.keyed == nil && e.plain == nil {
 		return 0, false
 	}
@@ -262,14 +267,15 @@ func (e *entry) match(prefixes []string, key func([]byte) []byte, fn func(name [
 	return given, true
 }
 
-// order fills e.keyed and e.plain from e.names.
+// order fills e.keyed and e.plain from e.names (under the Cache's lock; both
+// set at once).
 func (e *entry) order(key func([]byte) []byte) {
 	type kv struct {
 		k   string
 		off uint32
 	}
 	var keyed []kv
-	e.plain = []byte{}
+	plain := []byte{}
 	for off := 0; off < len(e.names); {
 		name, kind, ok := at(e.names, uint32(off))
 		if !ok {
@@ -278,15 +284,16 @@ func (e *entry) order(key func([]byte) []byte) {
 		if k := key(name); kind != index.KindDir && len(k) > 0 {
 			keyed = append(keyed, kv{string(k), uint32(off)})
 		} else {
-			e.plain = binary.LittleEndian.AppendUint32(e.plain, uint32(off))
+			plain = binary.LittleEndian.AppendUint32(plain, uint32(off))
 		}
 		off += len(name) + 2
 	}
 	sort.SliceStable(keyed, func(i, j int) bool { return keyed[i].k < keyed[j].k })
-	e.keyed = make([]byte, 0, 4*len(keyed))
+	offs := make([]byte, 0, 4*len(keyed))
 	for _, x := range keyed {
-		e.keyed = binary.LittleEndian.AppendUint32(e.keyed, x.off)
+		offs = binary.LittleEndian.AppendUint32(offs, x.off)
 	}
+	e.keyed, e.plain = offs, plain
 }
 
 func each(names []byte, fn func(name []byte, kind index.EntryKind)) {

@@ -244,3 +244,29 @@ func TestEachMatchDamagedOrder(t *testing.T) {
 		}
 	}
 }
+
+// One Cache used by several goroutines, one of them saving (run with -race):
+// every lookup still gives the directory's names.
+func TestEachMatchWhileSaving(t *testing.T) {
+	cache, dir := t.TempDir(), t.TempDir()
+	for i := 0; i < 50; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d_a%02d.jsonl", i, i)), nil, 0o600)
+	}
+	old(t, dir)
+	c := Open(cache, "x", testKey)
+	keep := func(s string) bool { return strings.HasPrefix(string(testKey([]byte(s))), "a1") }
+	want, _, _ := matching(t, Open("", "x", testKey), dir, []string{"a1"}, keep)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 50; i++ {
+			c.Save()
+		}
+	}()
+	for i := 0; i < 50; i++ {
+		if got, _, _ := matching(t, c, dir, []string{"a1"}, keep); !slices.Equal(got, want) {
+			t.Fatalf("lookup %d: %v, want %v", i, got, want)
+		}
+	}
+	<-done
+}
