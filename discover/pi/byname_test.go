@@ -29,9 +29,18 @@ func FuzzNameKey(f *testing.F) {
 			t.Fatalf("isHex(%q) = %v, want %v", s, got, want)
 		}
 		name := "/s/--x--/2026-11-16T16-05-20-183Z_" + s + ".jsonl"
-		want := ""
-		if uuidRE.MatchString(s) || (len(s) == 8 && hexRE.MatchString(s)) {
-			want = s
+		want := baseKey(name)
+		if !strings.Contains(s, "/") {
+			// The base name is "<time>_" + s + ".jsonl": its key is s when s is
+			// an id. (With a '/' in s the base is another name, checked by
+			// baseKey alone.)
+			w := ""
+			if uuidRE.MatchString(s) || (len(s) == 8 && hexRE.MatchString(s)) {
+				w = s
+			}
+			if want != w {
+				t.Fatalf("baseKey(%q) = %q, want %q", name, want, w)
+			}
 		}
 		if got := nameKey(name); got != want {
 			t.Fatalf("nameKey(%q) = %q, want %q", name, got, want)
