@@ -146,9 +146,8 @@ func listRolloutDir(dir string, keep func(id string) bool, prefixes []string, na
 		if !bytes.HasPrefix(b, []byte("rollout-")) {
 			return
 		}
-		stem := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte(".zst")), []byte(".jsonl"))
 		// A view of the listing's buffer, used only during this call.
-		if id := idFromStem(unsafe.String(unsafe.SliceData(stem), len(stem))); id != "" && !keep(id) {
+		if id := rolloutKey(b); id != nil && !keep(unsafe.String(unsafe.SliceData(id), len(id))) {
 			return
 		}
 		out = append(out, rolloutEntry{string(b), false})

@@ -40,10 +40,11 @@ func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home str
 	byFile := map[string]string{}
 	anyLock := false // a lock file of some thread exists, named or not
 	each := func(name string) {
-		id := strings.ToLower(strings.TrimSuffix(name, ".lock"))
-		if !strings.HasSuffix(name, ".lock") || !isUUID(id) {
+		key := lockKey([]byte(name))
+		if key == nil {
 			return // .coordination.lock is Codex-internal
 		}
+		id := string(key)
 		anyLock = true
 		if q != nil && !q.Match(id) {
 			return
