@@ -55,6 +55,38 @@ func BenchmarkHomeList(b *testing.B) {
 	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }
 
+// BenchmarkHomeSummarise is a cold listing of the legacy home in
+// $OPENCODE_BENCH_HOME that is short of time from its start: every session is
+// summarised from the ends of its message listing (legacyEnds), as the sessions
+// past the budget's half are. A summary must cost a fraction of a full read
+// (BenchmarkHomeList with OPENCODE_BENCH_COLD=1), or a listing short of time
+// gives up before every session is listed.
+//
+//	OPENCODE_BENCH_HOME=/work/bench/h-legacy-10000 go test ./discover/opencode -run '^$' -bench HomeSummarise -benchtime 3x
+func BenchmarkHomeSummarise(b *testing.B) {
+	home := os.Getenv("OPENCODE_BENCH_HOME")
+	if home == "" {
+		b.Skip("OPENCODE_BENCH_HOME not set")
+	}
+	defer func(f func(context.Context) discover.Budget) { budgetOf = f }(budgetOf)
+	past := time.Now().Add(-time.Second)
+	budgetOf = func(context.Context) discover.Budget { return discover.Budget{StopAt: past} }
+	env := newEnv(home, nil, noProcs())
+	a := testAdapter()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		env.StateDir = b.TempDir() // summaries are not indexed; a fresh one all the same
+		b.StartTimer()
+		ss, err := a.Discover(context.Background(), env)
+		if err != nil || len(ss) == 0 {
+			b.Fatalf("%d sessions, err %v", len(ss), err)
+		}
+	}
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+}
+
 // cpuTime is the process's user and system time so far: on a machine others
 // load too, the CPU a run costs is steadier than its wall time.
 func cpuTime() time.Duration {

@@ -446,41 +446,62 @@ func firstPrompt(r *lreader, roots lroots, msg string, rec *record) (index.Stamp
 // legacyEnds is legacyMessages without the totals, for a listing short of
 // time: it reads the latest message that parses (from the end of the sorted
 // listing), its prompt's time, and the first prompt (from the start). Only a
-// session ending in more than scanLimit files that do not parse differs.
-func legacyEnds(lr *lreader, roots lroots, r *record) {
-	dir := filepath.Join(roots.storage, "message", r.ID)
-	names := jsonNames(dir)
-	for i, n := 0, len(names)-1; n >= 0 && i < scanLimit; i, n = i+1, n-1 {
-		var m msgData
-		if !readJSON(filepath.Join(dir, names[n]), &m) || (m.Role != "user" && m.Role != "assistant") {
+// session ending in more than scanLimit files that do not parse differs. It
+// reads as legacyMessages does (r's buffers, files opened relative to their
+// folder, the same decoder), a few files instead of every one: a summary must
+// cost a fraction of a full read, or a listing short of time runs out of it
+// before every session is summarised.
+func legacyEnds(r *lreader, roots lroots, rec *record) {
+	d, _, ok := subDir(roots.msg, rec.ID)
+	if !ok {
+		return
+	}
+	defer d.close()
+	n := r.list(d)
+	for i, k := 0, n-1; k >= 0 && i < scanLimit; i, k = i+1, k-1 {
+		b, _, err := r.read(d, k)
+		m := &r.msg
+		if err != nil || !decodeMsg(b, m, r.intern) || (m.Role != "user" && m.Role != "assistant") {
 			continue
 		}
 		if m.ID == "" {
-			m.ID = strings.TrimSuffix(names[n], ".json")
+			name := r.name(k)
+			m.ID = string(name[:len(name)-len(".json")])
 		}
-		r.Last = m.last()
-		r.Model = modelRef{Provider: r.Last.Provider, ID: r.Last.ModelID}
+		rec.Last = m.last()
+		rec.Model = modelRef{Provider: rec.Last.Provider, ID: rec.Last.ModelID}
 		switch {
 		case m.Role == "user":
-			r.LastUserAt = m.Time.Created
+			rec.LastUserAt = m.Time.Created
 		case m.ParentID != "":
-			var u msgData
-			if readJSON(filepath.Join(dir, m.ParentID+".json"), &u) {
-				r.LastUserAt = u.Time.Created
+			// As legacyMessages: the prompt's time when its file is one of
+			// the listing's and parses.
+			parent := m.ParentID + ".json"
+			for j := range n {
+				if string(r.name(j)) != parent {
+					continue
+				}
+				var u msgData
+				if b, _, err := r.read(d, j); err == nil && decodeMsg(b, &u, r.intern) {
+					rec.LastUserAt = u.Time.Created
+				}
+				break
 			}
 		}
 		break
 	}
-	for i := 0; i < len(names) && i < scanLimit; i++ {
-		var m msgData
-		if !readJSON(filepath.Join(dir, names[i]), &m) || m.Role != "user" {
+	for i := 0; i < n && i < scanLimit; i++ {
+		b, _, err := r.read(d, i)
+		m := &r.msg
+		if err != nil || !decodeMsg(b, m, r.intern) || m.Role != "user" {
 			continue
 		}
 		id := m.ID
 		if id == "" {
-			id = strings.TrimSuffix(names[i], ".json")
+			name := r.name(i)
+			id = string(name[:len(name)-len(".json")])
 		}
-		firstPrompt(lr, roots, id, r)
+		firstPrompt(r, roots, id, rec)
 		break
 	}
 }
