@@ -3,6 +3,7 @@ package discover
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -219,8 +220,14 @@ collect:
 			delete(pending, ans.name)
 			res.Elapsed[ans.name] = ans.elapsed
 			if ans.err != nil {
+				msg := fmt.Sprintf("%s: %v", ans.name, ans.err)
+				if errors.Is(ans.err, context.DeadlineExceeded) {
+					// The adapter ran into its own timeout: say so as for one
+					// that did not answer at all, not with Go's words.
+					msg = noAnswer(ans.name, timeout)
+				}
 				mu.Lock()
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v", ans.name, ans.err))
+				res.Warnings = append(res.Warnings, msg)
 				mu.Unlock()
 				continue
 			}
@@ -242,7 +249,7 @@ collect:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no answer within %s; its sessions are missing from this output (raise --timeout or check the agent's data)", n, timeout))
+		res.Warnings = append(res.Warnings, noAnswer(n, timeout))
 		res.Elapsed[n] = timeout
 	}
 	res.Warnings = append([]string(nil), res.Warnings...)
@@ -268,6 +275,11 @@ collect:
 	ls.applyLaunches(lenv, names, res.Up)
 	ls.sort()
 	return res, ls
+}
+
+// noAnswer is the warning for an adapter that did not answer within timeout.
+func noAnswer(adapter string, timeout time.Duration) string {
+	return fmt.Sprintf("%s: no answer within %s; its sessions are missing from this output (raise --timeout or check the agent's data)", adapter, timeout)
 }
 
 // takeTurn waits for a free turn until by (or ctx ends) and returns what gives

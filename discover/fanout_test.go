@@ -18,6 +18,7 @@ type fakeAdapter struct {
 	ss    []Session
 	err   error
 	hang  bool
+	slow  bool // works until its context ends, then answers its error
 	warns []string
 }
 
@@ -28,6 +29,10 @@ func (f *fakeAdapter) Discover(ctx context.Context, env *Env) ([]Session, error)
 	}
 	if f.hang {
 		<-make(chan struct{}) // ignores ctx, like a gateway stuck in a read
+	}
+	if f.slow {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	}
 	return append([]Session(nil), f.ss...), f.err // the caller owns what Discover returns
 }
@@ -58,6 +63,20 @@ func TestAllHangingAdapterDoesNotDelay(t *testing.T) {
 		}
 	}
 	if res.Up["openclaw"] || res.Up["opencode"] || !res.Up["codex"] {
+		t.Errorf("up = %v", res.Up)
+	}
+}
+
+// An adapter that runs into its own timeout and answers the context's error is
+// warned about as one that did not answer, in words a user can act on, not
+// Go's "context deadline exceeded".
+func TestAdapterPastItsTimeout(t *testing.T) {
+	slow := &fakeAdapter{name: "pi", slow: true}
+	res := All(context.Background(), testEnv(), []Adapter{slow}, 200*time.Millisecond)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "pi: no answer within 200ms; its sessions are missing") {
+		t.Errorf("warnings %q, want the adapter's timeout named", res.Warnings)
+	}
+	if res.Up["pi"] {
 		t.Errorf("up = %v", res.Up)
 	}
 }

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,9 +70,8 @@ func budgetHome(t *testing.T) []transcript {
 }
 
 // TestBudgetKeepsFields: a transcript summarised because the time budget ran out
-// (past StopAt, and past GiveUpAt) lists every field as a full parse does;
-// only the token totals and what derives from them (cost, usage slots) are
-// left out.
+// (past StopAt) lists every field as a full parse does; only the token totals
+// and what derives from them (cost, usage slots) are left out.
 func TestBudgetKeepsFields(t *testing.T) {
 	ts := budgetHome(t)
 	session := func(f *fileState) discover.Session {
@@ -90,7 +90,6 @@ func TestBudgetKeepsFields(t *testing.T) {
 		budget discover.Budget
 	}{
 		{"over", discover.Budget{StopAt: past}},
-		{"given up", discover.Budget{StopAt: past, GiveUpAt: past}},
 	} {
 		files := scanAll(t, &scanner{ix: loadIndex(t.TempDir()), budget: b.budget}, ts)
 		if len(files) != len(ts) {
@@ -109,5 +108,42 @@ func TestBudgetKeepsFields(t *testing.T) {
 				t.Errorf("%s: %s (-full +summary):\n%s", b.name, filepath.Base(f.Path), diff)
 			}
 		}
+	}
+}
+
+// TestGiveUpLeavesOutUnread: past the point where the budget gives up, the
+// transcripts not read yet are left out and named (sc.late), instead of the
+// adapter reading on into its deadline and answering nothing (a cold disk
+// makes even summaries slow); those the index still covers are listed as
+// ever, and a run with time lists every one again.
+func TestGiveUpLeavesOutUnread(t *testing.T) {
+	ts := budgetHome(t)
+	cache := t.TempDir()
+	ix := loadIndex(cache)
+	if got := scanAll(t, &scanner{ix: ix}, ts); len(got) != len(ts) {
+		t.Fatalf("%d of %d transcripts listed with time", len(got), len(ts))
+	}
+	if err := ix.Save(); err != nil {
+		t.Fatal(err)
+	}
+	changed := ts[0] // its index entry no longer holds: it must be read again
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(changed.Path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Second)
+	sc := &scanner{ix: loadIndex(cache), budget: discover.Budget{StopAt: past, GiveUpAt: past}}
+	var listed []string
+	for _, f := range scanAll(t, sc, ts) {
+		listed = append(listed, f.ID)
+	}
+	if len(listed) != len(ts)-1 || strings.Contains(strings.Join(listed, " "), changed.ID) {
+		t.Errorf("listed %q, want every transcript but %s", listed, changed.ID)
+	}
+	if len(sc.late) != 1 || sc.late[0] != changed.ID {
+		t.Errorf("left out %q, want [%s]", sc.late, changed.ID)
+	}
+	if got := scanAll(t, &scanner{ix: loadIndex(cache)}, ts); len(got) != len(ts) {
+		t.Errorf("with time again: %d of %d transcripts listed", len(got), len(ts))
 	}
 }

@@ -42,7 +42,7 @@ func listTranscripts(root string) ([]transcript, error) {
 // scan returns the state of every transcript that still exists (statAll, then
 // load).
 func (s *scanner) scan(ctx context.Context, ts []transcript) ([]*fileState, []error) {
-	return s.load(ctx, s.statAll(ctx, ts))
+	return s.load(ctx, s.statAll(ctx, ts), true)
 }
 
 // statAll stats every transcript. Files that vanished meanwhile, and anything

@@ -182,7 +182,7 @@ func (s *scanner) bucketSiblings(ctx context.Context, files []*fileState, forks 
 			sibs = append(sibs, &fileState{transcript: transcript{ID: id, Path: path}, Stamp: stamp, Mtime: time.Unix(0, stamp.MtimeNs)})
 		}
 	}
-	loaded, _ := s.load(ctx, sibs)
+	loaded, _ := s.load(ctx, sibs, false)
 	return loaded
 }
 

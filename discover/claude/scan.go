@@ -101,6 +101,11 @@ type scanner struct {
 	budget discover.Budget
 	// cut is set when the context ended the scan before every file was handled.
 	cut bool
+	// late are the ids of the transcripts left unread because the budget gave
+	// up (the oldest: files are read newest first). A cold disk makes even
+	// summaries slow; the adapter then answers in time with what it read,
+	// naming the rest, instead of running into its deadline with nothing.
+	late []string
 	// dirStamps are the bucket directories' stamps, taken before their names
 	// were read (a full listing records fork families under them: forktable.go).
 	dirMu     sync.Mutex
@@ -196,7 +201,10 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 // (appended bytes only when possible), newest first, so a cold index fills in the
 // order users care about. Files that vanished meanwhile are skipped silently;
 // other read errors are returned alongside (their sessions are missing).
-func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, []error) {
+// With giveUp, the files still pending when the budget gives up are left out
+// (s.late); sub-agent transcripts are not (their usage is a session's totals,
+// which a listing must not drop without saying which session's).
+func (s *scanner) load(ctx context.Context, states []*fileState, giveUp bool) ([]*fileState, []error) {
 	var mu sync.Mutex
 	var pending []*fileState
 	var errs []error
@@ -214,6 +222,13 @@ func (s *scanner) load(ctx context.Context, states []*fileState) ([]*fileState, 
 	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i].Mtime.After(pending[j].Mtime) })
 	if !discover.ParallelWith(ctx, len(pending), func(i int, buf *jsonl.Buffer) {
+		if giveUp && s.budget.GivenUp() {
+			pending[i].Agg = nil
+			mu.Lock()
+			s.late = append(s.late, pending[i].ID)
+			mu.Unlock()
+			return
+		}
 		if err := s.update(pending[i], buf); err != nil {
 			pending[i].Agg = nil
 			if !errors.Is(err, fs.ErrNotExist) {

@@ -35,21 +35,37 @@ type summary struct {
 	SlotsTo  discover.Tokens
 }
 
+// cachedRollout is what the index holds for a rollout: its entry (Payload nil:
+// none), how it stands against the file's stamp, and whether it serves as it is
+// (fresh, with the parts asked for).
+type cachedRollout struct {
+	prev  index.Entry[*summary]
+	plan  index.Action
+	stamp index.Stamp
+	fresh bool
+}
+
+// cached looks path up in the index (a stat, no read).
+func (st *state) cached(path string, needHead, needCtx bool) cachedRollout {
+	c := cachedRollout{plan: index.Rebuild}
+	if stamp, regular, err := index.StatPath(path); err == nil && regular {
+		if e, ok := st.ix.Get(path); ok && e.Payload != nil {
+			c.prev, c.plan, c.stamp = e, e.Plan(stamp), stamp
+			c.fresh = c.plan == index.Fresh && (!needHead || e.Payload.Head != nil) && (!needCtx || e.Payload.CtxTail)
+		}
+	}
+	return c
+}
+
 // summarize returns the rollout's summary, from the index when it is fresh and
 // covers what is needed, else by reading the head and/or tail. size and mtime are
 // the file's at the time of reading. The summary is only read, never changed.
 func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (sum *summary, size int64, mtime time.Time, err error) {
-	var cached *summary
-	var plan index.Action = index.Rebuild
-	var prev index.Entry[*summary]
-	if stamp, regular, err := index.StatPath(path); err == nil && regular {
-		if e, ok := st.ix.Get(path); ok && e.Payload != nil {
-			prev, plan, cached = e, e.Plan(stamp), e.Payload
-			if plan == index.Fresh && (!needHead || cached.Head != nil) && (!needCtx || cached.CtxTail) {
-				return cached, stamp.Size, time.Unix(0, stamp.MtimeNs).UTC(), nil
-			}
-		}
+	c := st.cached(path, needHead, needCtx)
+	if c.fresh {
+		return c.prev.Payload, c.stamp.Size, time.Unix(0, c.stamp.MtimeNs).UTC(), nil
 	}
+	cached, plan, prev := c.prev.Payload, c.plan, c.prev
 	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, 0, time.Time{}, err

@@ -43,6 +43,9 @@ type Adapter struct {
 	// OpenFiles lists a process's open files; used only when the lock directory
 	// does not exist (Codex before thread-writer locks). nil: not available.
 	OpenFiles OpenFiles
+	// Budget is how a listing spends the time its context leaves (nil:
+	// discover.BudgetOf); tests run out of it on purpose.
+	Budget func(context.Context) discover.Budget
 }
 
 // New returns the Codex adapter with the platform's lock and fd readers.
@@ -483,8 +486,20 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	// First every rollout's summary (from the index, or read), then the sessions:
 	// the index is saved and let go in between, so a listing never holds it and
 	// all the sessions at once.
+	//
+	// Rollouts are read newest first (the jobs are in the order of the dated
+	// folders and of the names, which start with the creation time: read
+	// backwards), so that when the budget gives up (a cold index on a cold
+	// disk) the rollouts left unread, and out of this listing, are the oldest;
+	// the adapter then answers in time with the rest instead of not at all.
 	reads := make([]rolloutRead, len(jobs))
-	discover.ParallelWith(ctx, len(jobs), func(i int, sc *scratch) {
+	budgetOf := a.Budget
+	if budgetOf == nil {
+		budgetOf = discover.BudgetOf
+	}
+	budget := budgetOf(ctx)
+	discover.ParallelWith(ctx, len(jobs), func(k int, sc *scratch) {
+		i := len(jobs) - 1 - k
 		j := &jobs[i]
 		if j.rf == nil || j.rf.Compressed {
 			return
@@ -492,8 +507,23 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		needHead := j.row == nil || j.row.FirstUserMessage == "" || j.row.Cwd == "" || j.id == ""
 		needCtx := j.row == nil || j.row.Cwd == "" || j.row.Model == ""
 		r := &reads[i]
+		if budget.GivenUp() && !st.cached(j.rf.Path, needHead, needCtx).fresh {
+			r.late = true
+			return
+		}
 		r.sum, r.size, r.mtime, r.err = st.summarize(j.rf.Path, needHead, needCtx, sc)
 	})
+	var late []string
+	for i := range reads {
+		if reads[i].late {
+			late = append(late, filepath.Base(jobs[i].rf.Path))
+		}
+	}
+	if len(late) > 0 {
+		sort.Strings(late)
+		env.Warnf("%d rollouts were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
+			len(late), strings.Join(late[:min(5, len(late))], ", "))
+	}
 	if err := ctx.Err(); err != nil {
 		_ = st.ix.Save() // keep what was parsed; the next run continues from it
 		return nil, err
@@ -513,6 +543,9 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	discover.ParallelWith(ctx, len(jobs), func(i int, sc *scratch) {
 		j, r := jobs[i], reads[i]
 		jobs[i].row, reads[i] = nil, rolloutRead{} // each row and summary goes once used
+		if r.late {
+			return // left out, named above
+		}
 		s, good, err := st.session(env, j.id, j.rf, j.row, r, sc)
 		if err != nil {
 			warnMu.Lock()
@@ -549,6 +582,7 @@ type rolloutRead struct {
 	size  int64
 	mtime time.Time
 	err   error
+	late  bool // not read: the budget gave up first
 }
 
 // session builds one thread's Session from its DB row (may be nil) and rollout

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -348,5 +349,53 @@ func TestRolloutNameWithoutUUID(t *testing.T) {
 	s := got[id5425]
 	if len(got) != 8 || !strings.HasSuffix(s.Path, "rollout-renamed-by-hand.jsonl") || s.Extra["tokens_total"] != int64(49) || s.Extra["last_turn"] != "completed" {
 		t.Errorf("%d sessions; path %q tokens %v turn %v", len(got), s.Path, s.Extra["tokens_total"], s.Extra["last_turn"])
+	}
+}
+
+// TestGiveUpLeavesOutUnreadRollouts: past the point where the budget gives up
+// (a cold index on a cold disk), the rollouts not read yet are left out and
+// named in a warning, instead of the adapter reading on into its deadline and
+// answering nothing; the rollouts the index still covers are listed as ever,
+// and a listing with time lists every one again.
+func TestGiveUpLeavesOutUnreadRollouts(t *testing.T) {
+	home := fixtureHome(t)
+	env := testEnv(home, nil, nil)
+	env.StateDir = t.TempDir()
+	all := discoverAll(t, testAdapter(nil), env)
+	if len(all) < 2 {
+		t.Fatalf("%d threads: the test needs two or more", len(all))
+	}
+	var changed discover.Session
+	for _, s := range all {
+		if s.Path != "" && (changed.ID == "" || s.ID < changed.ID) {
+			changed = s
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(changed.Path, later, later); err != nil {
+		t.Fatal(err)
+	}
+
+	a := testAdapter(nil)
+	past := time.Now().Add(-time.Second)
+	a.Budget = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
+	var warns []string
+	ss, err := a.Discover(context.Background(), env.WithWarn(func(s string) { warns = append(warns, s) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != len(all)-1 {
+		t.Errorf("%d threads listed, want every one of %d but %s", len(ss), len(all), changed.ID)
+	}
+	for _, s := range ss {
+		if s.ID == changed.ID {
+			t.Errorf("%s listed although its rollout was not read", s.ID)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "1 rollouts were not read in time and are missing") || !strings.Contains(warns[0], filepath.Base(changed.Path)) {
+		t.Errorf("warnings %q, want one naming %s as missing", warns, filepath.Base(changed.Path))
+	}
+	if again := discoverAll(t, testAdapter(nil), env); len(again) != len(all) {
+		t.Errorf("with time again: %d threads listed, want %d", len(again), len(all))
 	}
 }

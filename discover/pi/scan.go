@@ -7,7 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +44,12 @@ type file struct {
 // scanner brings the parse index up to date with the session files.
 type scanner struct {
 	ix *index.Index[summary]
-	// budget ends full parsing; pi files are then summarised from head and tail,
-	// which every listing needs (the header carries the id), so it never gives up.
+	// budget ends full parsing; pi files are then summarised from head and
+	// tail (every listing needs the header: it carries the id) until the budget
+	// gives up, when the files not reached yet (the oldest: files are read
+	// newest first) are left out with a warning naming them, so that the
+	// adapter answers in time with the rest instead of not at all (a cold disk
+	// makes even summaries slow: 10,000 of them took longer than the timeout).
 	budget discover.Budget
 }
 
@@ -72,8 +78,16 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		mu.Unlock()
 	})
 	sort.Slice(pending, func(a, b int) bool { return res[pending[a]].mtime.After(res[pending[b]].mtime) })
+	var late sync.Mutex
+	var skipped []string
 	discover.ParallelWith(ctx, len(pending), func(k int, buf *jsonl.Buffer) {
 		f := res[pending[k]]
+		if s.budget.GivenUp() {
+			late.Lock()
+			skipped = append(skipped, filepath.Base(f.Path))
+			late.Unlock()
+			return
+		}
 		if err := s.update(f, buf); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				env.Warnf("%v", err)
@@ -98,6 +112,11 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 	}
 	if w := discover.NameIncomplete(incomplete, "sessions"); w != "" {
 		env.Warnf("%s", w)
+	}
+	if len(skipped) > 0 {
+		sort.Strings(skipped)
+		env.Warnf("%d session files were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
+			len(skipped), strings.Join(skipped[:min(5, len(skipped))], ", "))
 	}
 	return out
 }

@@ -122,6 +122,58 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 	}
 }
 
+// Past the point where the budget gives up, the files not read yet are left
+// out, named in a warning, instead of the adapter running into its deadline and
+// answering nothing (a cold disk: even 10,000 summaries took longer than the
+// timeout); the files the index still covers are listed as ever, and the next
+// run with time lists every one again.
+func TestGiveUpLeavesOutUnreadFiles(t *testing.T) {
+	home := t.TempDir()
+	copyTree(t, fixtureHome, home)
+	env, warns := testEnv(t, home, nil)
+	paths := listFiles(env, roots(env), nil, nil, nil)
+	cache := t.TempDir()
+	ix := index.Load[summary](cache, Name, indexVersion)
+	all := (&scanner{ix: ix}).scan(context.Background(), env, paths)
+	if err := ix.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 2 {
+		t.Fatalf("%d session files: the test needs two or more", len(all))
+	}
+	changed := all[0].Path // its index entry no longer holds: it must be read again
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(changed, later, later); err != nil {
+		t.Fatal(err)
+	}
+
+	past := time.Now().Add(-time.Second)
+	ix = index.Load[summary](cache, Name, indexVersion)
+	got := (&scanner{ix: ix, budget: discover.Budget{StopAt: past, GiveUpAt: past}}).scan(context.Background(), env, paths)
+	var listed []string
+	for _, f := range got {
+		listed = append(listed, f.Path)
+		if f.Path == changed {
+			t.Errorf("%s listed although it was not read", f.Path)
+		}
+	}
+	if len(listed) != len(all)-1 {
+		t.Errorf("listed %q, want every file but %s", listed, changed)
+	}
+	if len(*warns) != 1 || !strings.Contains((*warns)[0], "1 session files were not read in time and are missing") ||
+		!strings.Contains((*warns)[0], filepath.Base(changed)) {
+		t.Errorf("warnings %q, want one naming %s as missing", *warns, filepath.Base(changed))
+	}
+
+	*warns = nil
+	if got := (&scanner{ix: index.Load[summary](cache, Name, indexVersion)}).scan(context.Background(), env, paths); len(got) != len(all) {
+		t.Errorf("with time again: %d files listed, want %d", len(got), len(all))
+	}
+	if len(*warns) != 0 {
+		t.Errorf("with time again: warnings %q", *warns)
+	}
+}
+
 // Big tool results and later user messages are summarised from their first bytes;
 // the summary must be exactly what a full decode gives.
 func TestBigLinesSameSummary(t *testing.T) {
