@@ -3,7 +3,6 @@ package discover
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -221,9 +220,11 @@ collect:
 			res.Elapsed[ans.name] = ans.elapsed
 			if ans.err != nil {
 				msg := fmt.Sprintf("%s: %v", ans.name, ans.err)
-				if errors.Is(ans.err, context.DeadlineExceeded) {
-					// The adapter ran into its own timeout: say so as for one
-					// that did not answer at all, not with Go's words.
+				if ans.err == context.DeadlineExceeded {
+					// The adapter ran into its own timeout and said only that
+					// (ctx.Err()): say so as for one that did not answer at
+					// all, not with Go's words. An error of its own that wraps
+					// it (a gateway naming its URL) is kept as it is.
 					msg = noAnswer(ans.name, timeout)
 				}
 				mu.Lock()

@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -78,6 +79,13 @@ func TestAdapterPastItsTimeout(t *testing.T) {
 	}
 	if res.Up["pi"] {
 		t.Errorf("up = %v", res.Up)
+	}
+
+	// An error of the adapter's own that wraps the deadline keeps its words.
+	own := &fakeAdapter{name: "openclaw", err: fmt.Errorf("gateway ws://127.0.0.1:1 did not answer within 200ms: %w", context.DeadlineExceeded)}
+	res = All(context.Background(), testEnv(), []Adapter{own}, 200*time.Millisecond)
+	if len(res.Warnings) != 1 || res.Warnings[0] != "openclaw: gateway ws://127.0.0.1:1 did not answer within 200ms: context deadline exceeded" {
+		t.Errorf("warnings %q, want the adapter's own error", res.Warnings)
 	}
 }
 
