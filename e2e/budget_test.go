@@ -79,6 +79,20 @@ func journalTypes(t *testing.T, a *harness.Agentctl, id string) []string {
 	return types
 }
 
+// waitJournal waits until the journal's session events of id are want
+// (space-separated, in order). `wait` returns once the supervisor recorded the
+// end in the launch record; the supervisor journals session.stopped after that
+// (finalise: record, unlock, journal), a moment later under load.
+func waitJournal(t *testing.T, a *harness.Agentctl, id, want string) {
+	t.Helper()
+	harness.Eventually(t, 20*time.Second, func() string {
+		if got := journalTypes(t, a, id); strings.Join(got, " ") != want {
+			return fmt.Sprintf("journal for %s: %v; want %s", id, got, want)
+		}
+		return ""
+	})
+}
+
 // tokenBudget launches adapter with --max-tokens between one and two turns:
 // the agent is stopped after its second turn, wait exits 1, status says
 // budget:tokens with totals over the limit by at most one turn, the journal has
@@ -116,9 +130,7 @@ func tokenBudget(t *testing.T, adapter string, srv *stub.Server, hold string, a 
 	if held > 1 {
 		t.Errorf("the third turn was asked %d times; the agent must be stopped by then", held)
 	}
-	if got := journalTypes(t, a, l.ID); strings.Join(got, " ") != "session.launched session.budget_exceeded session.stopped" {
-		t.Errorf("journal for %s: %v", l.ID, got)
-	}
+	waitJournal(t, a, l.ID, "session.launched session.budget_exceeded session.stopped")
 	if recv == nil {
 		return
 	}
@@ -342,9 +354,7 @@ func TestBudgetDurationOpenClaw(t *testing.T) {
 	if st.ExitReason != meta.ReasonBudgetDuration || st.Status != "stopped" {
 		t.Errorf("status: %+v; want stopped with exit_reason budget:duration", st)
 	}
-	if got := journalTypes(t, a, l.ID); strings.Join(got, " ") != "session.launched session.budget_exceeded session.stopped" {
-		t.Errorf("journal for %s: %v", l.ID, got)
-	}
+	waitJournal(t, a, l.ID, "session.launched session.budget_exceeded session.stopped")
 	budgetHook := func() []webhookDelivery { // the warm-up turn delivers one too
 		var out []webhookDelivery
 		for _, d := range recv.deliveries() {

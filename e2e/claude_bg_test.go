@@ -574,10 +574,21 @@ func TestClaudeBackgroundDaemonKilled(t *testing.T) {
 		if err != nil || json.Unmarshal(b, &ds) != nil || ds.SupervisorPID <= 0 {
 			t.Fatalf("daemon.status.json: %v %s", err, b)
 		}
-		before := a.Status(t, held)
-		if before.Status != "running" || before.PID <= 0 {
-			t.Fatalf("before the kill: %s pid %d, want running", before.Status, before.PID)
-		}
+		// Claude's registry entry naming the session's process can come a
+		// moment after the held request (as in the oracle and launch tests):
+		// running is waited for.
+		var before harness.Session
+		harness.Eventually(t, 20*time.Second, func() string {
+			s, err := agentctlStatus(a, held)
+			if err != nil {
+				return "before the kill: " + err.Error()
+			}
+			if s.Status != "running" || s.PID <= 0 {
+				return fmt.Sprintf("before the kill: %s pid %d (%s: %s), want running", s.Status, s.PID, s.Evidence, s.EvidenceDetail)
+			}
+			before = s
+			return ""
+		})
 		if err := syscall.Kill(ds.SupervisorPID, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill the daemon %d: %v", ds.SupervisorPID, err)
 		}
