@@ -143,6 +143,19 @@ func ReadLinesUntilWith(buf *jsonl.Buffer, r io.Reader, base int64, b Budget, fn
 	return next, stats, false, err
 }
 
+// NameLeftOut is the warning for what a listing left out because its budget
+// gave up (Budget.GivenUp) before reading it: it names them, up to five (ids
+// or file names, sorted), and says that the next run gets further. "" when
+// names is empty.
+func NameLeftOut(names []string, what string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("%d %s were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
+		len(names), what, strings.Join(names[:min(5, len(names))], ", "))
+}
+
 // NameIncomplete is the warning for sessions listed without their token totals
 // because parsing ran out of time (the budget): it names them, up to five, so
 // the user knows which figures are missing. nil when ids is empty.

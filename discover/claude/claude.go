@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -178,10 +177,8 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		}
 	}
 	files, errs := sc.load(ctx, load, true)
-	if late := sc.late; len(late) > 0 {
-		sort.Strings(late)
-		env.Warnf("%d transcripts were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
-			len(late), strings.Join(late[:min(5, len(late))], ", "))
+	if w := discover.NameLeftOut(sc.late, "transcripts"); w != "" {
+		env.Warnf("%s", w)
 	}
 	if _, serrs := sc.load(ctx, sc.subagentFiles(ctx, files), false); len(serrs) > 0 {
 		errs = append(errs, serrs...)

@@ -519,10 +519,8 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			late = append(late, filepath.Base(jobs[i].rf.Path))
 		}
 	}
-	if len(late) > 0 {
-		sort.Strings(late)
-		env.Warnf("%d rollouts were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
-			len(late), strings.Join(late[:min(5, len(late))], ", "))
+	if w := discover.NameLeftOut(late, "rollouts"); w != "" {
+		env.Warnf("%s", w)
 	}
 	if err := ctx.Err(); err != nil {
 		_ = st.ix.Save() // keep what was parsed; the next run continues from it

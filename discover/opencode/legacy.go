@@ -261,10 +261,8 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	if w := discover.NameIncomplete(summarised, "OpenCode sessions of the legacy storage/ tree"); w != "" {
 		warnf("%s", w)
 	}
-	if len(skipped) > 0 {
-		sort.Strings(skipped)
-		warnf("%d OpenCode sessions of the legacy storage/ tree were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
-			len(skipped), strings.Join(skipped[:min(5, len(skipped))], ", "))
+	if w := discover.NameLeftOut(skipped, "OpenCode sessions of the legacy storage/ tree"); w != "" {
+		warnf("%s", w)
 	}
 	for i := range recs {
 		if ok[i] {

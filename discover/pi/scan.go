@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -113,10 +112,8 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 	if w := discover.NameIncomplete(incomplete, "sessions"); w != "" {
 		env.Warnf("%s", w)
 	}
-	if len(skipped) > 0 {
-		sort.Strings(skipped)
-		env.Warnf("%d session files were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
-			len(skipped), strings.Join(skipped[:min(5, len(skipped))], ", "))
+	if w := discover.NameLeftOut(skipped, "session files"); w != "" {
+		env.Warnf("%s", w)
 	}
 	return out
 }
