@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -142,7 +143,7 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 	if asJSON {
 		// A value left out (out of range) fails --strict like a failed adapter.
 		dropped := false
-		err := writeSessionsJSON(e.s.Out, ls.Len(), ls.At, func(m string) { warn(e.s, m); dropped = true })
+		err := writeSessionsJSON(e.s.Out, ls.Len(), ls.View, func(m string) { warn(e.s, m); dropped = true })
 		return len(res.Warnings) > 0 || dropped, err
 	}
 	e.printTable(ls, f.Now)
@@ -153,6 +154,14 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 // them (discover.List): a listing of tens of thousands is never copied into one
 // array. It is fanOut (main.go) otherwise; keep the two in step.
 func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listing) {
+	if e.s.getenv("GOGC") == "" {
+		// The listing holds little but the work of the adapter in its turn
+		// (the others' sessions are packed), so most of the heap is that
+		// work's garbage: collected at half the usual growth, `list -a` at
+		// 10,000 sessions per agent peaks at ~65 MB instead of ~75 MB, for
+		// about 10% more CPU. A GOGC the user set is left alone.
+		defer debug.SetGCPercent(debug.SetGCPercent(50))
+	}
 	res, ls := discover.List(ctx, e.readEnv(ctx), e.adapters, e.timeout)
 	if e.only != nil {
 		ls.Keep(func(s *discover.Session) bool { return e.only[s.Adapter] })

@@ -26,9 +26,9 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writeSessionsJSON prints n sessions, the i-th at(i), as an indented JSON array
-// one element at a time, so a listing of 10,000 sessions never holds the whole
-// document in memory. They take appendSessionJSON's path, which prints the same
+// writeSessionsJSON prints n sessions, the i-th at(i) (used only until the next
+// call, as Listing.View's), as an indented JSON array one element at a time, so
+// a listing of 10,000 sessions never holds the whole document in memory. They take appendSessionJSON's path, which prints the same
 // bytes as encoding/json without reflection.
 func writeSessionsJSON(w io.Writer, n int, at func(int) *discover.Session, warnf func(string)) error {
 	var e elemEncoder

@@ -16,10 +16,10 @@ import (
 // the adapter proved alive into a dead one. Only adapters that answered (up) get
 // records synthesised, so a timed-out adapter does not produce half-known rows.
 func ApplyLaunches(env *Env, sessions []Session, adapters []string, upIn map[string]bool) []Session {
-	l := &Listing{chunks: [][]Session{sessions}}
+	l := &Listing{chunks: []chunk{{ss: sessions}}}
 	l.applyLaunches(env, adapters, upIn)
 	if len(l.chunks) > 1 {
-		sessions = append(sessions, l.chunks[1]...)
+		sessions = append(sessions, l.chunks[1].ss...)
 	}
 	return sessions
 }
@@ -50,10 +50,11 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 	}
 	idx := map[string]sref{}
 	if len(named) > 0 {
-		for c, ss := range ls.chunks {
-			for i := range ss {
-				if s := &ss[i]; named[s.ID] {
-					idx[s.Adapter+"\x00"+s.ID] = sref{int32(c), int32(i)}
+		for c := range ls.chunks {
+			for i := range ls.chunks[c].len() {
+				r := sref{int32(c), int32(i)}
+				if named[ls.id(r)] {
+					idx[ls.at(r).Adapter+"\x00"+ls.id(r)] = r
 				}
 			}
 		}
@@ -77,17 +78,17 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 			}
 			if synth < 0 {
 				synth = len(ls.chunks)
-				ls.chunks = append(ls.chunks, nil)
+				ls.chunks = append(ls.chunks, chunk{})
 			}
 			t := l.LaunchedAt
-			ls.chunks[synth] = append(ls.chunks[synth], Session{
+			ls.chunks[synth].ss = append(ls.chunks[synth].ss, Session{
 				ID: sid, Adapter: l.Adapter, Cwd: l.Cwd, Model: l.Model, Prompt: l.Prompt,
 				StartedAt: &t, LastActivity: &t, Status: StatusStopped, Evidence: EvidenceLaunchRecord,
 			})
-			r = sref{int32(synth), int32(len(ls.chunks[synth]) - 1)}
+			r = sref{int32(synth), int32(len(ls.chunks[synth].ss) - 1)}
 			idx[l.Adapter+"\x00"+sid] = r
 		}
-		s := ls.at(r)
+		s := ls.edit(r)
 		s.LaunchID = l.ID
 		s.Log = l.Log
 		if l.Group != "" {

@@ -1,0 +1,177 @@
+package discover
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/meta"
+)
+
+// packFixture is n sessions with every field the encoding knows set in some of
+// them, values repeating as in a real listing (directories, models) or not (ids,
+// prompts), and times in UTC and in time.Local.
+func packFixture(n int) []Session {
+	r := rand.New(rand.NewSource(11))
+	base := time.Date(2026, 11, 20, 21, 52, 37, 169_000_000, time.UTC)
+	pick := func(vs ...string) string { return vs[r.Intn(len(vs))] }
+	ss := make([]Session, n)
+	for i := range ss {
+		id := fmt.Sprintf("%08x-4708-8fc9-aeb3-%012x", r.Uint32(), r.Int63()&0xffffffffffff)
+		s := Session{ID: id, Adapter: pick("claude-code", "codex", "opencode", "pi", "pi-rust"),
+			Status: pick(StatusRunning, StatusIdle, StatusStopped, StatusFailed, StatusWaiting), Evidence: pick(EvidenceTranscript, EvidenceLaunchRecord),
+			EvidenceDetail: pick("", "done", "last turn interrupted (rollout); no thread-writer lock held"),
+			Cwd:            pick("", "/home/dev/billing", "/home/dev/project-33"), Model: pick("", "gpt-6.1-codex", "claude-opus-4-8"),
+			Prompt: pick("", "fix the build", fmt.Sprintf("check prompt %d", i)), GitBranch: pick("", "main"),
+			Path: pick("", "rel-name.jsonl", "/") + pick("", fmt.Sprintf("/home/dev/.pi/agent/sessions/--p%d--/%s.jsonl", r.Intn(5), id)),
+		}
+		s.Title = pick(s.Prompt, "", "a title of its own")
+		switch r.Intn(4) {
+		case 0:
+			s.BlockedReason, s.LastCwd, s.ExitReason, s.CostSource = "quota", "/home/dev/billing/sub", "budget:cost", "agent"
+			s.AgentVersion, s.Entrypoint, s.PermissionMode, s.Group, s.Spec = "2.1.197", "sdk-cli", "default", "g-1", "claude:opus"
+			s.LaunchID, s.Log, s.Host, s.Kind, s.JobID = "l-"+id[:8], "/tmp/log", "build-box", "background", id[:6]
+			s.Inferred, s.PID = true, r.Intn(1<<22)
+			s.Meta = map[string]string{"ticket": "T-1", "owner": pick("a", "b")}
+		case 1:
+			s.Models = []string{pick("m1", "m2"), "m3"}
+		case 2:
+			s.Models = []string{}
+			s.Extra = map[string]any{}
+			s.Meta = map[string]string{}
+		}
+		at := func() *time.Time {
+			t := base.Add(time.Duration(r.Int63n(int64(30 * 24 * time.Hour))))
+			if r.Intn(5) == 0 {
+				t = t.Local()
+			}
+			return &t
+		}
+		if r.Intn(6) > 0 {
+			s.StartedAt = at()
+		}
+		if r.Intn(6) > 0 {
+			s.LastActivity = at()
+		}
+		switch r.Intn(3) {
+		case 0:
+			s.EndedAt = s.LastActivity
+		case 1:
+			s.EndedAt = at()
+		}
+		if r.Intn(3) == 0 {
+			c := r.Intn(300) - 150
+			s.ExitCode = &c
+		}
+		if r.Intn(3) > 0 {
+			s.Tokens = &Tokens{Input: r.Int63n(1e6), Output: r.Int63n(1e5), CacheRead: r.Int63(), CacheWrite: -1}
+		}
+		if r.Intn(2) == 0 {
+			c := r.Float64() * 10
+			s.CostUSD = &c
+		}
+		if r.Intn(2) == 0 {
+			s.Extra = map[string]any{"provider": "openai", "reason": pick("done", "interrupted"), "archived": r.Intn(2) == 0,
+				"tokens_total": r.Int63n(1e9) - 5e8, "n": r.Intn(1000), "cost_inherited_usd": math.Inf(1),
+				"tokens_subagents": Tokens{Input: 1, Output: 2, CacheRead: 3, CacheWrite: r.Int63()}, "slug": fmt.Sprint("s-", i)}
+		}
+		ss[i] = s
+	}
+	return ss
+}
+
+// TestPackedRoundTrip: every session decodes to what was packed, field for
+// field (times with their zone, EndedAt still LastActivity where it was), and
+// prints the same JSON; the ones the encoding cannot hold are kept whole.
+func TestPackedRoundTrip(t *testing.T) {
+	ss := packFixture(3000)
+	odd := func(s Session) Session { return s }
+	zoned := time.Date(2026, 11, 28, 10, 0, 0, 5, time.FixedZone("CET", 3600))
+	budget := odd(ss[0])
+	budget.Budget = &meta.Budget{MaxCostUSD: 2}
+	slots := odd(ss[1])
+	slots.Slots = Slots{{At: 3600, Tokens: Tokens{Input: 1}}}
+	zone := odd(ss[2])
+	zone.StartedAt = &zoned
+	extra := odd(ss[3])
+	extra.Extra = map[string]any{"odd": []string{"x"}}
+	ss = append(ss, budget, slots, zone, extra)
+	want := make([]Session, len(ss))
+	copy(want, ss)
+
+	p := packSessions(ss)
+	if got := len(p.spill); got != 4 {
+		t.Errorf("%d sessions spilled, want the 4 the encoding cannot hold", got)
+	}
+	scratch := new(unpacked)
+	for i := range want {
+		got := p.session(i)
+		if diff := cmp.Diff(want[i], *got); diff != "" {
+			t.Fatalf("session %d (-packed +decoded):\n%s", i, diff)
+		}
+		if v := p.sessionInto(i, scratch); !cmp.Equal(want[i], *v) {
+			t.Fatalf("session %d decoded into a used scratch differs: %s", i, cmp.Diff(want[i], *v))
+		}
+		if p.id(i) != want[i].ID {
+			t.Fatalf("id(%d) = %q, want %q", i, p.id(i), want[i].ID)
+		}
+		for j, pair := range [][2]*time.Time{{want[i].StartedAt, got.StartedAt}, {want[i].LastActivity, got.LastActivity}, {want[i].EndedAt, got.EndedAt}} {
+			if pair[0] != nil && pair[0].Location() != pair[1].Location() {
+				t.Fatalf("session %d time %d: zone %v, want %v", i, j, pair[1].Location(), pair[0].Location())
+			}
+		}
+		if (want[i].EndedAt != nil && want[i].EndedAt == want[i].LastActivity) != (got.EndedAt != nil && got.EndedAt == got.LastActivity) {
+			t.Fatalf("session %d: EndedAt is LastActivity: %v, want %v", i, got.EndedAt == got.LastActivity, want[i].EndedAt == want[i].LastActivity)
+		}
+		if k := keyOf(&want[i]); p.keys[i] != k {
+			t.Fatalf("session %d sort key %+v, want %+v", i, p.keys[i], k)
+		}
+		wj, werr := json.Marshal(want[i])
+		gj, gerr := json.Marshal(got)
+		if string(wj) != string(gj) || (werr == nil) != (gerr == nil) {
+			t.Fatalf("session %d prints\n%s (%v)\nwant\n%s (%v)", i, gj, gerr, wj, werr)
+		}
+	}
+	// A decoded session is the caller's: changing it changes nothing packed.
+	s := p.session(5)
+	s.ID, s.Status = "changed", "changed"
+	if p.session(5).ID != want[5].ID || p.id(5) != want[5].ID {
+		t.Fatal("changing a decoded session changed the packed one")
+	}
+}
+
+// TestPackedIsSmaller: packed, a listing's sessions take a fraction of what
+// they take as Sessions, which is the point of packing them.
+func TestPackedIsSmaller(t *testing.T) {
+	ss := packFixture(2000)
+	p := packSessions(ss)
+	size := len(p.arena) + 4*len(p.off) + 16*len(p.keys) + 32*len(p.shared)
+	t.Logf("%d bytes a session", size/len(ss))
+	if per, max := size/len(ss), 300; per > max {
+		t.Fatalf("packed: %d bytes a session, want at most %d", per, max)
+	}
+}
+
+func BenchmarkPackSessions(b *testing.B) {
+	ss := packFixture(10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		packSessions(ss)
+	}
+}
+
+func BenchmarkPackedView(b *testing.B) {
+	p := packSessions(packFixture(10000))
+	u := new(unpacked)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range p.Len() {
+			p.sessionInto(i, u)
+		}
+	}
+}
