@@ -253,8 +253,10 @@ func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.D
 				}
 				mu.Unlock()
 			})
+			release := func() {}
 			if _, ok := a.(FileParser); ok && turns != nil {
-				defer takeTurn(actx, turns, turnBy)()
+				release = sync.OnceFunc(takeTurn(actx, turns, turnBy))
+				defer release()
 			}
 			start := time.Now()
 			var ss []Session
@@ -276,9 +278,9 @@ func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.D
 				}
 			}
 			ans := answer{name: a.Name(), err: err, elapsed: elapsed}
+			// Packing is one core's work: the next adapter's starts meanwhile.
+			release()
 			if pack && len(ss) > 0 {
-				// Before the turn is given back: the next adapter's work
-				// then starts with these sessions' memory free.
 				ans.chunk.p = packSessions(ss)
 			} else {
 				shareStrings(ss)

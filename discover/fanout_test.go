@@ -215,6 +215,16 @@ func TestFullListingTakesTurns(t *testing.T) {
 	if got := most.Load(); got != 2 {
 		t.Errorf("%d file-parsing adapters ran at once on 2 cores, want 2", got)
 	}
+	// A packed listing (List) gives one turn per two cores, and packs what
+	// each answered.
+	most.Store(0)
+	res, ls := List(context.Background(), testEnv(), adapters, 10*time.Second)
+	if ls.Len() != 5 || len(res.Warnings) != 0 {
+		t.Fatalf("List: %d sessions, warnings %q", ls.Len(), res.Warnings)
+	}
+	if got := most.Load(); got != 1 {
+		t.Errorf("List ran %d file-parsing adapters at once on 2 cores, want 1", got)
+	}
 	// A lookup does not take turns.
 	most.Store(0)
 	q := QueryFor("codex-1", nil)
