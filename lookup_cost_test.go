@@ -296,6 +296,19 @@ func TestCacheDeletionChangesNoOutput(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(state, "cache")); len(ents) == 0 {
 		t.Fatal("no parse index was written")
 	}
+	// Index files as large as a history of ~30,000 sessions make the listing
+	// large (discover.LargeListing): packed, one adapter at a time.
+	pad := filepath.Join(state, "cache", "padding.index")
+	if err := os.WriteFile(pad, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(pad, discover.LargeFrom); err != nil {
+		t.Fatal(err)
+	}
+	if !discover.LargeListing(&discover.Env{StateDir: state}) {
+		t.Fatal("the padded cache does not make the listing large")
+	}
+	large := outputs()
 	if err := os.RemoveAll(filepath.Join(state, "cache")); err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +316,9 @@ func TestCacheDeletionChangesNoOutput(t *testing.T) {
 	for _, n := range names {
 		if diff := cmp.Diff(warm[n], cold[n]); diff != "" {
 			t.Errorf("%s (-warm +cold):\n%s", n, diff)
+		}
+		if diff := cmp.Diff(warm[n], large[n]); diff != "" {
+			t.Errorf("%s (-warm +large listing):\n%s", n, diff)
 		}
 		if diff := cmp.Diff(warm[n], deleted[n]); diff != "" {
 			t.Errorf("%s (-warm +cache deleted):\n%s", n, diff)

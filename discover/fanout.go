@@ -65,11 +65,12 @@ type IDShaper interface {
 }
 
 // List is All for a caller that reads the sessions once, in order (`list`): the
-// Listing keeps each adapter's sessions packed (packed.go) from the moment it
-// answers, unless env asks for usage slots, and never copies them into one
-// array. Its order and contents are exactly All's; Result.Sessions is nil.
+// Listing never copies the sessions into one array, and a large one
+// (LargeListing) keeps each adapter's sessions packed (packed.go) from the
+// moment it answers, unless env asks for usage slots. Its order and contents
+// are exactly All's; Result.Sessions is nil.
 func List(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration) (Result, *Listing) {
-	return gatherFor(ctx, env, adapters, timeout, nil, "", !env.Slots)
+	return gatherFor(ctx, env, adapters, timeout, nil, "", !env.Slots && LargeListing(env))
 }
 
 // Listing is a fan-out's sessions in All's order, kept where the adapters put
@@ -225,11 +226,12 @@ func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.D
 	// on two cores, four adapters at once took longer than two at a time and
 	// held every adapter's parse index and half-built sessions at the same
 	// moment (list -a at 10,000 sessions per agent, median of 12 runs: 0.64 s
-	// and 124 MB peak against 0.61 s and 104 MB). A packed listing (List) holds
-	// little but the work of the adapters in their turn, so it gives one turn
-	// per two cores: each adapter parses on every core anyway, and what `list
-	// -a` holds at its peak is then one adapter's work, not two (on two cores,
-	// 10,000 sessions per agent: 72 MB instead of 98 MB, for 0.1 s more).
+	// and 124 MB peak against 0.61 s and 104 MB). A packed listing (List, when
+	// large) holds little but the work of the adapters in their turn, so it
+	// gives one turn per two cores: each adapter parses on every core anyway,
+	// and what `list -a` holds at its peak is then one adapter's work, not two
+	// (on two cores, 10,000 sessions per agent: 72 MB instead of 98 MB, for
+	// 0.1 s more).
 	// Nobody waits for a turn longer than a quarter of the timeout, so an
 	// adapter stuck on a file costs the others that at most; the others (a
 	// gateway's API) and lookups never wait.

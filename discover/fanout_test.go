@@ -215,10 +215,12 @@ func TestFullListingTakesTurns(t *testing.T) {
 	if got := most.Load(); got != 2 {
 		t.Errorf("%d file-parsing adapters ran at once on 2 cores, want 2", got)
 	}
-	// A packed listing (List) gives one turn per two cores, and packs what
+	// A large listing (List) gives one turn per two cores, and packs what
 	// each answered.
 	most.Store(0)
-	res, ls := List(context.Background(), testEnv(), adapters, 10*time.Second)
+	env := testEnv()
+	env.PackAll = true
+	res, ls := List(context.Background(), env, adapters, 10*time.Second)
 	if ls.Len() != 5 || len(res.Warnings) != 0 {
 		t.Fatalf("List: %d sessions, warnings %q", ls.Len(), res.Warnings)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 	"unsafe"
@@ -47,32 +49,90 @@ func listingFixture(n int) ([]Adapter, *Env) {
 }
 
 // TestListIsAll: List's listing holds exactly All's sessions, in All's order,
-// without copying them into one array; Keep filters it like Filter.Apply.
+// without copying them into one array, whether it packs them (a large listing,
+// with launch records changing packed sessions) or not; Keep filters it like
+// Filter.Apply.
 func TestListIsAll(t *testing.T) {
-	adapters, env := listingFixture(300)
-	want := All(context.Background(), env, adapters, time.Second).Sessions
-	if len(want) < 800 {
-		t.Fatalf("fixture too small: %d sessions", len(want))
-	}
-	res, ls := List(context.Background(), env, adapters, time.Second)
-	if res.Sessions != nil || len(res.Up) != 3 {
-		t.Fatalf("List result: %d sessions, up %v", len(res.Sessions), res.Up)
-	}
-	var got []Session
-	for i := 0; i < ls.Len(); i++ {
-		got = append(got, *ls.At(i))
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("List differs from All (-All +List):\n%s", diff)
-	}
-	if diff := cmp.Diff(want, ls.Sessions()); diff != "" {
-		t.Fatalf("Sessions differs from All (-All +Sessions):\n%s", diff)
-	}
+	for _, packAll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("packed=%v", packAll), func(t *testing.T) {
+			adapters, env := listingFixture(300)
+			want := All(context.Background(), env, adapters, time.Second).Sessions
+			if len(want) < 800 {
+				t.Fatalf("fixture too small: %d sessions", len(want))
+			}
+			env.PackAll = packAll
+			res, ls := List(context.Background(), env, adapters, time.Second)
+			if res.Sessions != nil || len(res.Up) != 3 {
+				t.Fatalf("List result: %d sessions, up %v", len(res.Sessions), res.Up)
+			}
+			packed := 0
+			for _, c := range ls.chunks {
+				if c.p != nil {
+					packed++
+				}
+			}
+			if wantPacked := map[bool]int{false: 0, true: 3}[packAll]; packed != wantPacked {
+				t.Fatalf("%d of the adapters' chunks packed, want %d", packed, wantPacked)
+			}
+			var got []Session
+			for i := 0; i < ls.Len(); i++ {
+				got = append(got, *ls.At(i))
+				// A view is valid until the next: compared at once.
+				if i < len(want) {
+					if diff := cmp.Diff(want[i], *ls.View(i)); diff != "" {
+						t.Fatalf("View(%d) differs from All's (-All +View):\n%s", i, diff)
+					}
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("List differs from All (-All +List):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, ls.Sessions()); diff != "" {
+				t.Fatalf("Sessions differs from All (-All +Sessions):\n%s", diff)
+			}
 
-	f := Filter{Statuses: []string{StatusStopped, StatusRunning}, Cwd: "/home/dev/p1", Now: time.Unix(1795211100, 0)}
-	ls.Keep(f.Keep)
-	if diff := cmp.Diff(f.Apply(want), ls.Sessions()); diff != "" {
-		t.Fatalf("Keep differs from Apply (-Apply +Keep):\n%s", diff)
+			f := Filter{Statuses: []string{StatusStopped, StatusRunning}, Cwd: "/home/dev/p1", Now: time.Unix(1795211100, 0)}
+			ls.Keep(f.Keep)
+			if diff := cmp.Diff(f.Apply(want), ls.Sessions()); diff != "" {
+				t.Fatalf("Keep differs from Apply (-Apply +Keep):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLargeListing: a full listing is large from LargeFrom bytes of parse
+// index files on; an alive-only one, or one without a cache, never is.
+func TestLargeListing(t *testing.T) {
+	dir := t.TempDir()
+	env := &Env{StateDir: dir}
+	cache := env.CacheDir()
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, size int64) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(cache, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(filepath.Join(cache, name), size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("claude-code.index", LargeFrom/2)
+	write("codex.dirnames", LargeFrom) // not an index
+	if LargeListing(env) {
+		t.Fatalf("large with %d bytes of index", LargeFrom/2)
+	}
+	write("pi.index", LargeFrom/2)
+	if !LargeListing(env) {
+		t.Fatalf("not large with %d bytes of index", LargeFrom)
+	}
+	alive := *env
+	alive.OnlyAlive = true
+	noCache := *env
+	noCache.NoCache = true
+	if LargeListing(&alive) || LargeListing(&noCache) {
+		t.Fatal("an alive-only listing, or one without a cache, is large")
 	}
 }
 
