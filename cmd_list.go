@@ -174,11 +174,12 @@ func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listin
 }
 
 func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
-	e.printSessions(ls.Len(), ls.At, now)
+	e.printSessions(ls.Len(), ls.View, now)
 }
 
-// printSessions prints n sessions, the i-th at(i); a HOST column when they
-// come from several machines (cmd_hosts.go).
+// printSessions prints n sessions, the i-th at(i) (used only until the next
+// call, as Listing.View's); a HOST column when they come from several machines
+// (cmd_hosts.go).
 func (e *cmdEnv) printSessions(n int, at func(int) *discover.Session, now time.Time) {
 	if n == 0 {
 		fmt.Fprintln(e.s.Out, "No sessions found.")
