@@ -181,7 +181,7 @@ func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctor
 	env.Launches = recs
 	res, ls := discover.List(ctx, env, e.adapters, e.timeout)
 	win := discover.Filter{All: true, Since: 7 * 24 * time.Hour, Now: e.s.now()}
-	ls.Keep(win.Keep)
+	ls.Filter(win)
 	*prices = checkPrices(ls, f)
 
 	var names []string

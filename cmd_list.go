@@ -139,7 +139,7 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 	e.onlyAlive = !f.All && len(f.Statuses) == 0 // adapters may skip the dead; Keep drops them anyway
 	res, ls := e.listing(ctx)
 	f.Now = e.s.now()
-	ls.Keep(f.Keep)
+	ls.Filter(f)
 	if asJSON {
 		// A value left out (out of range) fails --strict like a failed adapter.
 		dropped := false

@@ -18,7 +18,7 @@ func (e *cmdEnv) listIDs(ctx context.Context, f discover.Filter, count bool) (fa
 	}
 	res, ls := e.listing(ctx)
 	f.Now = e.s.now()
-	ls.Keep(f.Keep)
+	ls.Filter(f)
 	if count {
 		_, err = fmt.Fprintln(e.s.Out, ls.Len())
 		return len(res.Warnings) > 0, err

@@ -102,7 +102,7 @@ func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
 func (e *cmdEnv) metricsInput(ctx context.Context, since time.Duration) (metrics.Input, error) {
 	res, ls := e.listing(ctx)
 	f := discover.Filter{All: true, Since: since, Now: e.s.now()}
-	ls.Keep(f.Keep)
+	ls.Filter(f)
 	in := metrics.Input{Sessions: ls, Up: res.Up, Elapsed: res.Elapsed, Journal: e.store.ReadEvents}
 	for _, n := range agents.Names() {
 		if e.only == nil || e.only[n] {

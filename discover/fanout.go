@@ -166,6 +166,31 @@ func (ls *Listing) view(r sref) *Session {
 	return c.p.sessionInto(int(r.i), ls.scratch)
 }
 
+// Filter drops the sessions f does not keep, keeping the order of the others:
+// Keep(f.Keep), but a filter of alive and last activity alone (`list -a
+// --since`) is decided from a packed session's sort key, without decoding it.
+func (ls *Listing) Filter(f Filter) {
+	if !f.byTime() {
+		ls.Keep(f.Keep)
+		return
+	}
+	out := ls.order[:0]
+	for _, r := range ls.order {
+		c := &ls.chunks[r.c]
+		var ok bool
+		if _, edited := c.edited[r.i]; c.p != nil && !edited {
+			k := c.p.keys[r.i]
+			ok = f.keepAt(k.alive, time.Unix(k.sec, int64(k.nsec)))
+		} else {
+			ok = f.keep(ls.view(r))
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	ls.order = out
+}
+
 // Keep drops the sessions keep rejects, keeping the order of the others. keep
 // is done with the session it is shown when it returns (View).
 func (ls *Listing) Keep(keep func(*Session) bool) {

@@ -100,6 +100,40 @@ func TestListIsAll(t *testing.T) {
 	}
 }
 
+// TestListingFilterIsKeep: Filter keeps exactly what Keep(f.Keep) keeps, in
+// order, packed or not, for filters it decides from sort keys (alive, since)
+// and for the others, with launch records changing packed sessions.
+func TestListingFilterIsKeep(t *testing.T) {
+	now := time.Unix(1795211100, 0)
+	filters := []Filter{
+		{Now: now},
+		{All: true, Now: now},
+		{All: true, Since: 75 * time.Second, Now: now},
+		{All: true, Since: 90 * time.Second, Now: now},
+		{Since: 80 * time.Second, Now: now},
+		{All: true, Since: time.Nanosecond, Now: now},
+		{Statuses: []string{StatusStopped}, Since: 80 * time.Second, Now: now},
+		{All: true, Since: 80 * time.Second, Cwd: "/home/dev/p2", Now: now},
+		{All: true, Group: "g-1", Now: now},
+	}
+	for _, packAll := range []bool{false, true} {
+		for i, f := range filters {
+			adapters, env := listingFixture(200)
+			env.PackAll = packAll
+			_, want := List(context.Background(), env, adapters, time.Second)
+			_, got := List(context.Background(), env, adapters, time.Second)
+			want.Keep(f.Keep)
+			got.Filter(f)
+			if want.Len() == 0 && i < 4 {
+				t.Fatalf("filter %d keeps nothing: the fixture does not test it", i)
+			}
+			if diff := cmp.Diff(want.Sessions(), got.Sessions()); diff != "" {
+				t.Fatalf("packed=%v filter %+v (-Keep +Filter):\n%s", packAll, f, diff)
+			}
+		}
+	}
+}
+
 // TestLargeListing: a full listing is large from LargeFrom bytes of parse
 // index files on; an alive-only one, or one without a cache, never is.
 func TestLargeListing(t *testing.T) {

@@ -139,14 +139,8 @@ func (f Filter) keep(s *Session) bool {
 	if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) && (s.BlockedReason == "" || !contains(f.Statuses, "blocked")) {
 		return false
 	}
-	if len(f.Statuses) == 0 && !f.All && !Alive(s.Status) {
+	if !f.keepAt(Alive(s.Status), activity(*s)) {
 		return false
-	}
-	if f.Since > 0 {
-		t := activity(*s)
-		if !Alive(s.Status) && !t.IsZero() && f.Now.Sub(t) > f.Since {
-			return false
-		}
 	}
 	if f.Cwd != "" && !under(s.Cwd, f.Cwd) && !under(s.LastCwd, f.Cwd) {
 		return false
@@ -156,6 +150,18 @@ func (f Filter) keep(s *Session) bool {
 	}
 	return true
 }
+
+// keepAt is keep's test of whether a session is alive and of its last
+// activity; with byTime it is all of keep.
+func (f Filter) keepAt(alive bool, t time.Time) bool {
+	if len(f.Statuses) == 0 && !f.All && !alive {
+		return false
+	}
+	return f.Since <= 0 || alive || t.IsZero() || f.Now.Sub(t) <= f.Since
+}
+
+// byTime reports whether keepAt decides what the filter keeps.
+func (f Filter) byTime() bool { return len(f.Statuses) == 0 && f.Cwd == "" && f.Group == "" }
 
 func under(p, dir string) bool {
 	if p == "" {
