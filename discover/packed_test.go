@@ -175,3 +175,45 @@ func BenchmarkPackedView(b *testing.B) {
 		}
 	}
 }
+
+// FuzzPackRoundTrip: any strings, numbers and times decode to what was packed,
+// alone and next to sessions sharing its values.
+func FuzzPackRoundTrip(f *testing.F) {
+	f.Add("id-1", "/home/dev/p", "fix it", "a title", "/a/b/c.jsonl", "openai", int64(42), int64(1795211000), int64(5), 1.5, true)
+	f.Add("", "", "", "", "/", "", int64(-1), int64(-62135596800), int64(0), math.NaN(), false)
+	f.Add("\xff\x00", "é\"\\", "\n", "\n", "name-only", "\u2028", int64(math.MinInt64), int64(math.MaxInt32), int64(999999999), math.Inf(-1), true)
+	f.Fuzz(func(t *testing.T, id, cwd, prompt, title, path, xs string, n, sec, nsec int64, cost float64, local bool) {
+		if nsec < 0 || nsec > 999_999_999 {
+			nsec = 0
+		}
+		at := time.Unix(sec, nsec).UTC()
+		if local {
+			at = at.Local()
+		}
+		end := at.Add(time.Second)
+		code := int(n)
+		s := Session{ID: id, Adapter: xs, Status: title, Evidence: cwd, Cwd: cwd, LastCwd: prompt, Model: xs, Models: []string{xs, cwd},
+			Title: title, Prompt: prompt, Path: path, PID: int(n), Inferred: local, StartedAt: &at, LastActivity: &at, EndedAt: &end,
+			ExitCode: &code, Tokens: &Tokens{Input: n, Output: -n, CacheRead: sec, CacheWrite: nsec}, CostUSD: &cost,
+			Extra: map[string]any{xs: n, cwd + "x": xs, "f": cost, "b": local, "i": int(n), "t": Tokens{Input: n}},
+			Meta: map[string]string{xs: cwd, prompt: title}}
+		other := s
+		other.ID, other.EndedAt = id+"-2", other.LastActivity
+		ss := []Session{s, other, s}
+		want := []Session{s, other, s}
+		p := packSessions(ss)
+		for i := range want {
+			got := p.session(i)
+			if diff := cmp.Diff(want[i], *got, cmp.Comparer(func(a, b float64) bool {
+				return math.Float64bits(a) == math.Float64bits(b)
+			})); diff != "" {
+				t.Fatalf("session %d (-packed +decoded):\n%s", i, diff)
+			}
+			wj, werr := json.Marshal(want[i])
+			gj, gerr := json.Marshal(got)
+			if string(wj) != string(gj) || (werr == nil) != (gerr == nil) {
+				t.Fatalf("session %d prints\n%s (%v)\nwant\n%s (%v)", i, gj, gerr, wj, werr)
+			}
+		}
+	})
+}
