@@ -196,7 +196,7 @@ func FuzzPackRoundTrip(f *testing.F) {
 			Title: title, Prompt: prompt, Path: path, PID: int(n), Inferred: local, StartedAt: &at, LastActivity: &at, EndedAt: &end,
 			ExitCode: &code, Tokens: &Tokens{Input: n, Output: -n, CacheRead: sec, CacheWrite: nsec}, CostUSD: &cost,
 			Extra: map[string]any{xs: n, cwd + "x": xs, "f": cost, "b": local, "i": int(n), "t": Tokens{Input: n}},
-			Meta: map[string]string{xs: cwd, prompt: title}}
+			Meta:  map[string]string{xs: cwd, prompt: title}}
 		other := s
 		other.ID, other.EndedAt = id+"-2", other.LastActivity
 		ss := []Session{s, other, s}
