@@ -101,7 +101,11 @@ type sref struct{ c, i int32 }
 
 // at is the session at r. A packed one is decoded afresh on every call, so it
 // must only be changed through edit.
-func (ls *Listing) at(r sref) *Session {
+func (ls *Listing) at(r sref) *Session { return ls.get(r, nil) }
+
+// get is the session at r; a packed one is decoded into *scratch (allocated
+// once) or, with scratch nil, into memory of its own.
+func (ls *Listing) get(r sref, scratch **unpacked) *Session {
 	c := &ls.chunks[r.c]
 	if c.p == nil {
 		return &c.ss[r.i]
@@ -109,7 +113,13 @@ func (ls *Listing) at(r sref) *Session {
 	if s, ok := c.edited[r.i]; ok {
 		return s
 	}
-	return c.p.session(int(r.i))
+	if scratch == nil {
+		return c.p.session(int(r.i))
+	}
+	if *scratch == nil {
+		*scratch = new(unpacked)
+	}
+	return c.p.sessionInto(int(r.i), *scratch)
 }
 
 // edit is the session at r, to be changed in place.
@@ -152,19 +162,7 @@ func (ls *Listing) At(i int) *Session { return ls.at(ls.order[i]) }
 // for printing tens of thousands of sessions.
 func (ls *Listing) View(i int) *Session { return ls.view(ls.order[i]) }
 
-func (ls *Listing) view(r sref) *Session {
-	c := &ls.chunks[r.c]
-	if c.p == nil {
-		return &c.ss[r.i]
-	}
-	if s, ok := c.edited[r.i]; ok {
-		return s
-	}
-	if ls.scratch == nil {
-		ls.scratch = new(unpacked)
-	}
-	return c.p.sessionInto(int(r.i), ls.scratch)
-}
+func (ls *Listing) view(r sref) *Session { return ls.get(r, &ls.scratch) }
 
 // Filter drops the sessions f does not keep, keeping the order of the others:
 // Keep(f.Keep), but a filter of alive and last activity alone (`list -a

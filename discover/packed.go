@@ -209,32 +209,15 @@ func (pk *packer) session(s *Session) bool {
 			return false
 		}
 	}
-	if s.Inferred {
-		flags |= fInferred
-	}
-	if s.PID != 0 {
-		flags |= fPID
-	}
-	if s.ExitCode != nil {
-		flags |= fExitCode
-	}
-	if s.Tokens != nil {
-		flags |= fTokens
-	}
-	if s.CostUSD != nil {
-		flags |= fCost
-	}
-	if s.Models != nil {
-		flags |= fModels
-	}
-	if s.Extra != nil {
-		flags |= fExtra
-	}
-	if s.Meta != nil {
-		flags |= fMeta
-	}
-	if s.Title == s.Prompt {
-		flags |= fTitleIsPrompt
+	for _, c := range [...]struct {
+		set  bool
+		flag uint64
+	}{{s.Inferred, fInferred}, {s.PID != 0, fPID}, {s.ExitCode != nil, fExitCode}, {s.Tokens != nil, fTokens},
+		{s.CostUSD != nil, fCost}, {s.Models != nil, fModels}, {s.Extra != nil, fExtra}, {s.Meta != nil, fMeta},
+		{s.Title == s.Prompt, fTitleIsPrompt}} {
+		if c.set {
+			flags |= c.flag
+		}
 	}
 	pk.str(s.ID)
 	pk.uvarint(flags)
@@ -388,17 +371,27 @@ func (d *unpacker) str() string {
 	return d.p.arena[d.at-n : d.at]
 }
 
-func (d *unpacker) sh() string {
+// ref reads what sh wrote: an entry of the shared table (ref >= 0), or the
+// string itself.
+func (d *unpacker) ref() (ref int, s string) {
 	v := d.uvarint()
 	switch {
 	case v == 0:
-		return ""
+		return -1, ""
 	case v&1 != 0:
-		return d.p.shared[v>>1]
+		return int(v >> 1), ""
 	}
 	n := int(v >> 1)
 	d.at += n
-	return d.p.arena[d.at-n : d.at]
+	return -1, d.p.arena[d.at-n : d.at]
+}
+
+func (d *unpacker) sh() string {
+	if ref, s := d.ref(); ref >= 0 {
+		return d.p.shared[ref]
+	} else {
+		return s
+	}
 }
 
 func (d *unpacker) byte() byte {
@@ -520,16 +513,11 @@ func (d *unpacker) session(u *unpacked) {
 
 // boxed is sh as an interface value: the shared table's entries are boxed once.
 func (d *unpacker) boxed() any {
-	v := d.uvarint()
-	switch {
-	case v == 0:
-		return ""
-	case v&1 != 0:
-		return d.p.boxes[v>>1]
+	if ref, s := d.ref(); ref >= 0 {
+		return d.p.boxes[ref]
+	} else {
+		return s
 	}
-	n := int(v >> 1)
-	d.at += n
-	return d.p.arena[d.at-n : d.at]
 }
 
 func (d *unpacker) tokens() Tokens {
