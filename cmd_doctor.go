@@ -179,6 +179,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctorDeps, f *findings, prices *pricesReport) []adapterReport {
 	env := e.newEnv()
 	env.Launches = recs
+	env.Large = discover.LargeListing(env)
 	res, ls := discover.List(ctx, env, e.adapters, e.timeout)
 	win := discover.Filter{All: true, Since: 7 * 24 * time.Hour, Now: e.s.now()}
 	ls.Filter(win)

@@ -155,7 +155,8 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 // array. It is fanOut (main.go) otherwise; keep the two in step.
 func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listing) {
 	env := e.readEnv(ctx)
-	if discover.LargeListing(env) && e.s.getenv("GOGC") == "" {
+	env.Large = discover.LargeListing(env)
+	if env.Large && e.s.getenv("GOGC") == "" {
 		// A large listing holds little but the work of the adapter in its
 		// turn (the others' sessions are packed), so most of the heap is that
 		// work's garbage: collected at half the usual growth, `list -a` at

@@ -54,9 +54,10 @@ type Env struct {
 	// (OpenCode's database: one more query over the assistant messages); the
 	// others fill them always (`usage --by day`).
 	Slots bool
-	// PackAll makes List pack every listing, whatever its size (LargeListing):
-	// for tests.
-	PackAll bool
+	// Large says the command found this full listing large (LargeListing,
+	// read once per command: the command also paces its collector by it);
+	// List then packs it and gives file parsers one turn per two cores.
+	Large bool
 
 	warn func(string)
 }
@@ -98,9 +99,9 @@ func (e *Env) ExpandHome(p string) string {
 // is large (LargeListing): about 30,000 sessions.
 const LargeFrom = 16 << 20
 
-// LargeListing reports whether a full listing of env is large: not alive-only,
-// and its parse indexes (one entry per session the last listing read, ~550
-// bytes each) hold about LargeFrom bytes or more. List then keeps each
+// LargeListing reports whether a full listing of env is large (Env.Large): not
+// alive-only, and its parse indexes (one entry per session the last listing
+// read, ~550 bytes each) hold about LargeFrom bytes or more. List then keeps each
 // adapter's sessions packed and runs one file-parsing adapter per two cores,
 // so that what it holds is about one adapter's work in flight, not every
 // session as a Session plus two adapters' work (list -a at 10,000 sessions per
@@ -108,9 +109,6 @@ const LargeFrom = 16 << 20
 // both cost time (1,000 per agent: 0.06 s against 0.09 s). A cold index (a
 // first run) reads as small.
 func LargeListing(env *Env) bool {
-	if env.PackAll {
-		return true
-	}
 	dir := env.CacheDir()
 	if env.OnlyAlive || dir == "" {
 		return false

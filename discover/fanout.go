@@ -65,12 +65,12 @@ type IDShaper interface {
 }
 
 // List is All for a caller that reads the sessions once, in order (`list`): the
-// Listing never copies the sessions into one array, and a large one
-// (LargeListing) keeps each adapter's sessions packed (packed.go) from the
-// moment it answers, unless env asks for usage slots. Its order and contents
+// Listing never copies the sessions into one array, and a large one (Env.Large)
+// keeps each adapter's sessions packed (packed.go) from the moment it answers,
+// unless env asks for usage slots. Its order and contents
 // are exactly All's; Result.Sessions is nil.
 func List(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration) (Result, *Listing) {
-	return gatherFor(ctx, env, adapters, timeout, nil, "", !env.Slots && LargeListing(env))
+	return gatherFor(ctx, env, adapters, timeout, nil, "", env.Large && !env.Slots)
 }
 
 // Listing is a fan-out's sessions in All's order, kept where the adapters put

@@ -219,7 +219,7 @@ func TestFullListingTakesTurns(t *testing.T) {
 	// each answered.
 	most.Store(0)
 	env := testEnv()
-	env.PackAll = true
+	env.Large = true
 	res, ls := List(context.Background(), env, adapters, 10*time.Second)
 	if ls.Len() != 5 || len(res.Warnings) != 0 {
 		t.Fatalf("List: %d sessions, warnings %q", ls.Len(), res.Warnings)

@@ -60,7 +60,7 @@ func TestListIsAll(t *testing.T) {
 			if len(want) < 800 {
 				t.Fatalf("fixture too small: %d sessions", len(want))
 			}
-			env.PackAll = packAll
+			env.Large = packAll
 			res, ls := List(context.Background(), env, adapters, time.Second)
 			if res.Sessions != nil || len(res.Up) != 3 {
 				t.Fatalf("List result: %d sessions, up %v", len(res.Sessions), res.Up)
@@ -119,7 +119,7 @@ func TestListingFilterIsKeep(t *testing.T) {
 	for _, packAll := range []bool{false, true} {
 		for i, f := range filters {
 			adapters, env := listingFixture(200)
-			env.PackAll = packAll
+			env.Large = packAll
 			_, want := List(context.Background(), env, adapters, time.Second)
 			_, got := List(context.Background(), env, adapters, time.Second)
 			want.Keep(f.Keep)
