@@ -596,7 +596,7 @@ func (ls *Listing) sort() {
 	}
 }
 
-func activity(s Session) time.Time {
+func activity(s *Session) time.Time {
 	switch {
 	case s.LastActivity != nil:
 		return *s.LastActivity

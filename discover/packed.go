@@ -39,13 +39,7 @@ type packKey struct {
 }
 
 func keyOf(s *Session) packKey {
-	var t time.Time
-	switch {
-	case s.LastActivity != nil:
-		t = *s.LastActivity
-	case s.StartedAt != nil:
-		t = *s.StartedAt
-	}
+	t := activity(s)
 	return packKey{sec: t.Unix(), nsec: int32(t.Nanosecond()), alive: Alive(s.Status)}
 }
 
@@ -133,22 +127,24 @@ func (pk *packer) str(v string) {
 
 // sh writes a string many sessions may repeat: 0 for "", 2·ref+1 for one
 // written before (an entry of the shared table), 2·len for one written here,
-// which becomes an entry of the table.
-func (pk *packer) sh(v string) {
+// which becomes an entry of the table. ok says v has an entry, ref.
+func (pk *packer) sh(v string) (ref uint32, ok bool) {
 	if v == "" {
 		pk.uvarint(0)
-		return
+		return 0, false
 	}
-	if ref, ok := pk.shared[v]; ok {
+	if ref, ok = pk.shared[v]; ok {
 		pk.uvarint(uint64(ref)<<1 | 1)
-		return
+		return ref, true
 	}
 	pk.uvarint(uint64(len(v)) << 1)
 	if len(pk.shared) < 1<<20 && len(v) <= 512 {
-		pk.shared[v] = uint32(len(pk.at))
+		ref, ok = uint32(len(pk.at)), true
+		pk.shared[v] = ref
 		pk.at = append(pk.at, [2]uint32{uint32(pk.b.Len()), uint32(len(v))})
 	}
 	pk.b.WriteString(v)
+	return ref, ok
 }
 
 // shField is sh for the string field f (an index into last).
@@ -157,8 +153,7 @@ func (pk *packer) shField(f int, v string) {
 		pk.uvarint(uint64(l.ref)<<1 | 1)
 		return
 	}
-	pk.sh(v)
-	if ref, ok := pk.shared[v]; ok {
+	if ref, ok := pk.sh(v); ok {
 		pk.last[f].v, pk.last[f].ref = v, ref
 	}
 }
@@ -387,11 +382,11 @@ func (d *unpacker) ref() (ref int, s string) {
 }
 
 func (d *unpacker) sh() string {
-	if ref, s := d.ref(); ref >= 0 {
-		return d.p.shared[ref]
-	} else {
-		return s
+	ref, s := d.ref()
+	if ref >= 0 {
+		s = d.p.shared[ref]
 	}
+	return s
 }
 
 func (d *unpacker) byte() byte {
@@ -487,7 +482,12 @@ func (d *unpacker) session(u *unpacked) {
 			k := d.sh()
 			switch d.byte() {
 			case xString:
-				s.Extra[k] = d.boxed()
+				// The shared table's entries are boxed once (boxes).
+				if ref, v := d.ref(); ref >= 0 {
+					s.Extra[k] = d.p.boxes[ref]
+				} else {
+					s.Extra[k] = v
+				}
 			case xBool:
 				s.Extra[k] = d.byte() == 1
 			case xInt:
@@ -508,15 +508,6 @@ func (d *unpacker) session(u *unpacked) {
 			k := d.sh()
 			s.Meta[k] = d.sh()
 		}
-	}
-}
-
-// boxed is sh as an interface value: the shared table's entries are boxed once.
-func (d *unpacker) boxed() any {
-	if ref, s := d.ref(); ref >= 0 {
-		return d.p.boxes[ref]
-	} else {
-		return s
 	}
 }
 
