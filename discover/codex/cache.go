@@ -58,10 +58,10 @@ func (st *state) cached(path string, needHead, needCtx bool) cachedRollout {
 }
 
 // summarize returns the rollout's summary, from the index when it is fresh and
-// covers what is needed, else by reading the head and/or tail. size and mtime are
-// the file's at the time of reading. The summary is only read, never changed.
-func (st *state) summarize(path string, needHead, needCtx bool, sc *scratch) (sum *summary, size int64, mtime time.Time, err error) {
-	c := st.cached(path, needHead, needCtx)
+// covers what is needed (c: st.cached with the same needs), else by reading the
+// head and/or tail. size and mtime are the file's at the time of reading. The
+// summary is only read, never changed.
+func (st *state) summarize(c cachedRollout, path string, needHead, needCtx bool, sc *scratch) (sum *summary, size int64, mtime time.Time, err error) {
 	if c.fresh {
 		return c.prev.Payload, c.stamp.Size, time.Unix(0, c.stamp.MtimeNs).UTC(), nil
 	}

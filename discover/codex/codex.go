@@ -507,11 +507,12 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		needHead := j.row == nil || j.row.FirstUserMessage == "" || j.row.Cwd == "" || j.id == ""
 		needCtx := j.row == nil || j.row.Cwd == "" || j.row.Model == ""
 		r := &reads[i]
-		if budget.GivenUp() && !st.cached(j.rf.Path, needHead, needCtx).fresh {
+		c := st.cached(j.rf.Path, needHead, needCtx)
+		if budget.GivenUp() && !c.fresh {
 			r.late = true
 			return
 		}
-		r.sum, r.size, r.mtime, r.err = st.summarize(j.rf.Path, needHead, needCtx, sc)
+		r.sum, r.size, r.mtime, r.err = st.summarize(c, j.rf.Path, needHead, needCtx, sc)
 	})
 	var late []string
 	for i := range reads {
