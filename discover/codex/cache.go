@@ -14,7 +14,7 @@ import (
 
 // indexVersion changes whenever summary's meaning changes (not its shape: the
 // index detects shape changes itself).
-const indexVersion = 5 // 3: invalid token counts skipped (tailInfo.BadTokens); 4: Slots; 5: tailInfo.PendingCmd
+const indexVersion = 6 // 3: invalid token counts skipped (tailInfo.BadTokens); 4: Slots; 5: tailInfo.PendingCmd; 6: NoSlots
 
 // summary is what listing extracts from one rollout, cached in the parse index
 // keyed by the rollout's (device, inode, size, mtime). It depends only on the
@@ -33,6 +33,10 @@ type summary struct {
 	Slots    discover.Slots
 	SlotsOff int64
 	SlotsTo  discover.Tokens
+	// NoSlots: the slots were not counted (Slots, SlotsOff and SlotsTo are
+	// zero). Counting them reads the whole rollout; a command that does not
+	// show them (Env.Slots false) reads its head and tail only (issue 10).
+	NoSlots bool
 }
 
 // cachedRollout is what the index holds for a rollout: its entry (Payload nil:
@@ -51,7 +55,8 @@ func (st *state) cached(path string, needHead, needCtx bool) cachedRollout {
 	if stamp, regular, err := index.StatPath(path); err == nil && regular {
 		if e, ok := st.ix.Get(path); ok && e.Payload != nil {
 			c.prev, c.plan, c.stamp = e, e.Plan(stamp), stamp
-			c.fresh = c.plan == index.Fresh && (!needHead || e.Payload.Head != nil) && (!needCtx || e.Payload.CtxTail)
+			c.fresh = c.plan == index.Fresh && (!needHead || e.Payload.Head != nil) && (!needCtx || e.Payload.CtxTail) &&
+				(!st.slots || !e.Payload.NoSlots)
 		}
 	}
 	return c
@@ -65,7 +70,6 @@ func (st *state) summarize(c cachedRollout, path string, needHead, needCtx bool,
 	if c.fresh {
 		return c.prev.Payload, c.stamp.Size, time.Unix(0, c.stamp.MtimeNs).UTC(), nil
 	}
-	cached, plan, prev := c.prev.Payload, c.plan, c.prev
 	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, 0, time.Time{}, err
@@ -75,33 +79,57 @@ func (st *state) summarize(c cachedRollout, path string, needHead, needCtx bool,
 	if err != nil {
 		return nil, 0, time.Time{}, err
 	}
+	return st.summarizeFrom(c, path, f, fi, needHead, needCtx, sc)
+}
+
+// summarizeFrom is summarize reading the rollout path through f, whose stat is
+// fi.
+func (st *state) summarizeFrom(c cachedRollout, path string, f io.ReaderAt, fi os.FileInfo, needHead, needCtx bool, sc *scratch) (sum *summary, size int64, mtime time.Time, err error) {
+	cached, plan, prev := c.prev.Payload, c.plan, c.prev
 	stamp := index.StampOf(fi)
 	size, mtime = fi.Size(), fi.ModTime().UTC()
 	sum = &summary{}
 	haveTail := false
+	counted := false // the cached slots hold: keep counting them, whether asked for or not
 	if cached != nil && prev.Stamp.SameFile(stamp) && size >= prev.Offset {
 		// Unchanged, or grown by appends with the same bytes before (checked): the
 		// head and the slots still hold. The tail holds only for the very same size.
 		if plan == index.Fresh || prefixUnchanged(f, prev) {
 			sum.Head = cached.Head
-			sum.Slots, sum.SlotsOff, sum.SlotsTo = cached.Slots.Clone(), cached.SlotsOff, cached.SlotsTo
+			if !cached.NoSlots {
+				sum.Slots, sum.SlotsOff, sum.SlotsTo = cached.Slots.Clone(), cached.SlotsOff, cached.SlotsTo
+				counted = true
+			}
 			if prev.Stamp == stamp && (!needCtx || cached.CtxTail) {
 				sum.Tail, sum.CtxTail, haveTail = cached.Tail, cached.CtxTail, true
 			}
 		}
 	}
-	// A rollout read from its start (a cold index) is read whole, once, into
-	// the worker's memory, and the slots, head and tail are taken from there:
-	// one read instead of three passes over the file in small reads.
 	var r io.ReaderAt = f
-	if sum.SlotsOff == 0 && size <= wholeMax {
-		if whole, ok := sc.readWhole(f, size); ok {
-			r = memFile(whole)
+	switch {
+	case !counted && !st.slots:
+		// Not asked for and not counted before: the head and the tail are
+		// read, never the middle (a small rollout in one read).
+		sum.NoSlots = true
+		if size <= smallWhole {
+			if whole, ok := sc.readWhole(f, size); ok {
+				r = memFile(whole)
+				memFile(whole).recordNewlines(sc) // for readTail's backward scan: IndexByte is far faster forwards
+			}
 		}
-	}
-	if sum.SlotsOff < size {
-		if err := sum.readSlots(r, size, sc); err != nil {
-			return nil, size, mtime, err
+	default:
+		// Counted from its start (a cold index) a rollout is read whole, once,
+		// into the worker's memory, and the slots, head and tail are taken from
+		// there: one read instead of three passes over the file in small reads.
+		if sum.SlotsOff == 0 && size <= wholeMax {
+			if whole, ok := sc.readWhole(f, size); ok {
+				r = memFile(whole)
+			}
+		}
+		if sum.SlotsOff < size {
+			if err := sum.readSlots(r, size, sc); err != nil {
+				return nil, size, mtime, err
+			}
 		}
 	}
 	if needHead && sum.Head == nil {
@@ -192,8 +220,9 @@ func (s *summary) readSlots(f io.ReaderAt, size int64, sc *scratch) error {
 // for both times. wholeMax stays far below maxLineSize, so a memFile holds no
 // line too long to deliver (memFile).
 const (
-	wholeMin = 1 << 20
-	wholeMax = 16 << 20
+	wholeMin   = 1 << 20
+	wholeMax   = 16 << 20
+	smallWhole = wholeMin // read whole even when only its head and tail are needed: one read instead of several
 )
 
 // readWhole reads the first size (at most wholeMax) bytes of f into the
@@ -212,7 +241,7 @@ func (s *scratch) readWhole(f io.ReaderAt, size int64) ([]byte, bool) {
 	return buf, true
 }
 
-func prefixUnchanged(f *os.File, e index.Entry[*summary]) bool {
+func prefixUnchanged(f io.ReaderAt, e index.Entry[*summary]) bool {
 	c, err := index.PrefixSum(f, e.Offset)
 	return err == nil && c == e.Check
 }

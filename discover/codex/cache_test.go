@@ -65,6 +65,35 @@ func TestIndexDoesNotChangeOutput(t *testing.T) {
 	check("no db")
 }
 
+// A listing that does not show usage slots indexes rollouts without them
+// (summary.NoSlots); a command that shows them counts them then, and the
+// output is as without the index, whichever ran first.
+func TestIndexSlotsCountedWhenAsked(t *testing.T) {
+	home := fixtureHome(t)
+	state := t.TempDir()
+	a := testAdapter(nil)
+	run := func(slots, noCache bool) map[string]discover.Session {
+		env := cachedEnv(home, state)
+		env.Slots, env.NoCache = slots, noCache
+		return discoverAll(t, a, env)
+	}
+	for _, slots := range []bool{false, true, false, true} {
+		got, want := run(slots, false), run(slots, true)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("slots=%v: cached output differs (-nocache +cached):\n%s", slots, diff)
+		}
+		counted := 0
+		for _, s := range got {
+			if len(s.Slots) > 0 {
+				counted++
+			}
+		}
+		if slots != (counted > 0) {
+			t.Errorf("slots=%v: %d sessions have slots", slots, counted)
+		}
+	}
+}
+
 // A warm run trusts the stamp (device, inode, size, mtime) and does not read the
 // rollout: same-size garbage with the old mtime still lists from the index.
 func TestIndexAvoidsReads(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // as gob did. TestSummaryCodecRoundTrip fills every field, so a field added to
 // summary but not here fails the tests.
 
-const summaryCodecVersion = 4 // 2: tailInfo.BadTokens; 3: Slots; 4: tailInfo.PendingCmd
+const summaryCodecVersion = 5 // 2: tailInfo.BadTokens; 3: Slots; 4: tailInfo.PendingCmd; 5: NoSlots
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -24,7 +24,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 	e.Uint(summaryCodecVersion)
 	h := s.Head
 	var flags uint64
-	for i, b := range []bool{h != nil, s.CtxTail, h != nil && h.Meta, s.Tail.TurnKnown, s.Tail.CtxFound, s.Tail.AtStart, s.Tail.Tokens != nil} {
+	for i, b := range []bool{h != nil, s.CtxTail, h != nil && h.Meta, s.Tail.TurnKnown, s.Tail.CtxFound, s.Tail.AtStart, s.Tail.Tokens != nil, s.NoSlots} {
 		if b {
 			flags |= 1 << i
 		}
@@ -73,6 +73,7 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	}
 	flags := d.Uint()
 	s.CtxTail = flags&(1<<1) != 0
+	s.NoSlots = flags&(1<<7) != 0
 	for i, p := range []*bool{&s.Tail.TurnKnown, &s.Tail.CtxFound, &s.Tail.AtStart} {
 		*p = flags&(1<<(i+3)) != 0
 	}

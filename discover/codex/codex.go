@@ -300,6 +300,7 @@ type state struct {
 	live    *liveness
 	launchs map[string][]launchRef
 	prices  *discover.Prices
+	slots   bool // Env.Slots: count every rollout's slots (summary.NoSlots)
 }
 
 // Discover lists every thread: the state DB's rows plus rollouts it does not
@@ -369,7 +370,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if q != nil {
 		cache = ""
 	}
-	st := &state{home: home, ix: index.Load[*summary](cache, Name, indexVersion), prices: discover.NewPrices(defaultPrices, env.Config)}
+	st := &state{home: home, ix: index.Load[*summary](cache, Name, indexVersion), prices: discover.NewPrices(defaultPrices, env.Config), slots: env.Slots}
 	var keep func(string) bool
 	if q != nil {
 		keep = q.Match
@@ -676,7 +677,9 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		if u := tail.Tokens; u != nil {
 			tok := tokensOf(u)
 			s.Tokens = &tok
-			s.Slots = slots.Clone()
+			if st.slots {
+				s.Slots = slots.Clone()
+			}
 			s.Extra["tokens_total"] = u.Total
 			if u.Reasoning > 0 {
 				s.Extra["tokens_reasoning"] = u.Reasoning

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 )
 
 func readLinesOf(t testing.TB, path string) []string {
@@ -383,16 +384,7 @@ func TestScanBackward(t *testing.T) {
 // small backward read.
 func TestListingDoesNotReadWholeRollout(t *testing.T) {
 	home := fixtureHome(t)
-	p := rolloutPath(t, home, id5425)
-	lines := readLinesOf(t, p)
-	filler := `{"timestamp":"2026-11-20T21:50:16.720Z","type":"world_state","payload":{"pad":"` + strings.Repeat("p", 1<<20) + `"}}`
-	var out []string
-	out = append(out, lines[:12]...)
-	for i := 0; i < 50; i++ {
-		out = append(out, filler)
-	}
-	out = append(out, lines[12:]...)
-	writeLines(t, p, out)
+	p := paddedRollout(t, home)
 	f, _ := os.Open(p)
 	defer f.Close()
 	fi, _ := f.Stat()
@@ -408,6 +400,63 @@ func TestListingDoesNotReadWholeRollout(t *testing.T) {
 	h, _ := readHead(f, fi.Size(), &scratch{})
 	if h.Prompt != "prefix test" {
 		t.Errorf("head prompt %q", h.Prompt)
+	}
+}
+
+// paddedRollout pads the fixture rollout id5425 with 50 MiB of records listing
+// does not need, between its first prompt and its last turn; it returns its path.
+func paddedRollout(t *testing.T, home string) string {
+	p := rolloutPath(t, home, id5425)
+	lines := readLinesOf(t, p)
+	filler := `{"timestamp":"2026-11-20T21:50:16.720Z","type":"world_state","payload":{"pad":"` + strings.Repeat("p", 1<<20) + `"}}`
+	var out []string
+	out = append(out, lines[:12]...)
+	for i := 0; i < 50; i++ {
+		out = append(out, filler)
+	}
+	out = append(out, lines[12:]...)
+	writeLines(t, p, out)
+	return p
+}
+
+// A rollout's summary reads the whole rollout only when the command shows its
+// usage slots (Env.Slots, `usage --by day`); otherwise its head and tail, and
+// the summary says its slots were not counted (issue 10: cost follows what is
+// shown).
+func TestSummaryReadsWholeRolloutForSlotsOnly(t *testing.T) {
+	home := fixtureHome(t)
+	p := paddedRollout(t, home)
+	f, err := os.Open(p)
+	must(t, err)
+	defer f.Close()
+	fi, err := f.Stat()
+	must(t, err)
+	sums := map[bool]*summary{}
+	for _, slots := range []bool{false, true} {
+		st := &state{ix: index.Load[*summary]("", Name, indexVersion), slots: slots}
+		cr := &countingReaderAt{r: f}
+		// needCtx false: this rollout's one turn_context lies before the
+		// padding, and the backward scan for it would read through it.
+		sum, size, _, err := st.summarizeFrom(cachedRollout{plan: index.Rebuild}, p, cr, fi, true, false, &scratch{})
+		if err != nil || size != fi.Size() {
+			t.Fatalf("slots=%v: %v (size %d of %d)", slots, err, size, fi.Size())
+		}
+		sums[slots] = sum
+		switch {
+		case !slots && (cr.n > 1<<20 || !sum.NoSlots || sum.Slots != nil || sum.SlotsOff != 0):
+			t.Errorf("without slots: read %d bytes of %d, NoSlots %v, %d slots to offset %d", cr.n, fi.Size(), sum.NoSlots, len(sum.Slots), sum.SlotsOff)
+		case slots && (cr.n < fi.Size() || sum.NoSlots || len(sum.Slots) == 0 || sum.SlotsOff != fi.Size()):
+			t.Errorf("with slots: read %d bytes of %d, NoSlots %v, %d slots to offset %d", cr.n, fi.Size(), sum.NoSlots, len(sum.Slots), sum.SlotsOff)
+		}
+	}
+	with, without := sums[true], sums[false]
+	if with.Tail.Tokens == nil || with.Slots.Sum() != tokensOf(with.Tail.Tokens) {
+		t.Errorf("slots add up to %+v, the last token count is %+v", with.Slots.Sum(), with.Tail.Tokens)
+	}
+	// Everything but the slots is the same either way.
+	with.Slots, with.SlotsOff, with.SlotsTo, with.NoSlots = nil, 0, discover.Tokens{}, true
+	if diff := cmp.Diff(with, without, cmp.AllowUnexported(headInfo{}, tailInfo{})); diff != "" {
+		t.Errorf("summaries differ (-with slots +without):\n%s", diff)
 	}
 }
 

@@ -563,7 +563,9 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 		if read >= budget {
 			return false, nil
 		}
-		n := chunk
+		// At least as much as is carried: a line of megabytes then costs
+		// moves and searches in proportion to its length, not its square.
+		n := max(chunk, int64(carry))
 		if n > pos {
 			n = pos
 		}
@@ -588,9 +590,12 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 			trailing, skipping = false, false
 		}
 		// data ends with '\n'. Deliver every line whose start is inside data.
-		end := len(data)
+		end, lim := len(data), len(data)-1
+		if carry > 0 {
+			lim = int(n) // data[n:end-1] is the carry before its '\n': searched before, no '\n' there
+		}
 		for end > 0 {
-			i := lastNewline(data[:end-1])
+			i := lastNewline(data[:lim])
 			if i < 0 {
 				break
 			}
@@ -598,7 +603,7 @@ func scanBackward(r io.ReaderAt, size int64, first int, budget int64, sc *scratc
 			if len(line) > 0 && !fn(line, pos+int64(i+1)) {
 				return false, nil
 			}
-			end = i + 1
+			end, lim = i+1, i
 		}
 		carry = end
 		if carry > maxLineSize {
@@ -783,6 +788,12 @@ func (m memFile) scanLines(limit int64, sc *scratch, fn func(line []byte, off in
 		}
 		pos += i + 1
 	}
+}
+
+// recordNewlines records in sc the offset of every '\n' in m
+// (scratch.newlines), as scanLines does on its way.
+func (m memFile) recordNewlines(sc *scratch) {
+	m.scanLines(int64(len(m)), sc, func([]byte, int64) bool { return true })
 }
 
 // backward is scanBackward over m's first size bytes, within budget. The line
