@@ -120,9 +120,7 @@ func measureLive(home, bin, state string, runs int) (*result, error) {
 		if _, err := fmt.Sscan(sc.Text(), &wall, &cpu, &rss, &n); err != nil {
 			continue
 		}
-		r.times = append(r.times, time.Duration(wall))
-		r.cpu = append(r.cpu, time.Duration(cpu))
-		r.rss = append(r.rss, rss)
+		r.add(time.Duration(wall), time.Duration(cpu), rss)
 		r.sessions = n
 	}
 	if len(r.times) == 0 {
@@ -131,9 +129,7 @@ func measureLive(home, bin, state string, runs int) (*result, error) {
 	if r.sessions != liveThreads {
 		return nil, fmt.Errorf("live sessions: agentctl listed %d alive sessions, want %d", r.sessions, liveThreads)
 	}
-	sort.Slice(r.times, func(i, j int) bool { return r.times[i] < r.times[j] })
-	sort.Slice(r.cpu, func(i, j int) bool { return r.cpu[i] < r.cpu[j] })
-	sort.Slice(r.rss, func(i, j int) bool { return r.rss[i] < r.rss[j] })
+	r.sort()
 	return r, nil
 }
 

@@ -26,7 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +41,9 @@ var isolate bool
 
 // coldPerAgent adds a cold listing per adapter (see -cold-per-agent).
 var coldPerAgent bool
+
+// coldRuns is how many times each cold listing and its floor run (see -cold-runs).
+var coldRuns = 3
 
 func haveUnshare() bool {
 	_, err := exec.LookPath("unshare")
@@ -86,6 +89,7 @@ func main() {
 	bin := flag.String("bin", "", "agentctl binary (built from this module when empty)")
 	flag.BoolVar(&isolate, "isolate", os.Geteuid() == 0 && haveUnshare(), "run each agentctl in a PID namespace of its own (root, Linux): agents other people run on the machine are then not alive to it, so `list` and status read what the home holds and nothing else")
 	flag.BoolVar(&coldPerAgent, "cold-per-agent", false, "also time a cold `list -a --adapter X` per agent, each after reading that agent's files once")
+	flag.IntVar(&coldRuns, "cold-runs", coldRuns, "times each cold listing (with an empty state dir) and its read-once floor run, alternating; their medians are shown")
 	generateOnly := flag.Bool("generate-only", false, "generate the home and exit (run in a child, so this process stays small)")
 	flag.Parse()
 	if *layout != "native" && *layout != "legacy" {
@@ -212,6 +216,18 @@ type result struct {
 	readOnce bool // the "read every file once" floor of the cold listing after it
 }
 
+// add records one run.
+func (r *result) add(wall, cpu time.Duration, rss int64) {
+	r.times, r.cpu, r.rss = append(r.times, wall), append(r.cpu, cpu), append(r.rss, rss)
+}
+
+// sort orders each measure on its own (median and max read them sorted).
+func (r *result) sort() {
+	slices.Sort(r.times)
+	slices.Sort(r.cpu)
+	slices.Sort(r.rss)
+}
+
 func (r *result) median() time.Duration { return r.times[len(r.times)/2] }
 
 // trimmedMean is the mean of the sorted times without the fastest and the
@@ -281,37 +297,46 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	}
 
 	var out []*result
-	// The floor of the cold listing, measured right before it (page cache
-	// state drifts on this machine): every file it reads, read once.
-	ro, err := readOnce(home, benchAgents...)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, ro)
-	// A listing gets all the time it needs (--timeout): with the default, an
-	// adapter that runs out of time is left out with a warning, and the run
-	// would time less than a listing of everything.
-	n, el, cpu, rss, err := agentctl("list", "-a", "--json", "--since", "3650d", "--timeout", "10m")
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, &result{label: "list -a --json (index cold)", times: []time.Duration{el}, cpu: []time.Duration{cpu}, rss: []int64{rss}, sessions: n})
-	if coldPerAgent {
-		for _, a := range benchAgents {
-			ro, err := readOnce(home, a)
+	// cold times a cold listing of agents coldRuns times, each right after
+	// its floor (page cache state drifts on this machine): every file it
+	// reads, read once. Each cold listing gets an empty state dir of its own.
+	cold := func(label string, agents []string, extra ...string) error {
+		ro, list := &result{}, &result{label: label}
+		for i := 0; i < coldRuns; i++ {
+			r, err := readOnce(home, agents...)
 			if err != nil {
-				return nil, err
+				return err
 			}
+			ro.label, ro.sessions, ro.readOnce = r.label, r.sessions, true
+			ro.add(r.times[0], r.cpu[0], r.rss[0])
 			if stateDir, err = os.MkdirTemp("", "agentctl-bench-state"); err != nil {
-				return nil, err
+				return err
 			}
-			n, el, cpu, rss, err := agentctl("list", "-a", "--json", "--since", "3650d", "--timeout", "10m", "--adapter", a)
+			// A listing gets all the time it needs (--timeout): with the
+			// default, an adapter that runs out of time is left out with a
+			// warning, and the run would time less than a listing of everything.
+			n, el, cpu, rss, err := agentctl(append([]string{"list", "-a", "--json", "--since", "3650d", "--timeout", "10m"}, extra...)...)
 			os.RemoveAll(stateDir)
 			stateDir = state
 			if err != nil {
+				return err
+			}
+			list.sessions = n
+			list.add(el, cpu, rss)
+		}
+		ro.sort()
+		list.sort()
+		out = append(out, ro, list)
+		return nil
+	}
+	if err := cold("list -a --json (index cold)", benchAgents); err != nil {
+		return nil, err
+	}
+	if coldPerAgent {
+		for _, a := range benchAgents {
+			if err := cold("list -a --json --adapter "+a+" (index cold)", []string{a}, "--adapter", a); err != nil {
 				return nil, err
 			}
-			out = append(out, ro, &result{label: "list -a --json --adapter " + a + " (index cold)", times: []time.Duration{el}, cpu: []time.Duration{cpu}, rss: []int64{rss}, sessions: n})
 		}
 	}
 	// A cold run that ran out of time (see its warning) leaves indexing to the
@@ -343,14 +368,10 @@ func measure(home, bin string, runs int) ([]*result, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.times = append(r.times, el)
-			r.cpu = append(r.cpu, cpu)
-			r.rss = append(r.rss, rss)
+			r.add(el, cpu, rss)
 			r.sessions = n
 		}
-		sort.Slice(r.times, func(i, j int) bool { return r.times[i] < r.times[j] })
-		sort.Slice(r.rss, func(i, j int) bool { return r.rss[i] < r.rss[j] })
-		sort.Slice(r.cpu, func(i, j int) bool { return r.cpu[i] < r.cpu[j] })
+		r.sort()
 		out = append(out, r)
 		// The live row holds Codex threads' locks: only a home with Codex
 		// threads has them (-claude alone has none).
@@ -506,7 +527,7 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 		}
 		cols = append(cols, rs)
 	}
-	fmt.Printf("\n%s layout, sessions per agent (Claude Code, Codex, OpenCode, Pi); median of %d runs (cold: one run): wall time / CPU time (user+sys) of the agentctl process\n\n| command |", layout, runs)
+	fmt.Printf("\n%s layout, sessions per agent (Claude Code, Codex, OpenCode, Pi); median of %d runs (cold and read once: %d runs): wall time / CPU time (user+sys) of the agentctl process\n\n| command |", layout, runs, coldRuns)
 	for _, n := range sizes {
 		fmt.Printf(" %d |", n)
 	}
