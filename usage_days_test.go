@@ -99,10 +99,21 @@ func TestUsageByDaySplitsAtMidnight(t *testing.T) {
 			t.Skipf("no zone data: %v", err)
 		}
 		dir := t.TempDir()
-		home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+		home := filepath.Join(dir, "home")
 		day1, day2 := midnightHome(t, home, loc)
-		env := map[string]string{"AGENTCTL_HOME": state, "HOME": home, "TZ": tz}
-		for run := 0; run < 2; run++ { // cold, then from the parse index
+		// Cold, then from the parse index; and again after a `list -a`
+		// indexed the home first (Codex then indexes rollouts without their
+		// slots, which usage counts then).
+		for run := 0; run < 4; run++ {
+			env := map[string]string{"AGENTCTL_HOME": filepath.Join(dir, "state"), "HOME": home, "TZ": tz}
+			if run >= 2 {
+				env["AGENTCTL_HOME"] = filepath.Join(dir, "state-listed")
+			}
+			if run == 2 {
+				if _, stderr, code := runCLI(t, env, "--home", home, "list", "-a", "--json", "--since", "30d"); code != 0 {
+					t.Fatalf("list -a: exit %d: %s", code, stderr)
+				}
+			}
 			got := usageRows(t, env, home, "--since", "30d", "--by", "day,adapter")
 			rows := map[string]usageRow{}
 			for _, r := range got.Rows {
