@@ -42,6 +42,10 @@ var isolate bool
 // coldPerAgent adds a cold listing per adapter (see -cold-per-agent).
 var coldPerAgent bool
 
+// dropCaches drops the page cache before every cold listing and its floor
+// (see -drop-caches).
+var dropCaches bool
+
 // coldRuns is how many times each cold listing and its floor run (see -cold-runs).
 var coldRuns = 3
 
@@ -90,6 +94,7 @@ func main() {
 	flag.BoolVar(&isolate, "isolate", os.Geteuid() == 0 && haveUnshare(), "run each agentctl in a PID namespace of its own (root, Linux): agents other people run on the machine are then not alive to it, so `list` and status read what the home holds and nothing else")
 	flag.BoolVar(&coldPerAgent, "cold-per-agent", false, "also time a cold `list -a --adapter X` per agent, each after reading that agent's files once")
 	flag.IntVar(&coldRuns, "cold-runs", coldRuns, "times each cold listing (with an empty state dir) and its read-once floor run, alternating; their medians are shown")
+	flag.BoolVar(&dropCaches, "drop-caches", false, "drop the page cache (root) before each cold listing and its read-once floor: both then read from the disk")
 	generateOnly := flag.Bool("generate-only", false, "generate the home and exit (run in a child, so this process stays small)")
 	flag.Parse()
 	if *layout != "native" && *layout != "legacy" {
@@ -312,6 +317,11 @@ func measure(home, bin string, runs int) ([]*result, error) {
 			if stateDir, err = os.MkdirTemp("", "agentctl-bench-state"); err != nil {
 				return err
 			}
+			if dropCaches {
+				if err := dropPageCache(); err != nil {
+					return err
+				}
+			}
 			// A listing gets all the time it needs (--timeout): with the
 			// default, an adapter that runs out of time is left out with a
 			// warning, and the run would time less than a listing of everything.
@@ -527,7 +537,7 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 		}
 		cols = append(cols, rs)
 	}
-	fmt.Printf("\n%s layout, sessions per agent (Claude Code, Codex, OpenCode, Pi); median of %d runs (cold and read once: %d runs): wall time / CPU time (user+sys) of the agentctl process\n\n| command |", layout, runs, coldRuns)
+	fmt.Printf("\n%s layout, sessions per agent (Claude Code, Codex, OpenCode, Pi); median of %d runs (cold and read once: %d runs%s): wall time / CPU time (user+sys) of the agentctl process\n\n| command |", layout, runs, coldRuns, dropNote())
 	for _, n := range sizes {
 		fmt.Printf(" %d |", n)
 	}
@@ -616,4 +626,12 @@ func (g *group) Go(f func() error) {
 func (g *group) Wait() error {
 	g.wg.Wait()
 	return g.err
+}
+
+// dropNote says in a table's heading that the cold rows read from the disk.
+func dropNote() string {
+	if dropCaches {
+		return ", each after dropping the page cache"
+	}
+	return ""
 }
