@@ -11,7 +11,10 @@
 // (that many sessions per agent) and prints one table with a column per size.
 // Before the cold listing, a child reads every file that listing reads once
 // (readonce.go): the floor the cold listing is compared with (the ratio is
-// printed under the table); -cold-per-agent does the same per adapter.
+// printed under the table); -cold-per-agent does the same per adapter;
+// -cold-runs repeats each pair (medians), -drop-caches reads both from the disk.
+// With -scale, the growth lines time each one-session command on the smallest
+// and the largest home in turn (-growth-runs rounds).
 // As root, each agentctl runs in a PID namespace of its own (-isolate), so that
 // agent processes others run on the machine do not change what it reads.
 package main
@@ -41,6 +44,10 @@ var isolate bool
 
 // coldPerAgent adds a cold listing per adapter (see -cold-per-agent).
 var coldPerAgent bool
+
+// growthRuns is how many interleaved rounds the growth lines take (see
+// -growth-runs).
+var growthRuns = 41
 
 // dropCaches drops the page cache before every cold listing and its floor
 // (see -drop-caches).
@@ -94,6 +101,7 @@ func main() {
 	flag.BoolVar(&isolate, "isolate", os.Geteuid() == 0 && haveUnshare(), "run each agentctl in a PID namespace of its own (root, Linux): agents other people run on the machine are then not alive to it, so `list` and status read what the home holds and nothing else")
 	flag.BoolVar(&coldPerAgent, "cold-per-agent", false, "also time a cold `list -a --adapter X` per agent, each after reading that agent's files once")
 	flag.IntVar(&coldRuns, "cold-runs", coldRuns, "times each cold listing (with an empty state dir) and its read-once floor run, alternating; their medians are shown")
+	flag.IntVar(&growthRuns, "growth-runs", growthRuns, "-scale: rounds of each one-session command on the smallest and the largest home in turn, for the growth lines (trimmed mean)")
 	flag.BoolVar(&dropCaches, "drop-caches", false, "drop the page cache (root) before each cold listing and its read-once floor: both then read from the disk")
 	generateOnly := flag.Bool("generate-only", false, "generate the home and exit (run in a child, so this process stays small)")
 	flag.Parse()
@@ -252,6 +260,48 @@ func (r *result) cpuMedian() time.Duration {
 	return r.cpu[len(r.cpu)/2]
 }
 
+// runAgentctl runs one agentctl command on home with stateDir as its
+// AGENTCTL_HOME and returns how many JSON array elements it printed (lines
+// "  {"), streaming its output instead of keeping it, with its wall time, CPU
+// time and peak RSS.
+func runAgentctl(bin, home, stateDir string, args ...string) (int, time.Duration, time.Duration, int64, error) {
+	argv := append([]string{bin, "--home", home}, args...)
+	if isolate {
+		argv = append([]string{"unshare", "--fork", "--pid", "--mount-proc"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "AGENTCTL_HOME="+stateDir, "HOME="+home, "NO_COLOR=1")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	n := 0
+	br := bufio.NewReader(out)
+	for {
+		line, err := br.ReadSlice('\n')
+		if bytes.Equal(line, []byte("  {\n")) {
+			n++
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	err = cmd.Wait()
+	el := time.Since(t0)
+	if err != nil {
+		return 0, el, 0, 0, fmt.Errorf("agentctl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return n, el, cpu, ru.Maxrss * 1024, nil // Linux reports KiB
+}
+
 // measure times every command on one home: the cold `list -a` first (empty
 // state dir, page cache warm after generation), then each command runs times.
 func measure(home, bin string, runs int) ([]*result, error) {
@@ -261,44 +311,8 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	}
 	defer os.RemoveAll(state)
 	stateDir := state // each cold listing per agent gets an empty one of its own
-	// agentctl runs one command and returns how many JSON array elements it
-	// printed (lines "  {"), streaming its output instead of keeping it.
 	agentctl := func(args ...string) (int, time.Duration, time.Duration, int64, error) {
-		argv := append([]string{bin, "--home", home}, args...)
-		if isolate {
-			argv = append([]string{"unshare", "--fork", "--pid", "--mount-proc"}, argv...)
-		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), "AGENTCTL_HOME="+stateDir, "HOME="+home, "NO_COLOR=1")
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return 0, 0, 0, 0, err
-		}
-		t0 := time.Now()
-		if err := cmd.Start(); err != nil {
-			return 0, 0, 0, 0, err
-		}
-		n := 0
-		br := bufio.NewReader(out)
-		for {
-			line, err := br.ReadSlice('\n')
-			if bytes.Equal(line, []byte("  {\n")) {
-				n++
-			}
-			if err == io.EOF {
-				break
-			}
-		}
-		err = cmd.Wait()
-		el := time.Since(t0)
-		if err != nil {
-			return 0, el, 0, 0, fmt.Errorf("agentctl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
-		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		return n, el, cpu, ru.Maxrss * 1024, nil // Linux reports KiB
+		return runAgentctl(bin, home, stateDir, args...)
 	}
 
 	var out []*result
@@ -576,30 +590,84 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 			fmt.Printf("%d per agent: %s\n", sizes[k], l)
 		}
 	}
-	for _, l := range growth(sizes, cols) {
-		fmt.Println(l)
+	if len(sizes) < 2 {
+		return nil
+	}
+	small, large := fmt.Sprintf("%s-%s-%d", prefix, layout, sizes[0]), fmt.Sprintf("%s-%s-%d", prefix, layout, sizes[len(sizes)-1])
+	lines, err := growth(bin, small, large, growthRuns)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	for _, l := range lines {
+		fmt.Printf("%s: %d → %d per agent: %s\n", l[0], sizes[0], sizes[len(sizes)-1], l[1])
 	}
 	return nil
 }
 
-// growth is a line per one-session command (status, peek): its wall time at
-// the largest size over the smallest, by trimmed mean (the issue's target is
-// at most 1.3×).
-func growth(sizes []int, cols [][]*result) []string {
-	if len(cols) < 2 {
-		return nil
+// growth times each one-session command (status and peek of each agent's
+// target) on the smallest and the largest home in turn, runs rounds, and
+// returns per command its label and its wall time on the large home over the
+// small one, by trimmed mean (the issue's target is at most 1.3×). The two
+// homes alternate, and which goes first too, so that the machine's drift
+// over a run of minutes (several ms on a 10 ms command) falls on both sides
+// alike instead of on the home measured later.
+func growth(bin, small, large string, runs int) ([][2]string, error) {
+	ts, tl := targets(small), targets(large)
+	if len(ts) != len(tl) {
+		return nil, fmt.Errorf("growth: %d targets in %s, %d in %s", len(ts), small, len(tl), large)
 	}
-	first, last := cols[0], cols[len(cols)-1]
-	var out []string
-	for i, r := range first {
-		if i >= len(last) || !(strings.HasPrefix(r.label, "status ") || strings.HasPrefix(r.label, "peek ")) {
-			continue
+	var states [2]string
+	for i := range states {
+		d, err := os.MkdirTemp("", "agentctl-bench-state")
+		if err != nil {
+			return nil, err
 		}
-		a, b := r.trimmedMean(), last[i].trimmedMean()
-		out = append(out, fmt.Sprintf("`%s`: %d → %d per agent: %.2f× wall time (%s → %s, trimmed mean)", r.label, sizes[0], sizes[len(sizes)-1],
-			b.Seconds()/a.Seconds(), a.Round(100*time.Microsecond), b.Round(100*time.Microsecond)))
+		defer os.RemoveAll(d)
+		states[i] = d
 	}
-	return out
+	homes := [2]string{small, large}
+	for i, h := range homes { // a parse index as a listing leaves it, as measure's
+		if _, _, _, _, err := runAgentctl(bin, h, states[i], "list", "-a", "--json", "--since", "3650d", "--timeout", "10m"); err != nil {
+			return nil, err
+		}
+	}
+	var out [][2]string
+	for k := range ts {
+		label := ts[k].label
+		if j := strings.IndexByte(label, ','); j >= 0 {
+			label = label[:j] + ">" // the transcript's size differs between the homes
+		}
+		for _, verb := range [][]string{{"status"}, {"peek", "-n", "20"}} {
+			var rs [2]*result
+			for i := range rs {
+				rs[i] = &result{}
+			}
+			// Rounds 0-2 warm the page cache and the lookup's journal up.
+			for round := 0; round < runs+3; round++ {
+				for j := 0; j < 2; j++ {
+					h := (round + j) % 2
+					id := ts[k].id
+					if h == 1 {
+						id = tl[k].id
+					}
+					_, el, cpu, rss, err := runAgentctl(bin, homes[h], states[h], append(verb, id)...)
+					if err != nil {
+						return nil, err
+					}
+					if round >= 3 {
+						rs[h].add(el, cpu, rss)
+					}
+				}
+			}
+			rs[0].sort()
+			rs[1].sort()
+			a, b := rs[0].trimmedMean(), rs[1].trimmedMean()
+			out = append(out, [2]string{"`" + strings.Join(verb, " ") + " " + label + "`",
+				fmt.Sprintf("%.2f× wall time (%s → %s, trimmed mean, interleaved)", b.Seconds()/a.Seconds(), a.Round(100*time.Microsecond), b.Round(100*time.Microsecond))})
+		}
+	}
+	return out, nil
 }
 
 // group runs functions at once and keeps the first error.
