@@ -9,6 +9,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -380,6 +381,57 @@ func TestScanBackward(t *testing.T) {
 	}
 }
 
+// Lines longer than the reads, ending exactly where a read starts or one byte
+// either side: the backward scan reads at least what it carries and searches
+// only the bytes it just read, so a line end at a read's edge must still be
+// found, and each line delivered whole at its offset.
+func TestScanBackwardLongLines(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	sc := &scratch{}
+	for iter := 0; iter < 300; iter++ {
+		first := 1 + rng.Intn(16)
+		var b bytes.Buffer
+		var want []string
+		var offs []int64
+		for i := rng.Intn(12); i >= 0; i-- {
+			n := rng.Intn(20000)
+			if rng.Intn(2) == 0 { // a length near a read size: first·4^k, ±1
+				n = first << (2 * rng.Intn(7))
+				n += rng.Intn(3) - 1
+			}
+			l := strings.Repeat(string(rune('a'+i%26)), max(n, 1))
+			offs = append(offs, int64(b.Len()))
+			b.WriteString(l + "\n")
+			want = append(want, l)
+		}
+		var got []string
+		var gotOffs []int64
+		atStart, err := scanBackward(bytes.NewReader(b.Bytes()), int64(b.Len()), first, 1<<30, sc, func(line []byte, off int64) bool {
+			got = append([]string{string(line)}, got...)
+			gotOffs = append([]int64{off}, gotOffs...)
+			return true
+		})
+		if err != nil || !atStart {
+			t.Fatalf("iter %d: err %v atStart %v", iter, err, atStart)
+		}
+		if !slices.Equal(want, got) || !slices.Equal(offs, gotOffs) {
+			t.Fatalf("iter %d (first read %d): got %d lines at %v, want %d at %v", iter, first, len(got), gotOffs, len(want), offs)
+		}
+	}
+	// A line of 8 MiB is read in a few reads that double what is carried, not
+	// in 256 KiB reads each moving and searching all that came before (32 of
+	// them: quadratic in the line's length).
+	long := "x\n" + strings.Repeat("y", 8<<20) + "\n"
+	cr := &countingReaderAt{r: strings.NewReader(long)}
+	var lines int
+	if _, err := scanBackward(cr, int64(len(long)), tailFirst, 1<<30, sc, func([]byte, int64) bool { lines++; return true }); err != nil || lines != 2 {
+		t.Fatalf("%d lines, %v", lines, err)
+	}
+	if cr.calls > 12 {
+		t.Errorf("an 8 MiB line took %d reads", cr.calls)
+	}
+}
+
 // Listing reads head and tail only: a large rollout listed from the DB costs a
 // small backward read.
 func TestListingDoesNotReadWholeRollout(t *testing.T) {
@@ -464,12 +516,14 @@ type countingReaderAt struct {
 	r interface {
 		ReadAt([]byte, int64) (int, error)
 	}
-	n int64
+	n     int64 // bytes read
+	calls int
 }
 
 func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.r.ReadAt(p, off)
 	c.n += int64(n)
+	c.calls++
 	return n, err
 }
 
