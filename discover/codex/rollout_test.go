@@ -263,16 +263,7 @@ func TestPeekN(t *testing.T) {
 		t.Errorf("n=0: %d messages, want 11 (4 prompts, 3 replies, 4 turn ends)", len(all))
 	}
 	// A long thread: the backward window has to grow to find n items.
-	p := rolloutPath(t, home, id1023)
-	lines := readLinesOf(t, p)
-	filler := `{"timestamp":"2026-11-20T21:50:17.200Z","type":"world_state","payload":{"pad":"` + strings.Repeat("p", 200<<10) + `"}}`
-	var out []string
-	out = append(out, lines[:24]...)
-	for i := 0; i < 12; i++ {
-		out = append(out, filler)
-	}
-	out = append(out, lines[24:]...)
-	writeLines(t, p, out)
+	padRollout(t, rolloutPath(t, home, id1023), 24, 12, 200<<10, "2026-11-20T21:50:17.200Z")
 	msgs = peekAll(t, home, id1023, 6)
 	// The first of the six is before 2.4 MB of filler.
 	want := []string{"turn done (0.1s)", "resume via devnull", "Hello from the fake server.", "turn done (0.1s)", "resume from other cwd", "turn interrupted"}
@@ -459,16 +450,20 @@ func TestListingDoesNotReadWholeRollout(t *testing.T) {
 // does not need, between its first prompt and its last turn; it returns its path.
 func paddedRollout(t *testing.T, home string) string {
 	p := rolloutPath(t, home, id5425)
+	padRollout(t, p, 12, 50, 1<<20, "2026-11-20T21:50:16.720Z")
+	return p
+}
+
+// padRollout inserts n world_state records of about size bytes each, stamped
+// ts, after the first at lines of the rollout p: records no reader needs.
+func padRollout(t *testing.T, p string, at, n, size int, ts string) {
 	lines := readLinesOf(t, p)
-	filler := `{"timestamp":"2026-11-20T21:50:16.720Z","type":"world_state","payload":{"pad":"` + strings.Repeat("p", 1<<20) + `"}}`
-	var out []string
-	out = append(out, lines[:12]...)
-	for i := 0; i < 50; i++ {
+	filler := `{"timestamp":"` + ts + `","type":"world_state","payload":{"pad":"` + strings.Repeat("p", size) + `"}}`
+	out := append([]string(nil), lines[:at]...)
+	for i := 0; i < n; i++ {
 		out = append(out, filler)
 	}
-	out = append(out, lines[12:]...)
-	writeLines(t, p, out)
-	return p
+	writeLines(t, p, append(out, lines[at:]...))
 }
 
 // A rollout's summary reads the whole rollout only when the command shows its
