@@ -105,31 +105,29 @@ func (st *state) summarizeFrom(c cachedRollout, path string, f io.ReaderAt, fi o
 			}
 		}
 	}
+	// Slots not asked for and not counted before: the head and the tail are
+	// read, never the middle (a small rollout in one read, its line ends
+	// found forwards for readTail's backward scan: IndexByte is far faster so).
+	// Counted from its start (a cold index) a rollout is read whole, once, into
+	// the worker's memory, and the slots, head and tail are taken from there:
+	// one read instead of three passes over the file in small reads.
+	sum.NoSlots = !counted && !st.slots
+	whole := int64(wholeMax)
+	if sum.NoSlots {
+		whole = smallWhole
+	}
 	var r io.ReaderAt = f
-	switch {
-	case !counted && !st.slots:
-		// Not asked for and not counted before: the head and the tail are
-		// read, never the middle (a small rollout in one read).
-		sum.NoSlots = true
-		if size <= smallWhole {
-			if whole, ok := sc.readWhole(f, size); ok {
-				r = memFile(whole)
-				memFile(whole).recordNewlines(sc) // for readTail's backward scan: IndexByte is far faster forwards
-			}
+	if sum.SlotsOff == 0 && size <= whole {
+		if b, ok := sc.readWhole(f, size); ok {
+			r = memFile(b)
 		}
-	default:
-		// Counted from its start (a cold index) a rollout is read whole, once,
-		// into the worker's memory, and the slots, head and tail are taken from
-		// there: one read instead of three passes over the file in small reads.
-		if sum.SlotsOff == 0 && size <= wholeMax {
-			if whole, ok := sc.readWhole(f, size); ok {
-				r = memFile(whole)
-			}
-		}
-		if sum.SlotsOff < size {
-			if err := sum.readSlots(r, size, sc); err != nil {
-				return nil, size, mtime, err
-			}
+	}
+	switch m, inMemory := r.(memFile); {
+	case sum.NoSlots && inMemory:
+		m.recordNewlines(sc)
+	case !sum.NoSlots && sum.SlotsOff < size:
+		if err := sum.readSlots(r, size, sc); err != nil {
+			return nil, size, mtime, err
 		}
 	}
 	if needHead && sum.Head == nil {
