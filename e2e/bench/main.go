@@ -562,10 +562,7 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 		if cols[0][i].readOnce {
 			label, _, _ = strings.Cut(label, ":")
 		}
-		if j := strings.IndexByte(label, '<'); j >= 0 {
-			label = label[:j] + strings.SplitN(label[j:], ",", 2)[0]
-			label = strings.TrimSuffix(label, ">") + ">"
-		}
+		label = sizeless(label)
 		fmt.Printf("| `%s` |", label)
 		for _, rs := range cols {
 			if i >= len(rs) {
@@ -605,6 +602,17 @@ func runScale(prefix, list string, legacy bool, runs int, bin string) error {
 	return nil
 }
 
+// sizeless drops what a target's label says of its size ("<claude, 39 MB
+// transcript>" is "<claude>"): it differs between the homes of a scale.
+func sizeless(label string) string {
+	if i := strings.IndexByte(label, '<'); i >= 0 {
+		if j := strings.IndexByte(label[i:], ','); j >= 0 {
+			return label[:i+j] + ">"
+		}
+	}
+	return label
+}
+
 // growth times each one-session command (status and peek of each agent's
 // target) on the smallest and the largest home in turn, runs rounds, and
 // returns per command its label and its wall time on the large home over the
@@ -634,10 +642,7 @@ func growth(bin, small, large string, runs int) ([][2]string, error) {
 	}
 	var out [][2]string
 	for k := range ts {
-		label := ts[k].label
-		if j := strings.IndexByte(label, ','); j >= 0 {
-			label = label[:j] + ">" // the transcript's size differs between the homes
-		}
+		label := sizeless(ts[k].label)
 		for _, verb := range [][]string{{"status"}, {"peek", "-n", "20"}} {
 			var rs [2]*result
 			for i := range rs {
