@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // budgetHome writes transcripts whose listing depends on lines a head and a 64
@@ -145,5 +147,91 @@ func TestGiveUpLeavesOutUnread(t *testing.T) {
 	}
 	if got := scanAll(t, &scanner{ix: loadIndex(cache)}, ts); len(got) != len(ts) {
 		t.Errorf("with time again: %d of %d transcripts listed", len(got), len(ts))
+	}
+}
+
+// TestGiveUpKeepsLiveSessions: when the budget gives up, the transcripts left
+// out are old sessions only. One that a live process owns (here the registry's
+// busy 14535) is read all the same, first, and listed as a listing with time
+// lists it but for its token totals; an idle old one is left out and named.
+func TestGiveUpKeepsLiveSessions(t *testing.T) {
+	home := copyHome(t)
+	env := newEnv(t, home, &proc.Fake{Procs: []proc.Process{{PID: 14535, Comm: "claude", StartTicks: 25479}}})
+	all := discoverAll(t, testAdapter(), env.Env) // indexes every transcript
+	live, ok := all[idInfra]
+	if !ok || live.Status != discover.StatusRunning {
+		t.Fatalf("fixture: %s is %q, want running", idInfra, live.Status)
+	}
+	var old discover.Session // an ended session, changed since it was indexed
+	for _, s := range all {
+		if s.ID != idInfra && s.PID == 0 && s.Path != "" && (old.ID == "" || s.ID < old.ID) {
+			old = s
+		}
+	}
+	if old.ID == "" {
+		t.Fatal("fixture: no ended session besides the live one")
+	}
+	// Both transcripts changed long before the claude process started: only
+	// the registry keeps the live one from being left out.
+	long := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, p := range []string{live.Path, old.Path} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a := testAdapter()
+	past := time.Now().Add(-time.Second)
+	a.Budget = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
+	env.warnings = nil
+	got := discoverAll(t, a, env.Env)
+	if _, listed := got[old.ID]; listed {
+		t.Errorf("%s listed although the budget had given up before reading it", old.ID)
+	}
+	if len(env.warnings) != 1 || !strings.Contains(env.warnings[0], "1 transcripts were not read in time") || !strings.Contains(env.warnings[0], old.ID) {
+		t.Errorf("warnings %q, want one naming %s (and nothing else) as left out", env.warnings, old.ID)
+	}
+	want := discoverAll(t, testAdapter(), env.Env)[idInfra]
+	if diff := cmp.Diff(want, got[idInfra], cmpopts.IgnoreFields(discover.Session{}, "Tokens", "CostUSD", "CostSource", "Slots", "Extra")); diff != "" {
+		t.Errorf("live session %s (-with time +given up):\n%s", idInfra, diff)
+	}
+}
+
+// TestMustRead: which transcripts a listing whose budget gave up reads anyway.
+func TestMustRead(t *testing.T) {
+	now := time.Date(2026, 11, 20, 22, 0, 0, 0, time.UTC)
+	start := now.Add(-3 * time.Hour)
+	proc := []claudeProc{{PID: 7, StartMs: start.UnixMilli(), HasStart: true}}
+	liveReg := []regCheck{{regEntry: regEntry{StartedAt: start.Add(-time.Hour).UnixMilli()}, Verdict: regLive}}
+	deadReg := []regCheck{{regEntry: regEntry{SessionID: "b", StartedAt: start.Add(-48 * time.Hour).UnixMilli()}, Verdict: regStale}}
+	f := func(id string, age time.Duration) *fileState {
+		return &fileState{transcript: transcript{ID: id}, Mtime: now.Add(-age)}
+	}
+	named := func(id string) []regCheck {
+		return []regCheck{{regEntry: regEntry{SessionID: id}, Verdict: regUnknown}}
+	}
+	for _, tt := range []struct {
+		name   string
+		regs   []regCheck
+		claude []claudeProc
+		file   *fileState
+		want   bool
+	}{
+		{"old, nothing alive", nil, nil, f("a", 5*time.Hour), false},
+		{"named by a registry entry that may be alive", named("a"), nil, f("a", 500*time.Hour), true},
+		{"named by a claude argv", nil, []claudeProc{{PID: 8, Flags: args{Names: "a"}}}, f("a", 500*time.Hour), true},
+		{"written in the last minute", nil, nil, f("a", 30*time.Second), true},
+		{"written a minute and more ago", nil, nil, f("a", 61*time.Second), false},
+		{"written since a claude process started", nil, proc, f("a", 2*time.Hour), true},
+		{"written just before it started", nil, proc, f("a", 3*time.Hour+30*time.Second), true},
+		{"written long before it started", nil, proc, f("a", 4*time.Hour), false},
+		{"written since a live registry entry started", liveReg, nil, f("a", 3*time.Hour+30*time.Minute), true},
+		{"a dead registry entry names and ties nothing", deadReg, nil, f("b", 5*time.Hour), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mustRead(&discover.Env{}, tt.regs, tt.claude, now)(tt.file); got != tt.want {
+				t.Errorf("mustRead = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

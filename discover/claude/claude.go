@@ -30,6 +30,9 @@ type Adapter struct {
 	// StartMillis converts a process start to epoch ms (default: btime + field 22
 	// on Linux). Used for registry entries without procStart and the process scan.
 	StartMillis startMillis
+	// Budget is how a listing spends the time its context leaves (nil:
+	// discover.BudgetOf); tests run out of it on purpose.
+	Budget func(context.Context) discover.Budget
 }
 
 // New returns the Claude adapter.
@@ -100,7 +103,11 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	if env.Now != nil {
 		now = env.Now
 	}
-	sc := &scanner{budget: discover.BudgetOf(ctx)}
+	budgetOf := a.Budget
+	if budgetOf == nil {
+		budgetOf = discover.BudgetOf
+	}
+	sc := &scanner{budget: budgetOf(ctx)}
 	var reg registry
 	var claudes []claudeProc
 	var stated []*fileState
@@ -176,6 +183,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			}
 		}
 	}
+	sc.mustRead = mustRead(env, regs, claudes, now())
 	files, errs := sc.load(ctx, load, true)
 	if w := discover.NameLeftOut(sc.late, "transcripts"); w != "" {
 		env.Warnf("%s", w)

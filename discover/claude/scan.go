@@ -106,6 +106,11 @@ type scanner struct {
 	// summaries slow; the adapter then answers in time with what it read,
 	// naming the rest, instead of running into its deadline with nothing.
 	late []string
+	// mustRead, when set, names the transcripts a listing never leaves out
+	// when the budget gives up: those a live session may be (alive.go's
+	// mustRead). They are read first, and summarised when time is short, so a
+	// slow disk costs a listing old sessions, never a live one's status.
+	mustRead func(*fileState) bool
 	// dirStamps are the bucket directories' stamps, taken before their names
 	// were read (a full listing records fork families under them: forktable.go).
 	dirMu     sync.Mutex
@@ -202,7 +207,7 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 // order users care about. Files that vanished meanwhile are skipped silently;
 // other read errors are returned alongside (their sessions are missing).
 // With giveUp, the files still pending when the budget gives up are left out
-// (s.late); sub-agent transcripts are not (their usage is a session's totals,
+// (s.late), except those s.mustRead names, which are read first; sub-agent transcripts are not (their usage is a session's totals,
 // which a listing must not drop without saying which session's).
 func (s *scanner) load(ctx context.Context, states []*fileState, giveUp bool) ([]*fileState, []error) {
 	var mu sync.Mutex
@@ -220,9 +225,15 @@ func (s *scanner) load(ctx context.Context, states []*fileState, giveUp bool) ([
 	}) {
 		s.cut = true
 	}
-	sort.Slice(pending, func(i, j int) bool { return pending[i].Mtime.After(pending[j].Mtime) })
+	must := func(f *fileState) bool { return giveUp && s.mustRead != nil && s.mustRead(f) }
+	sort.Slice(pending, func(i, j int) bool {
+		if mi, mj := must(pending[i]), must(pending[j]); mi != mj {
+			return mi
+		}
+		return pending[i].Mtime.After(pending[j].Mtime)
+	})
 	if !discover.ParallelWith(ctx, len(pending), func(i int, buf *jsonl.Buffer) {
-		if giveUp && s.budget.GivenUp() {
+		if giveUp && s.budget.GivenUp() && !must(pending[i]) {
 			pending[i].Agg = nil
 			mu.Lock()
 			s.late = append(s.late, pending[i].ID)

@@ -1,0 +1,59 @@
+package claude
+
+import (
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+)
+
+// startSlack is how long before a process's start a transcript may have last
+// been written and still be tied to it (evidence.go: the process scan and
+// /clear both allow 2 s), widened for clocks that tick coarsely.
+const startSlack = time.Minute
+
+// mustRead is which transcripts a listing whose budget gave up reads all the
+// same: those whose status can rest on live evidence. Leaving one of them out
+// would change what a listing says about a live session, not just drop an old
+// one: the sessions something alive may name (a registry entry whose process
+// runs or cannot be checked, a claude argv, a launch record), those written in
+// the last minute (judged mid-turn), and, while a claude process or a live registry
+// entry exists, every transcript written since the earliest of them started
+// (the process scan and /clear tie a process to the newest transcript of its
+// cwd written after its start, so one left out could make another look tied).
+func mustRead(env *discover.Env, regs []regCheck, claudes []claudeProc, now time.Time) func(*fileState) bool {
+	alive := map[string]bool{}
+	for i := range regs {
+		if v := regs[i].Verdict; v != regStale && v != regRecycled {
+			alive[regs[i].SessionID] = true
+		}
+	}
+	for _, p := range claudes {
+		if p.Flags.Names != "" {
+			alive[p.Flags.Names] = true
+		}
+	}
+	for _, l := range env.LaunchesFor(Name) {
+		alive[l.SessionID] = true
+		alive[l.CurrentSessionID()] = true
+	}
+	delete(alive, "")
+	var since time.Time
+	earliest := func(ms int64) {
+		if t := time.UnixMilli(ms).Add(-startSlack); since.IsZero() || t.Before(since) {
+			since = t
+		}
+	}
+	for _, p := range claudes {
+		if p.HasStart {
+			earliest(p.StartMs)
+		}
+	}
+	for i := range regs {
+		if regs[i].Verdict == regLive && regs[i].StartedAt > 0 {
+			earliest(regs[i].StartedAt)
+		}
+	}
+	return func(f *fileState) bool {
+		return alive[f.ID] || now.Sub(f.Mtime) < midTurnRecent || (!since.IsZero() && !f.Mtime.Before(since))
+	}
+}
