@@ -493,14 +493,36 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	// backwards), so that when the budget gives up (a cold index on a cold
 	// disk) the rollouts left unread, and out of this listing, are the oldest;
 	// the adapter then answers in time with the rest instead of not at all.
+	// The threads that may be alive (a writer holds their lock or their
+	// rollout, or agentctl launched them) are read before all others and never
+	// left out: a slow disk costs a listing old threads, never a live one.
 	reads := make([]rolloutRead, len(jobs))
 	budgetOf := a.Budget
 	if budgetOf == nil {
 		budgetOf = discover.BudgetOf
 	}
 	budget := budgetOf(ctx)
-	discover.ParallelWith(ctx, len(jobs), func(k int, sc *scratch) {
-		i := len(jobs) - 1 - k
+	mayLive := map[string]bool{}
+	for id := range st.live.holders {
+		mayLive[id] = true
+	}
+	for _, l := range env.LaunchesFor(Name) {
+		mayLive[l.SessionID], mayLive[l.CurrentSessionID()] = true, true
+	}
+	order := make([]int, 0, len(jobs))
+	must := make([]bool, len(jobs))
+	for i := len(jobs) - 1; i >= 0; i-- {
+		if must[i] = jobs[i].id != "" && mayLive[jobs[i].id]; must[i] {
+			order = append(order, i)
+		}
+	}
+	for i := len(jobs) - 1; i >= 0; i-- {
+		if !must[i] {
+			order = append(order, i)
+		}
+	}
+	discover.ParallelWith(ctx, len(order), func(k int, sc *scratch) {
+		i := order[k]
 		j := &jobs[i]
 		if j.rf == nil || j.rf.Compressed {
 			return
@@ -509,7 +531,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		needCtx := j.row == nil || j.row.Cwd == "" || j.row.Model == ""
 		r := &reads[i]
 		c := st.cached(j.rf.Path, needHead, needCtx)
-		if budget.GivenUp() && !c.fresh {
+		if budget.GivenUp() && !c.fresh && !must[i] {
 			r.late = true
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -397,5 +398,55 @@ func TestGiveUpLeavesOutUnreadRollouts(t *testing.T) {
 	}
 	if again := discoverAll(t, testAdapter(nil), env); len(again) != len(all) {
 		t.Errorf("with time again: %d threads listed, want %d", len(again), len(all))
+	}
+}
+
+// TestGiveUpKeepsLiveThreads: when the budget gives up, the rollouts left out
+// are old threads only. A thread whose lock a live writer holds is read all the
+// same, and listed as a listing with time lists it but for its token figures;
+// an old one changed since it was indexed is left out and named.
+func TestGiveUpKeepsLiveThreads(t *testing.T) {
+	const native = 4242
+	home := fixtureHome(t)
+	writeLock(t, home, id861e)
+	held := map[string]int{id861e + ".lock": native}
+	env := testEnv(home, procs(native), nil)
+	env.StateDir = t.TempDir()
+	all := discoverAll(t, testAdapter(held), env) // indexes every rollout
+	if all[id861e].Status != discover.StatusRunning {
+		t.Fatalf("fixture: %s is %q, want running", id861e, all[id861e].Status)
+	}
+	old := all[id60b3]
+	if old.Path == "" || old.PID != 0 {
+		t.Fatalf("fixture: %s has no rollout or is alive", id60b3)
+	}
+	long := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) // both changed: neither index entry holds
+	for _, p := range []string{all[id861e].Path, old.Path} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a := testAdapter(held)
+	past := time.Now().Add(-time.Second)
+	a.Budget = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
+	var warns []string
+	ss, err := a.Discover(context.Background(), env.WithWarn(func(s string) { warns = append(warns, s) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]discover.Session{}
+	for _, s := range ss {
+		got[s.ID] = s
+	}
+	if _, listed := got[id60b3]; listed {
+		t.Errorf("%s listed although the budget had given up before reading it", id60b3)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "1 rollouts were not read in time") || !strings.Contains(warns[0], filepath.Base(old.Path)) {
+		t.Errorf("warnings %q, want one naming %s (and nothing else) as left out", warns, filepath.Base(old.Path))
+	}
+	want := discoverAll(t, testAdapter(held), env)[id861e]
+	if diff := cmp.Diff(want, got[id861e], cmpopts.IgnoreFields(discover.Session{}, "Tokens", "CostUSD", "CostSource", "Slots", "Extra")); diff != "" {
+		t.Errorf("live thread %s (-with time +given up):\n%s", id861e, diff)
 	}
 }
