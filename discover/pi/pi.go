@@ -147,7 +147,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
 	}
 	defer ix.Close()
-	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx)}
+	sc := &scanner{ix: ix, budget: discover.BudgetOf(ctx), mustRead: mustRead(flavourOf, cands)}
 	files := sc.scan(ctx, env, paths)
 	if err := ctx.Err(); err != nil {
 		_ = ix.Save() // keep what was parsed; the next run continues from it

@@ -50,6 +50,10 @@ type scanner struct {
 	// adapter answers in time with the rest instead of not at all (a cold disk
 	// makes even summaries slow: 10,000 of them took longer than the timeout).
 	budget discover.Budget
+	// mustRead, when set, names the files a listing never leaves out when the
+	// budget gives up: those a live session may be (mustRead in live.go). They
+	// are read first, and summarised when time is short.
+	mustRead func(*file) bool
 }
 
 // scan summarises every file. Files whose index entry is fresh are only stat'ed;
@@ -76,12 +80,19 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		pending = append(pending, i)
 		mu.Unlock()
 	})
-	sort.Slice(pending, func(a, b int) bool { return res[pending[a]].mtime.After(res[pending[b]].mtime) })
+	must := func(f *file) bool { return s.mustRead != nil && s.mustRead(f) }
+	sort.Slice(pending, func(a, b int) bool {
+		fa, fb := res[pending[a]], res[pending[b]]
+		if ma, mb := must(fa), must(fb); ma != mb {
+			return ma
+		}
+		return fa.mtime.After(fb.mtime)
+	})
 	var late sync.Mutex
 	var skipped []string
 	discover.ParallelWith(ctx, len(pending), func(k int, buf *jsonl.Buffer) {
 		f := res[pending[k]]
-		if s.budget.GivenUp() {
+		if s.budget.GivenUp() && !must(f) {
 			late.Lock()
 			skipped = append(skipped, filepath.Base(f.Path))
 			late.Unlock()

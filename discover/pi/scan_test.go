@@ -205,3 +205,72 @@ func TestBigLinesSameSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveUpKeepsMustRead: past the point where the budget gives up, a file
+// the scanner must read (one a live session may be: mustRead) is read all the
+// same, and before the others; the other changed file is left out and named.
+func TestGiveUpKeepsMustRead(t *testing.T) {
+	home := t.TempDir()
+	copyTree(t, fixtureHome, home)
+	env, warns := testEnv(t, home, nil)
+	paths := listFiles(env, roots(env), nil, nil, nil)
+	cache := t.TempDir()
+	ix := index.Load[summary](cache, Name, indexVersion)
+	all := (&scanner{ix: ix}).scan(context.Background(), env, paths)
+	if err := ix.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 2 {
+		t.Fatalf("%d session files: the test needs two or more", len(all))
+	}
+	live, old := all[0].Path, all[1].Path // both changed: neither index entry holds
+	later := time.Now().Add(time.Hour)
+	for _, p := range []string{live, old} {
+		if err := os.Chtimes(p, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-time.Second)
+	sc := &scanner{ix: index.Load[summary](cache, Name, indexVersion), budget: discover.Budget{StopAt: past, GiveUpAt: past},
+		mustRead: func(f *file) bool { return f.Path == live }}
+	listed := map[string]bool{}
+	for _, f := range sc.scan(context.Background(), env, paths) {
+		listed[f.Path] = true
+	}
+	if !listed[live] || listed[old] || len(listed) != len(all)-1 {
+		t.Errorf("listed %v, want every file but %s (%s included)", listed, old, live)
+	}
+	if len(*warns) != 1 || !strings.Contains((*warns)[0], "1 session files were not read in time") || !strings.Contains((*warns)[0], filepath.Base(old)) {
+		t.Errorf("warnings %q, want one naming %s as left out", *warns, filepath.Base(old))
+	}
+}
+
+// TestMustRead: which files a listing whose budget gave up reads anyway.
+func TestMustRead(t *testing.T) {
+	const id = "0b0b0b0b-1111-4222-8333-444455556666"
+	start := time.Date(2026, 11, 20, 19, 0, 0, 0, time.UTC)
+	cands := []candidate{{PID: 7, Start: start, Cwd: "/w"}, {PID: 8, Start: start.Add(time.Hour), Cwd: "/v"}}
+	f := func(name string, mtime time.Time) *file { return &file{Path: "/s/--w--/" + name, mtime: mtime} }
+	named := "2026-01-02T03-04-05-000Z_" + id + ".jsonl"
+	other := "2026-01-02T03-04-05-000Z_1b0b0b0b-1111-4222-8333-444455556666.jsonl"
+	for _, tt := range []struct {
+		name     string
+		launched map[string]string
+		cands    []candidate
+		file     *file
+		want     bool
+	}{
+		{"nothing alive", nil, nil, f(named, start), false},
+		{"launched by agentctl", map[string]string{id: Name}, nil, f(named, start.Add(-500*time.Hour)), true},
+		{"another launch", map[string]string{id: Name}, nil, f(other, start.Add(-500*time.Hour)), false},
+		{"written since the earliest pi process started", nil, cands, f(other, start.Add(30*time.Minute)), true},
+		{"written just before it started", nil, cands, f(other, start.Add(-30*time.Second)), true},
+		{"written long before", nil, cands, f(other, start.Add(-2*time.Hour)), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mustRead(tt.launched, tt.cands)(tt.file); got != tt.want {
+				t.Errorf("mustRead = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
