@@ -97,7 +97,7 @@ type legacyCand struct {
 // message listings instead, every field but the token totals (which need every
 // message file) as a full read shows it, and not indexed; past three quarters
 // the sessions not reached are left out. warnf names both.
-func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntry], q *discover.Query, warnf func(string, ...any)) ([]record, error) {
+func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntry], q *discover.Query, warnf func(string, ...any), must mustRead) ([]record, error) {
 	projects, err := os.ReadDir(filepath.Join(storage, "session"))
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -223,6 +223,18 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 			todo = append(todo, i)
 		}
 	}
+	// The sessions a live process may serve are read first, and never left
+	// out when the budget gives up (legacyMustRead).
+	var kept []bool
+	if must != nil {
+		kept = make([]bool, len(cands))
+		for _, i := range todo {
+			c := cands[i]
+			st, _, _ := c.dir.Stat(c.name)
+			kept[i] = must(strings.TrimSuffix(c.name, ".json"), time.Unix(0, st.MtimeNs))
+		}
+		sort.SliceStable(todo, func(a, b int) bool { return kept[todo[a]] && !kept[todo[b]] })
+	}
 	now := time.Now()
 	budget := budgetOf(ctx)
 	var late sync.Mutex
@@ -231,7 +243,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		i := todo[k]
 		c := cands[i]
 		id := strings.TrimSuffix(c.name, ".json")
-		if budget.GivenUp() {
+		if budget.GivenUp() && (kept == nil || !kept[i]) {
 			late.Lock()
 			skipped = append(skipped, id)
 			late.Unlock()

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/e2e/synth"
+	"github.com/agentctl/agentctl/meta"
 )
 
 // backdate sets the modification time of everything under root an hour back:
@@ -394,5 +396,83 @@ func TestLegacyNamesNotIDs(t *testing.T) {
 		if diff := cmp.Diff(want, byID(got)); diff != "" {
 			t.Errorf("Find(%+v) (-listing +Find):\n%s", q, diff)
 		}
+	}
+}
+
+// TestLegacyGiveUpKeepsLive: past the give-up point, a session a live process
+// may serve (here the one an `opencode run -s` names) is read all the same and
+// listed as a listing with time lists it but for its token totals; the others,
+// old, are left out and counted in the warning.
+func TestLegacyGiveUpKeepsLive(t *testing.T) {
+	home, _ := legacyHome(t, 12)
+	first := discoverAll(t, newEnv(home, nil, noProcs()))
+	id := first[len(first)/2].ID
+	procs := table(ocRun(500, "/", 1795212000000, "--session", id))
+	full := discoverAll(t, newEnv(home, nil, procs))
+	defer func(f func(context.Context) discover.Budget) { budgetOf = f }(budgetOf)
+	past := time.Now().Add(-time.Second)
+	budgetOf = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
+	var warns []string
+	env := newEnv(home, nil, procs)
+	env.StateDir = filepath.Join(t.TempDir(), "state")
+	got := discoverAll(t, env.WithWarn(func(s string) { warns = append(warns, s) }))
+	if len(got) != 1 || got[0].ID != id {
+		t.Fatalf("given up: listed %d sessions, want only %s", len(got), id)
+	}
+	var want discover.Session
+	for _, s := range full {
+		if s.ID == id {
+			want = s
+		}
+	}
+	if want.PID != 500 {
+		t.Fatalf("fixture: %s is not served by pid 500 (%s)", id, want.EvidenceDetail)
+	}
+	if diff := cmp.Diff(want, got[0], cmpopts.IgnoreFields(discover.Session{}, "Tokens", "CostUSD", "CostSource", "Slots", "Extra")); diff != "" {
+		t.Errorf("live session (-with time +given up):\n%s", diff)
+	}
+	var left string
+	for _, w := range warns {
+		if strings.Contains(w, "missing") {
+			left = w
+		}
+	}
+	if !strings.Contains(left, "11 OpenCode sessions") || strings.Contains(left, id) {
+		t.Errorf("warnings %q, want one saying the 11 others are missing", warns)
+	}
+}
+
+// TestLegacyMustRead: which sessions the legacy listing reads when its budget
+// has given up.
+func TestLegacyMustRead(t *testing.T) {
+	start := time.UnixMilli(1795212000000)
+	launched := &discover.Env{Launches: []meta.Launch{{Adapter: Name, SessionID: "ses_launched"}}}
+	for _, tt := range []struct {
+		name  string
+		env   *discover.Env
+		procs []ocProc
+		id    string
+		mtime time.Time
+		want  bool
+		none  bool // legacyMustRead is nil: nothing can be alive
+	}{
+		{"nothing alive", &discover.Env{}, nil, "ses_a", start, false, true},
+		{"launched by agentctl", launched, nil, "ses_launched", start.Add(-500 * time.Hour), true, false},
+		{"another session than the launch's", launched, nil, "ses_a", start.Add(-500 * time.Hour), false, false},
+		{"named by run -s", &discover.Env{}, []ocProc{{PID: 5, Session: "ses_a", Start: start, StartOK: true}}, "ses_a", start.Add(-500 * time.Hour), true, false},
+		{"written since a process started", &discover.Env{}, []ocProc{{PID: 5, Start: start, StartOK: true}}, "ses_a", start.Add(time.Minute), true, false},
+		{"written just before it started", &discover.Env{}, []ocProc{{PID: 5, Start: start, StartOK: true}}, "ses_a", start.Add(-30 * time.Second), true, false},
+		{"written long before", &discover.Env{}, []ocProc{{PID: 5, Start: start, StartOK: true}}, "ses_a", start.Add(-2 * time.Hour), false, false},
+		{"a process whose start is unknown may serve any", &discover.Env{}, []ocProc{{PID: 5}}, "ses_a", start.Add(-500 * time.Hour), true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := legacyMustRead(tt.env, tt.procs)
+			if (m == nil) != tt.none {
+				t.Fatalf("legacyMustRead nil: %v, want %v", m == nil, tt.none)
+			}
+			if m != nil && m(tt.id, tt.mtime) != tt.want {
+				t.Errorf("mustRead = %v, want %v", !tt.want, tt.want)
+			}
+		})
 	}
 }

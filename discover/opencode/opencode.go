@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -91,6 +92,27 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		return nil, nil // OpenCode never ran here (or with another data dir)
 	}
 
+	// The opencode processes, read once: the legacy tree's listing needs them
+	// when its budget gives up (legacyMustRead), the verdicts always.
+	scan := sync.OnceValues(func() ([]ocProc, bool) {
+		// Processes agentctl launched for a known session are the core's to
+		// report (launch records); they must not also be matched to some
+		// other session.
+		skip := map[int]bool{}
+		for _, l := range env.LaunchesFor(Name) {
+			if l.CurrentSessionID() == "" {
+				continue
+			}
+			if proc.Check(env.Procs, l.Agent()).Alive {
+				skip[l.PID] = true
+			}
+		}
+		if env.Procs == nil {
+			return nil, false
+		}
+		return scanProcs(env, a.startTime(env), skip)
+	})
+
 	var recs []record
 	seen := map[string]bool{}
 	add := func(rs []record) {
@@ -135,7 +157,8 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			cache = ""
 		}
 		ix := index.Load[*legacyEntry](cache, Name+"-legacy", legacyIndexVersion)
-		got, err := listLegacy(ctx, storage, ix, q, env.Warnf)
+		procs, _ := scan()
+		got, err := listLegacy(ctx, storage, ix, q, env.Warnf, legacyMustRead(env, procs))
 		if err == nil && q == nil {
 			ix.PruneUnseen(storage + string(filepath.Separator))
 		}
@@ -172,22 +195,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		return nil, nil
 	}
 
-	// Processes agentctl launched for a known session are the core's to report
-	// (launch records); they must not also be matched to some other session.
-	skip := map[int]bool{}
-	for _, l := range env.LaunchesFor(Name) {
-		if l.CurrentSessionID() == "" {
-			continue
-		}
-		if proc.Check(env.Procs, l.Agent()).Alive {
-			skip[l.PID] = true
-		}
-	}
-	var procs []ocProc
-	procsOK := false
-	if env.Procs != nil {
-		procs, procsOK = scanProcs(env, a.startTime(env), skip)
-	}
+	procs, procsOK := scan()
 	if q != nil && procsOK {
 		for _, r := range recs {
 			if turn, _ := turnOf(r.Last); (turn == discover.OutcomeOpen || turn == discover.OutcomeUnknown) && len(candidatesFor(r, procs)) > 0 {
