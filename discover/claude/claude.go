@@ -150,7 +150,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			stated, err = sc.listAndStat(ctx, root)
 		default:
 			// Only the sessions something alive names: their transcripts by name.
-			stated, sc.unreadable, err = namedTranscripts(root, alivePossible(env, regs, claudes))
+			stated, sc.unreadable, err = namedTranscripts(root, alivePossible(env, regs, claudes, true))
 		}
 	}
 	if err != nil {
@@ -174,7 +174,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	// Which transcripts to read. Everything, unless only some sessions can matter.
 	load := stated
 	if subset && regMoved {
-		keep := alivePossible(env, regs, claudes)
+		keep := alivePossible(env, regs, claudes, true)
 		load = load[:0:0]
 		for _, f := range stated {
 			// A transcript written in the last minute may end mid-turn (unknown).
@@ -357,10 +357,13 @@ func cwdScanned(regs []regCheck, claudes []claudeProc) map[string]bool {
 // and foreign entries), those a claude argv names, and those agentctl's launch
 // records name (a live launch PID makes them alive). judge's other live or
 // unknown verdicts need a recent transcript, which the caller keeps by mtime.
-func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc) map[string]bool {
+// Without stale, the entries whose process is gone or recycled name nothing.
+func alivePossible(env *discover.Env, regs []regCheck, claudes []claudeProc, stale bool) map[string]bool {
 	keep := map[string]bool{}
 	for i := range regs {
-		keep[regs[i].SessionID] = true
+		if v := regs[i].Verdict; stale || (v != regStale && v != regRecycled) {
+			keep[regs[i].SessionID] = true
+		}
 	}
 	for _, p := range claudes {
 		if p.Flags.Names != "" {

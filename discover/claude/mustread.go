@@ -21,21 +21,7 @@ const startSlack = time.Minute
 // (the process scan and /clear tie a process to the newest transcript of its
 // cwd written after its start, so one left out could make another look tied).
 func mustRead(env *discover.Env, regs []regCheck, claudes []claudeProc, now time.Time) func(*fileState) bool {
-	alive := map[string]bool{}
-	for i := range regs {
-		if v := regs[i].Verdict; v != regStale && v != regRecycled {
-			alive[regs[i].SessionID] = true
-		}
-	}
-	for _, p := range claudes {
-		if p.Flags.Names != "" {
-			alive[p.Flags.Names] = true
-		}
-	}
-	for _, l := range env.LaunchesFor(Name) {
-		alive[l.SessionID] = true
-		alive[l.CurrentSessionID()] = true
-	}
+	alive := alivePossible(env, regs, claudes, false)
 	delete(alive, "")
 	var since time.Time
 	earliest := func(ms int64) {

@@ -377,14 +377,7 @@ func TestGiveUpLeavesOutUnreadRollouts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a := testAdapter(nil)
-	past := time.Now().Add(-time.Second)
-	a.Budget = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
-	var warns []string
-	ss, err := a.Discover(context.Background(), env.WithWarn(func(s string) { warns = append(warns, s) }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss, warns := discoverGivenUp(t, nil, env)
 	if len(ss) != len(all)-1 {
 		t.Errorf("%d threads listed, want every one of %d but %s", len(ss), len(all), changed.ID)
 	}
@@ -427,14 +420,7 @@ func TestGiveUpKeepsLiveThreads(t *testing.T) {
 		}
 	}
 
-	a := testAdapter(held)
-	past := time.Now().Add(-time.Second)
-	a.Budget = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
-	var warns []string
-	ss, err := a.Discover(context.Background(), env.WithWarn(func(s string) { warns = append(warns, s) }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss, warns := discoverGivenUp(t, held, env)
 	got := map[string]discover.Session{}
 	for _, s := range ss {
 		got[s.ID] = s
@@ -449,4 +435,19 @@ func TestGiveUpKeepsLiveThreads(t *testing.T) {
 	if diff := cmp.Diff(want, got[id861e], cmpopts.IgnoreFields(discover.Session{}, "Tokens", "CostUSD", "CostSource", "Slots", "Extra")); diff != "" {
 		t.Errorf("live thread %s (-with time +given up):\n%s", id861e, diff)
 	}
+}
+
+// discoverGivenUp lists env with the adapter's budget given up from the start
+// (lock holders held), returning the threads and the warnings.
+func discoverGivenUp(t *testing.T, held map[string]int, env *discover.Env) ([]discover.Session, []string) {
+	t.Helper()
+	a := testAdapter(held)
+	past := time.Now().Add(-time.Second)
+	a.Budget = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
+	var warns []string
+	ss, err := a.Discover(context.Background(), env.WithWarn(func(s string) { warns = append(warns, s) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss, warns
 }

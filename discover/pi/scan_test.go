@@ -128,19 +128,7 @@ func TestQuickSummaryWhenOverBudget(t *testing.T) {
 // timeout); the files the index still covers are listed as ever, and the next
 // run with time lists every one again.
 func TestGiveUpLeavesOutUnreadFiles(t *testing.T) {
-	home := t.TempDir()
-	copyTree(t, fixtureHome, home)
-	env, warns := testEnv(t, home, nil)
-	paths := listFiles(env, roots(env), nil, nil, nil)
-	cache := t.TempDir()
-	ix := index.Load[summary](cache, Name, indexVersion)
-	all := (&scanner{ix: ix}).scan(context.Background(), env, paths)
-	if err := ix.Save(); err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 2 {
-		t.Fatalf("%d session files: the test needs two or more", len(all))
-	}
+	env, warns, paths, cache, all := indexedFixture(t)
 	changed := all[0].Path // its index entry no longer holds: it must be read again
 	later := time.Now().Add(time.Hour)
 	if err := os.Chtimes(changed, later, later); err != nil {
@@ -148,7 +136,7 @@ func TestGiveUpLeavesOutUnreadFiles(t *testing.T) {
 	}
 
 	past := time.Now().Add(-time.Second)
-	ix = index.Load[summary](cache, Name, indexVersion)
+	ix := index.Load[summary](cache, Name, indexVersion)
 	got := (&scanner{ix: ix, budget: discover.Budget{StopAt: past, GiveUpAt: past}}).scan(context.Background(), env, paths)
 	var listed []string
 	for _, f := range got {
@@ -210,19 +198,7 @@ func TestBigLinesSameSummary(t *testing.T) {
 // the scanner must read (one a live session may be: mustRead) is read all the
 // same, and before the others; the other changed file is left out and named.
 func TestGiveUpKeepsMustRead(t *testing.T) {
-	home := t.TempDir()
-	copyTree(t, fixtureHome, home)
-	env, warns := testEnv(t, home, nil)
-	paths := listFiles(env, roots(env), nil, nil, nil)
-	cache := t.TempDir()
-	ix := index.Load[summary](cache, Name, indexVersion)
-	all := (&scanner{ix: ix}).scan(context.Background(), env, paths)
-	if err := ix.Save(); err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 2 {
-		t.Fatalf("%d session files: the test needs two or more", len(all))
-	}
+	env, warns, paths, cache, all := indexedFixture(t)
 	live, old := all[0].Path, all[1].Path // both changed: neither index entry holds
 	later := time.Now().Add(time.Hour)
 	for _, p := range []string{live, old} {
@@ -273,4 +249,25 @@ func TestMustRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// indexedFixture copies the fixture home and indexes every session file of it
+// into cache, as a listing with time would: the env (and its warnings), the
+// files, the cache dir and the files scanned (two or more).
+func indexedFixture(t *testing.T) (env *discover.Env, warns *[]string, paths []string, cache string, all []*file) {
+	t.Helper()
+	home := t.TempDir()
+	copyTree(t, fixtureHome, home)
+	env, warns = testEnv(t, home, nil)
+	paths = listFiles(env, roots(env), nil, nil, nil)
+	cache = t.TempDir()
+	ix := index.Load[summary](cache, Name, indexVersion)
+	all = (&scanner{ix: ix}).scan(context.Background(), env, paths)
+	if err := ix.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 2 {
+		t.Fatalf("%d session files: the test needs two or more", len(all))
+	}
+	return env, warns, paths, cache, all
 }
