@@ -87,7 +87,9 @@ func Spread(ctx context.Context, n int, fn func(i int)) bool {
 // leaves, so that it answers within its timeout (the index saved, the next run
 // continuing from it) whatever the size of the history: files are parsed in
 // full until StopAt (half the time left), then summarised from their head and
-// tail until GiveUpAt (three quarters), then listed from what a stat tells. The
+// tail until GiveUpAt (three quarters); the files not reached by then are left
+// out and named (NameLeftOut), except those of sessions that may be alive,
+// which each adapter reads first and never leaves out (their mustRead). The
 // zero Budget (no deadline) never runs out.
 type Budget struct {
 	StopAt, GiveUpAt time.Time
