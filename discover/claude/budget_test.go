@@ -201,8 +201,10 @@ func TestGiveUpKeepsLiveSessions(t *testing.T) {
 func TestMustRead(t *testing.T) {
 	now := time.Date(2026, 11, 20, 22, 0, 0, 0, time.UTC)
 	start := now.Add(-3 * time.Hour)
-	proc := []claudeProc{{PID: 7, StartMs: start.UnixMilli(), HasStart: true}}
-	liveReg := []regCheck{{regEntry: regEntry{StartedAt: start.Add(-time.Hour).UnixMilli()}, Verdict: regLive}}
+	proc := []claudeProc{{PID: 7, Cwd: "/w", StartMs: start.UnixMilli(), HasStart: true}}
+	tiedProc := []claudeProc{{PID: 7, Cwd: "/w", StartMs: start.UnixMilli(), HasStart: true, Flags: args{Names: "c"}}}
+	liveReg := []regCheck{{regEntry: regEntry{PID: 9, SessionID: "r", Entrypoint: "cli", StartedAt: start.Add(-time.Hour).UnixMilli()}, Verdict: regLive}}
+	sdkReg := []regCheck{{regEntry: regEntry{PID: 9, SessionID: "r", Entrypoint: "sdk-cli", StartedAt: start.Add(-time.Hour).UnixMilli()}, Verdict: regLive}}
 	deadReg := []regCheck{{regEntry: regEntry{SessionID: "b", StartedAt: start.Add(-48 * time.Hour).UnixMilli()}, Verdict: regStale}}
 	f := func(id string, age time.Duration) *fileState {
 		return &fileState{transcript: transcript{ID: id}, Mtime: now.Add(-age)}
@@ -225,7 +227,10 @@ func TestMustRead(t *testing.T) {
 		{"written since a claude process started", nil, proc, f("a", 2*time.Hour), true},
 		{"written just before it started", nil, proc, f("a", 3*time.Hour+30*time.Second), true},
 		{"written long before it started", nil, proc, f("a", 4*time.Hour), false},
-		{"written since a live registry entry started", liveReg, nil, f("a", 3*time.Hour+30*time.Minute), true},
+		{"written since a live TUI registry entry started", liveReg, nil, f("a", 3*time.Hour+30*time.Minute), true},
+		{"a live non-TUI registry entry has no /clear", sdkReg, nil, f("a", 3*time.Hour+30*time.Minute), false},
+		{"a process its argv ties is no process scan's", nil, tiedProc, f("a", 2*time.Hour), false},
+		{"the session its argv names", nil, tiedProc, f("c", 200*time.Hour), true},
 		{"a dead registry entry names and ties nothing", deadReg, nil, f("b", 5*time.Hour), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,10 +16,10 @@ const startSlack = time.Minute
 // would change what a listing says about a live session, not just drop an old
 // one: the sessions something alive may name (a registry entry whose process
 // runs or cannot be checked, a claude argv, a launch record), those written in
-// the last minute (judged mid-turn), and, while a claude process or a live registry
-// entry exists, every transcript written since the earliest of them started
-// (the process scan and /clear tie a process to the newest transcript of its
-// cwd written after its start, so one left out could make another look tied).
+// the last minute (judged mid-turn), and every transcript written since the
+// earliest start of what ties a process to a session by cwd and timing (judge:
+// the process scan's untied claude processes, /clear's live TUI registry
+// entries), so that one left out cannot make another look tied.
 func mustRead(env *discover.Env, regs []regCheck, claudes []claudeProc, now time.Time) func(*fileState) bool {
 	alive := alivePossible(env, regs, claudes, false)
 	delete(alive, "")
@@ -29,14 +29,15 @@ func mustRead(env *discover.Env, regs []regCheck, claudes []claudeProc, now time
 			since = t
 		}
 	}
+	tied := tiedPIDs(regs, claudes)
 	for _, p := range claudes {
-		if p.HasStart {
+		if !tied[p.PID] && p.HasStart && p.Cwd != "" {
 			earliest(p.StartMs)
 		}
 	}
 	for i := range regs {
-		if regs[i].Verdict == regLive && regs[i].StartedAt > 0 {
-			earliest(regs[i].StartedAt)
+		if r := &regs[i]; r.Verdict == regLive && r.Entrypoint == "cli" && r.StartedAt != 0 {
+			earliest(r.StartedAt)
 		}
 	}
 	return func(f *fileState) bool {
