@@ -107,9 +107,9 @@ type scanner struct {
 	// naming the rest, instead of running into its deadline with nothing.
 	late []string
 	// mustRead, when set, names the transcripts a listing never leaves out
-	// when the budget gives up: those a live session may be (alive.go's
-	// mustRead). They are read first, and summarised when time is short, so a
-	// slow disk costs a listing old sessions, never a live one's status.
+	// when the budget gives up: those a live session may be (mustread.go).
+	// They are read first, and summarised when time is short, so a slow disk
+	// costs a listing old sessions, never a live one's status.
 	mustRead func(*fileState) bool
 	// dirStamps are the bucket directories' stamps, taken before their names
 	// were read (a full listing records fork families under them: forktable.go).
@@ -207,8 +207,9 @@ func (s *scanner) listAndStat(ctx context.Context, root string) ([]*fileState, e
 // order users care about. Files that vanished meanwhile are skipped silently;
 // other read errors are returned alongside (their sessions are missing).
 // With giveUp, the files still pending when the budget gives up are left out
-// (s.late), except those s.mustRead names, which are read first; sub-agent transcripts are not (their usage is a session's totals,
-// which a listing must not drop without saying which session's).
+// (s.late), except those s.mustRead names, which are read first; sub-agent
+// transcripts are not (their usage is a session's totals, which a listing must
+// not drop without saying which session's).
 func (s *scanner) load(ctx context.Context, states []*fileState, giveUp bool) ([]*fileState, []error) {
 	var mu sync.Mutex
 	var pending []*fileState

@@ -96,7 +96,8 @@ type legacyCand struct {
 // time left (discover.Budget) sessions are summarised from the ends of their
 // message listings instead, every field but the token totals (which need every
 // message file) as a full read shows it, and not indexed; past three quarters
-// the sessions not reached are left out. warnf names both.
+// the sessions not reached are left out, except those must names (nil:
+// none), which are read first. warnf names both.
 func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntry], q *discover.Query, warnf func(string, ...any), must mustRead) ([]record, error) {
 	projects, err := os.ReadDir(filepath.Join(storage, "session"))
 	if err != nil {
