@@ -174,3 +174,54 @@ func NameIncomplete(ids []string, what string) string {
 	return fmt.Sprintf("%d %s were summarised without token totals to answer in time (%s%s): their tokens and cost are missing from this output, every other field is listed; the next run continues indexing them",
 		len(ids), what, strings.Join(shown, ", "), more)
 }
+
+// ClockSlack widens, for clocks that tick coarsely, how long before a process
+// started a session file tied to it may have last been written (on top of the
+// slack of the adapter's own tie rule).
+const ClockSlack = time.Minute
+
+// WrittenSince is the span of file mtimes that a listing whose budget gave up
+// reads all the same, because an adapter ties a running process to a session
+// by timing: a file written since the earliest such process started (less
+// slack) may be the one it is tied to, and leaving it out could make another
+// look tied. The zero value holds nothing.
+type WrittenSince struct{ from time.Time }
+
+// Open widens w to the files written since start, less slack and ClockSlack.
+func (w *WrittenSince) Open(start time.Time, slack time.Duration) {
+	if t := start.Add(-slack - ClockSlack); w.from.IsZero() || t.Before(w.from) {
+		w.from = t
+	}
+}
+
+// IsZero reports whether w holds nothing (Open was never called).
+func (w WrittenSince) IsZero() bool { return w.from.IsZero() }
+
+// Holds reports whether a file last written at mtime is within w.
+func (w WrittenSince) Holds(mtime time.Time) bool { return !w.from.IsZero() && !mtime.Before(w.from) }
+
+// MustFirst moves the items of xs that must names to the front, keeping their
+// order and the others', and reports for each position of the reordered xs
+// whether must named it: a listing reads those first and never leaves them out
+// when its budget gives up (the sessions that may be alive). must nil names
+// none.
+func MustFirst[T any](xs []T, must func(T) bool) []bool {
+	flags := make([]bool, len(xs))
+	if must == nil {
+		return flags
+	}
+	var named, rest []T
+	for _, x := range xs {
+		if must(x) {
+			named = append(named, x)
+		} else {
+			rest = append(rest, x)
+		}
+	}
+	copy(xs, named)
+	copy(xs[len(named):], rest)
+	for i := range named {
+		flags[i] = true
+	}
+	return flags
+}

@@ -6,10 +6,10 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// startSlack is how long before a process's start a transcript may have last
+// tieSlack is how long before a process's start a transcript may have last
 // been written and still be tied to it (evidence.go: the process scan and
-// /clear both allow 2 s), widened for clocks that tick coarsely.
-const startSlack = time.Minute
+// /clear both allow 2 s).
+const tieSlack = 2 * time.Second
 
 // mustRead is which transcripts a listing whose budget gave up reads all the
 // same: those whose status can rest on live evidence. Leaving one of them out
@@ -23,24 +23,19 @@ const startSlack = time.Minute
 func mustRead(env *discover.Env, regs []regCheck, claudes []claudeProc, now time.Time) func(*fileState) bool {
 	alive := alivePossible(env, regs, claudes, false)
 	delete(alive, "")
-	var since time.Time
-	earliest := func(ms int64) {
-		if t := time.UnixMilli(ms).Add(-startSlack); since.IsZero() || t.Before(since) {
-			since = t
-		}
-	}
+	var since discover.WrittenSince
 	tied := tiedPIDs(regs, claudes)
 	for _, p := range claudes {
 		if !tied[p.PID] && p.HasStart && p.Cwd != "" {
-			earliest(p.StartMs)
+			since.Open(time.UnixMilli(p.StartMs), tieSlack)
 		}
 	}
 	for i := range regs {
 		if r := &regs[i]; r.Verdict == regLive && r.Entrypoint == "cli" && r.StartedAt != 0 {
-			earliest(r.StartedAt)
+			since.Open(time.UnixMilli(r.StartedAt), tieSlack)
 		}
 	}
 	return func(f *fileState) bool {
-		return alive[f.ID] || now.Sub(f.Mtime) < midTurnRecent || (!since.IsZero() && !f.Mtime.Before(since))
+		return alive[f.ID] || now.Sub(f.Mtime) < midTurnRecent || since.Holds(f.Mtime)
 	}
 }

@@ -226,15 +226,14 @@ func (s *scanner) load(ctx context.Context, states []*fileState, giveUp bool) ([
 	}) {
 		s.cut = true
 	}
-	must := func(f *fileState) bool { return giveUp && s.mustRead != nil && s.mustRead(f) }
-	sort.Slice(pending, func(i, j int) bool {
-		if mi, mj := must(pending[i]), must(pending[j]); mi != mj {
-			return mi
-		}
-		return pending[i].Mtime.After(pending[j].Mtime)
-	})
+	sort.Slice(pending, func(i, j int) bool { return pending[i].Mtime.After(pending[j].Mtime) })
+	var mustRead func(*fileState) bool
+	if giveUp {
+		mustRead = s.mustRead
+	}
+	must := discover.MustFirst(pending, mustRead)
 	if !discover.ParallelWith(ctx, len(pending), func(i int, buf *jsonl.Buffer) {
-		if giveUp && s.budget.GivenUp() && !must(pending[i]) {
+		if giveUp && s.budget.GivenUp() && !must[i] {
 			pending[i].Agg = nil
 			mu.Lock()
 			s.late = append(s.late, pending[i].ID)

@@ -509,18 +509,11 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	for _, l := range env.LaunchesFor(Name) {
 		mayLive[l.SessionID], mayLive[l.CurrentSessionID()] = true, true
 	}
-	order := make([]int, 0, len(jobs))
-	must := make([]bool, len(jobs))
-	for i := len(jobs) - 1; i >= 0; i-- {
-		if must[i] = jobs[i].id != "" && mayLive[jobs[i].id]; must[i] {
-			order = append(order, i)
-		}
+	order := make([]int, len(jobs))
+	for k := range order {
+		order[k] = len(jobs) - 1 - k
 	}
-	for i := len(jobs) - 1; i >= 0; i-- {
-		if !must[i] {
-			order = append(order, i)
-		}
-	}
+	must := discover.MustFirst(order, func(i int) bool { return jobs[i].id != "" && mayLive[jobs[i].id] })
 	discover.ParallelWith(ctx, len(order), func(k int, sc *scratch) {
 		i := order[k]
 		j := &jobs[i]
@@ -531,7 +524,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		needCtx := j.row == nil || j.row.Cwd == "" || j.row.Model == ""
 		r := &reads[i]
 		c := st.cached(j.rf.Path, needHead, needCtx)
-		if budget.GivenUp() && !c.fresh && !must[i] {
+		if budget.GivenUp() && !c.fresh && !must[k] {
 			r.late = true
 			return
 		}

@@ -226,16 +226,15 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 	}
 	// The sessions a live process may serve are read first, and never left
 	// out when the budget gives up (legacyMustRead).
-	var kept []bool
+	var first func(int) bool
 	if must != nil {
-		kept = make([]bool, len(cands))
-		for _, i := range todo {
+		first = func(i int) bool {
 			c := cands[i]
 			st, _, _ := c.dir.Stat(c.name)
-			kept[i] = must(strings.TrimSuffix(c.name, ".json"), time.Unix(0, st.MtimeNs))
+			return must(strings.TrimSuffix(c.name, ".json"), time.Unix(0, st.MtimeNs))
 		}
-		sort.SliceStable(todo, func(a, b int) bool { return kept[todo[a]] && !kept[todo[b]] })
 	}
+	kept := discover.MustFirst(todo, first)
 	now := time.Now()
 	budget := budgetOf(ctx)
 	var late sync.Mutex
@@ -244,7 +243,7 @@ func listLegacy(ctx context.Context, storage string, ix *index.Index[*legacyEntr
 		i := todo[k]
 		c := cands[i]
 		id := strings.TrimSuffix(c.name, ".json")
-		if budget.GivenUp() && (kept == nil || !kept[i]) {
+		if budget.GivenUp() && !kept[k] {
 			late.Lock()
 			skipped = append(skipped, id)
 			late.Unlock()

@@ -11,10 +11,6 @@ import (
 // given up.
 type mustRead func(id string, mtime time.Time) bool
 
-// mustReadSlack widens how long before a process's start a session it serves
-// may have last been written (startSlack), for clocks that tick coarsely.
-const mustReadSlack = time.Minute
-
 // legacyMustRead is which sessions of the legacy tree a listing whose budget
 // gave up reads all the same: those a live process may serve. Leaving one out
 // would change what the listing says about a live session (or let a process
@@ -29,7 +25,7 @@ func legacyMustRead(env *discover.Env, procs []ocProc) mustRead {
 		named[l.SessionID], named[l.CurrentSessionID()] = true, true
 	}
 	delete(named, "")
-	var since time.Time
+	var since discover.WrittenSince
 	unknownStart := false
 	for _, p := range procs {
 		switch {
@@ -38,15 +34,13 @@ func legacyMustRead(env *discover.Env, procs []ocProc) mustRead {
 		case !p.StartOK:
 			unknownStart = true
 		default:
-			if t := p.Start.Add(-startSlack - mustReadSlack); since.IsZero() || t.Before(since) {
-				since = t
-			}
+			since.Open(p.Start, startSlack)
 		}
 	}
 	if len(named) == 0 && since.IsZero() && !unknownStart {
 		return nil
 	}
 	return func(id string, mtime time.Time) bool {
-		return unknownStart || named[id] || (!since.IsZero() && !mtime.Before(since))
+		return unknownStart || named[id] || since.Holds(mtime)
 	}
 }

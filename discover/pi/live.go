@@ -266,10 +266,6 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ", ")
 }
 
-// mustReadSlack widens how long before a process's start a file it owns may
-// have last been written (resumeSlack), for clocks that tick coarsely.
-const mustReadSlack = time.Minute
-
 // mustRead is which session files a listing whose budget gave up reads all the
 // same: those a live session may be. Leaving one out would change what the
 // listing says about a live session (or let a pi process look tied to another
@@ -278,11 +274,9 @@ const mustReadSlack = time.Minute
 // runs, every file written since the earliest of them started (a process owns
 // only a file it wrote after its start, see owns).
 func mustRead(launched map[string]string, cands []candidate) func(*file) bool {
-	var since time.Time
+	var since discover.WrittenSince
 	for _, c := range cands {
-		if t := c.Start.Add(-resumeSlack - mustReadSlack); since.IsZero() || t.Before(since) {
-			since = t
-		}
+		since.Open(c.Start, resumeSlack)
 	}
 	return func(f *file) bool {
 		if k := nameKey(f.Path); k != "" {
@@ -290,6 +284,6 @@ func mustRead(launched map[string]string, cands []candidate) func(*file) bool {
 				return true
 			}
 		}
-		return !since.IsZero() && !f.mtime.Before(since)
+		return since.Holds(f.mtime)
 	}
 }

@@ -80,19 +80,17 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		pending = append(pending, i)
 		mu.Unlock()
 	})
-	must := func(f *file) bool { return s.mustRead != nil && s.mustRead(f) }
-	sort.Slice(pending, func(a, b int) bool {
-		fa, fb := res[pending[a]], res[pending[b]]
-		if ma, mb := must(fa), must(fb); ma != mb {
-			return ma
-		}
-		return fa.mtime.After(fb.mtime)
-	})
+	sort.Slice(pending, func(a, b int) bool { return res[pending[a]].mtime.After(res[pending[b]].mtime) })
+	var mustRead func(int) bool
+	if s.mustRead != nil {
+		mustRead = func(i int) bool { return s.mustRead(res[i]) }
+	}
+	must := discover.MustFirst(pending, mustRead)
 	var late sync.Mutex
 	var skipped []string
 	discover.ParallelWith(ctx, len(pending), func(k int, buf *jsonl.Buffer) {
 		f := res[pending[k]]
-		if s.budget.GivenUp() && !must(f) {
+		if s.budget.GivenUp() && !must[k] {
 			late.Lock()
 			skipped = append(skipped, filepath.Base(f.Path))
 			late.Unlock()
