@@ -131,6 +131,15 @@ func TestScanEntryLeavesToJSON(t *testing.T) {
 		{`{"type":"\ud800","message":{"role":"us\u0065r"}}`, true},
 		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","x":"abcdefgh\x01ijklmnop"}`, false}, // a control character past eight bytes
 		{`{"type":"abcdefghijklmnopq\"rs","id":"abcdefgh\\ijklmnop","provider":"éèabcdefghijk"}`, true},
+		// a clean line's skipped strings are found by their quotes alone
+		{`{"type":"a","content":[{"text":"x\"y\\","k\\":"\\"}],"id":"b"}`, true},
+		{`{"type":"a","content":"\u00e9\/\b\f\n\r\t\"","id":"b"}`, true},
+		{"{\"type\":\"a\",\t\"content\":\"x\"}\r", true}, // tab and CR between tokens: valid, not clean
+		{"{\"type\":\"a\",\"content\":\"x\ty\"}", false}, // a tab in a skipped string
+		{`{"type":"a","content":"\u12G4"}`, false},       // a bad \u escape in a skipped string
+		{`{"type":"a","content":"abc\`, false},           // a line ending in a backslash
+		{`{"type":"a","content":"x"\,"id":"b"}`, false},  // a backslash outside a string
+		{`{"type":"a","content":"x\"}`, false},           // the closing quote escaped
 		// cost and timestamp forms, decoded here or by their own UnmarshalJSON
 		{`{"message":{"usage":{"cost":1.25},"timestamp":1767225600000.5}}`, true},
 		{`{"message":{"usage":{"cost":{"input":1,"total":2.5e-3}},"timestamp":"2026-01-01T00:00:00Z"}}`, true},
