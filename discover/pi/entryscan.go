@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unsafe"
+
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 // A cold listing decodes every line of every session file into a sumEntry;
@@ -27,65 +29,9 @@ const maxScanDepth = 512
 // true/false/null), returning -1 where a line is not valid.
 type strictScanner struct {
 	b []byte
-	// clean: b holds no control character and every backslash in it starts
-	// a valid escape (cleanLine). No string in it can then be invalid, so
-	// skip finds a string's end without looking at its bytes.
+	// clean: b is jsonl.Clean, so no string in it can be invalid and skip
+	// finds a string's end by its quotes alone.
 	clean bool
-}
-
-// cleanLine reports whether line (no newline) has no byte below 0x20 and
-// every backslash in it starts one of JSON's escapes. Such a line's strings
-// are all valid wherever they start: an escape cannot straddle a string's
-// end, and a backslash outside a string fails the walk anyway. A line that is
-// not clean (a tab or CR between tokens is valid JSON) is walked byte by byte
-// as before.
-func cleanLine(line []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	const ctl = ones * 0x20
-	i := 0
-	for ; i+32 <= len(line); i += 32 {
-		c := line[i : i+32 : i+32]
-		x0 := binary.LittleEndian.Uint64(c[0:])
-		x1 := binary.LittleEndian.Uint64(c[8:])
-		x2 := binary.LittleEndian.Uint64(c[16:])
-		x3 := binary.LittleEndian.Uint64(c[24:])
-		// A byte below 0x20 sets its high bit in x-ctl while clear in x; a
-		// borrow can only flag bytes above a true one, so zero means none.
-		if ((x0-ctl)&^x0|(x1-ctl)&^x1|(x2-ctl)&^x2|(x3-ctl)&^x3)&highs != 0 {
-			return false
-		}
-	}
-	for _, c := range line[i:] {
-		if c < 0x20 {
-			return false
-		}
-	}
-	for i = 0; ; {
-		j := bytes.IndexByte(line[i:], '\\')
-		if j < 0 {
-			return true
-		}
-		i += j
-		if i+1 >= len(line) {
-			return false
-		}
-		switch line[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i += 2
-		case 'u':
-			if i+6 > len(line) {
-				return false
-			}
-			for _, h := range line[i+2 : i+6] {
-				if !isHexDigit(h) {
-					return false
-				}
-			}
-			i += 6
-		default:
-			return false
-		}
-	}
 }
 
 // skip returns the index past the string at b[i] == '"' when only its end is
@@ -95,24 +41,7 @@ func (s *strictScanner) skip(i int) int {
 		j, _ := s.str(i)
 		return j
 	}
-	b := s.b
-	for i++; ; {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return -1
-		}
-		q += i
-		// The quote ends the string unless an odd number of backslashes
-		// precede it (the opening quote stops the count).
-		k := q - 1
-		for b[k] == '\\' {
-			k--
-		}
-		if (q-k)%2 == 1 {
-			return q + 1
-		}
-		i = q + 1
-	}
+	return jsonl.StringEnd(s.b, i)
 }
 
 func (s *strictScanner) ws(i int) int {
@@ -543,7 +472,7 @@ type entryBuf struct {
 // scanEntryInto is scanEntry but for e's pointers: the message, its usage and
 // the name go to m, u and name, and b says which were there.
 func scanEntryInto(line []byte, e *sumEntry, b *entryBuf, m *sumMessage, u *usage, name *string) bool {
-	s := &strictScanner{b: line, clean: cleanLine(line)}
+	s := &strictScanner{b: line, clean: jsonl.Clean(line)}
 	contentSeen, contentOK := false, true
 	var seen [7]bool
 	var msgSeen [7]bool
