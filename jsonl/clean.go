@@ -85,21 +85,6 @@ func StringEnd(b []byte, i int) int {
 	}
 }
 
-// Plain reports whether s (a string's bytes between its quotes) holds no
-// backslash and no byte outside ASCII: json.Unmarshal would copy it as it is.
-func Plain(s []byte) bool {
-	const highs = 0x8080808080808080
-	i := 0
-	var m uint64
-	for ; i+8 <= len(s); i += 8 {
-		m |= binary.LittleEndian.Uint64(s[i:])
-	}
-	for _, c := range s[i:] {
-		m |= uint64(c)
-	}
-	return m&highs == 0 && bytes.IndexByte(s, '\\') < 0
-}
-
 func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

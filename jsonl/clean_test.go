@@ -55,8 +55,7 @@ func TestStringEnd(t *testing.T) {
 }
 
 // FuzzStringEnd: in a clean line, the string found by its quotes alone is the
-// one encoding/json reads, with the same end and the same validity; Plain
-// strings are the ones json.Unmarshal copies as they are.
+// one encoding/json reads, with the same end and the same validity.
 func FuzzStringEnd(f *testing.F) {
 	for _, s := range []string{`abc"`, `a\"b"`, `a\\"`, `\u00e9"`, `é"`, `a\q"`, "a\x01\"", `abc`} {
 		f.Add([]byte(s))
@@ -79,26 +78,8 @@ func FuzzStringEnd(f *testing.F) {
 		if err := json.Unmarshal(b[:end], &v); err != nil {
 			t.Fatalf("StringEnd(%q) = %d, but %q does not decode: %v", b, end, b[:end], err)
 		}
-		if Plain(b[1:end-1]) && v != string(b[1:end-1]) {
-			t.Fatalf("Plain(%q), but it decodes to %q", b[1:end-1], v)
+		if s, ok := tok.(string); err != nil || !ok || s != v || dec.InputOffset() != int64(end) {
+			t.Fatalf("StringEnd(%q) = %d (%q); encoding/json reads %v (%v) up to %d", b, end, v, tok, err, dec.InputOffset())
 		}
 	})
-}
-
-func TestPlain(t *testing.T) {
-	for _, c := range []struct {
-		s     string
-		plain bool
-	}{
-		{``, true},
-		{`abcdefghijklmnop`, true},
-		{`abcdefghijklmno\n`, false},
-		{`abcdefghijklmnoé`, false},
-		{`é`, false},
-		{"abcdefgh\x80", false},
-	} {
-		if got := Plain([]byte(c.s)); got != c.plain {
-			t.Errorf("Plain(%q) = %v, want %v", c.s, got, c.plain)
-		}
-	}
 }
