@@ -1,14 +1,14 @@
 package codex
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentctl/agentctl/discover/strictjson"
 )
 
 // A cold listing without a state DB decodes the head of every rollout
@@ -20,316 +20,15 @@ import (
 // line (invalid JSON, a value of an unexpected type or null, a key that only
 // differs in case or is escaped, a repeated key, a field it does not model, a
 // line without a payload object…), and the caller decodes that line with
-// decode, so results never depend on which path ran. The JSON walker is the
-// one discover/pi/entryscan.go uses.
-
-// maxScanDepth bounds the nesting scanRecord follows; deeper lines go to
-// encoding/json (which has limits of its own).
-const maxScanDepth = 512
-
-// strictScanner validates JSON as encoding/json does (RFC 8259: no control
-// characters in strings, only the standard escapes, the number grammar,
-// true/false/null), returning -1 where a line is not valid.
-type strictScanner struct {
-	b []byte
-	// loose > 0: a string longer than loose bytes is delimited as shrinkJSON
-	// delimits it (the next quote not escaped) and not validated: shrinkJSON
-	// blanks it, so encoding/json never sees its bytes.
-	loose int
-}
-
-func (s *strictScanner) ws(i int) int {
-	for i < len(s.b) {
-		switch s.b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// str returns the index past the string at b[i] == '"' and whether it holds
-// bytes that json.Unmarshal would not copy as they are (escapes, non-ASCII).
-func (s *strictScanner) str(i int) (int, bool) {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	b := s.b
-	if s.loose > 0 {
-		if end := looseEnd(b, i); end >= 0 && end-i-2 > s.loose {
-			return end, true
-		}
-	}
-	i++
-	special := false
-	for {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character (strings are most of a line's bytes).
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q, e := x^(ones*'"'), x^(ones*'\\')
-			if ((q-ones)&^q|(e-ones)&^e|(x-ones*0x20)&^x)&highs != 0 {
-				break
-			}
-			if x&highs != 0 {
-				special = true
-			}
-			i += 8
-		}
-		if i >= len(b) {
-			return -1, false
-		}
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, special
-		case c == '\\':
-			special = true
-			if i+1 >= len(b) {
-				return -1, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) {
-					return -1, false
-				}
-				for _, h := range b[i+2 : i+6] {
-					if !isHexDigit(h) {
-						return -1, false
-					}
-				}
-				i += 6
-			default:
-				return -1, false
-			}
-		case c < 0x20:
-			return -1, false
-		default:
-			if c >= 0x80 {
-				special = true
-			}
-			i++
-		}
-	}
-}
-
-// looseEnd is the index past the string at b[i] == '"' as shrinkJSON finds
-// its end (the first quote not preceded by an odd run of backslashes), or -1.
-func looseEnd(b []byte, i int) int {
-	k := i + 1
-	for {
-		q := bytes.IndexByte(b[k:], '"')
-		if q < 0 {
-			return -1
-		}
-		k += q
-		bs := 0
-		for p := k - 1; p > i && b[p] == '\\'; p-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return k + 1
-		}
-		k++
-	}
-}
-
-func isHexDigit(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// num returns the index past the number at b[i], or -1.
-func (s *strictScanner) num(i int) int {
-	b := s.b
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	default:
-		return -1
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || !isDigit(b[i]) {
-			return -1
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || !isDigit(b[i]) {
-			return -1
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	return i
-}
-
-// value returns the index past the value starting at b[i] (no leading
-// whitespace), or -1.
-func (s *strictScanner) value(i, depth int) int {
-	b := s.b
-	if i >= len(b) {
-		return -1
-	}
-	switch c := b[i]; c {
-	case '"':
-		j, _ := s.str(i)
-		return j
-	case '{', '[':
-		if depth >= maxScanDepth {
-			return -1
-		}
-		closer := byte('}')
-		if c == '[' {
-			closer = ']'
-		}
-		i = s.ws(i + 1)
-		if i < len(b) && b[i] == closer {
-			return i + 1
-		}
-		for {
-			if c == '{' {
-				if i >= len(b) || b[i] != '"' {
-					return -1
-				}
-				if i, _ = s.str(i); i < 0 {
-					return -1
-				}
-				if i = s.ws(i); i >= len(b) || b[i] != ':' {
-					return -1
-				}
-				i = s.ws(i + 1)
-			}
-			if i = s.value(i, depth+1); i < 0 {
-				return -1
-			}
-			if i = s.ws(i); i >= len(b) {
-				return -1
-			}
-			switch b[i] {
-			case ',':
-				i = s.ws(i + 1)
-			case closer:
-				return i + 1
-			default:
-				return -1
-			}
-		}
-	case 't':
-		return s.lit(i, "true")
-	case 'f':
-		return s.lit(i, "false")
-	case 'n':
-		return s.lit(i, "null")
-	default:
-		return s.num(i)
-	}
-}
-
-func (s *strictScanner) lit(i int, word string) int {
-	if len(s.b)-i >= len(word) && string(s.b[i:i+len(word)]) == word {
-		return i + len(word)
-	}
-	return -1
-}
-
-// object walks the object at b[i] == '{', calling field for each member with
-// the key's raw bytes (without quotes; plain false when escaped or not ASCII)
-// and the index where its value starts; field returns the index past the
-// value, or -1 to give up. object returns the index past the object, or -1
-// (invalid, or given up).
-func (s *strictScanner) object(i, depth int, field func(key []byte, plain bool, v0 int) int) int {
-	b := s.b
-	if i >= len(b) || b[i] != '{' || depth >= maxScanDepth {
-		return -1
-	}
-	i = s.ws(i + 1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return -1
-		}
-		k0 := i
-		k1, special := s.str(i)
-		if k1 < 0 {
-			return -1
-		}
-		if i = s.ws(k1); i >= len(b) || b[i] != ':' {
-			return -1
-		}
-		v1 := field(b[k0+1:k1-1], !special, s.ws(i+1))
-		if v1 < 0 {
-			return -1
-		}
-		if i = s.ws(v1); i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case '}':
-			return i + 1
-		default:
-			return -1
-		}
-	}
-}
-
-// array walks the array at b[i] == '[', calling elem with the index where each
-// element starts; elem returns the index past it, or -1 to give up.
-func (s *strictScanner) array(i, depth int, elem func(v0 int) int) int {
-	b := s.b
-	if i >= len(b) || b[i] != '[' || depth >= maxScanDepth {
-		return -1
-	}
-	i = s.ws(i + 1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1
-	}
-	for {
-		if i = elem(i); i < 0 {
-			return -1
-		}
-		if i = s.ws(i); i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case ']':
-			return i + 1
-		default:
-			return -1
-		}
-	}
-}
+// decode, so results never depend on which path ran. The JSON walker is
+// strictjson.Scanner, which Pi's entry scanner uses too.
 
 // foldsOnto reports whether key may name one of names under encoding/json's
 // case-insensitive matching. A non-ASCII byte counts as a possible match
 // (encoding/json folds Unicode too: the Kelvin sign is a 'k').
 func foldsOnto(key []byte, names []string) bool {
 	for _, f := range names {
-		if len(key) == len(f) && equalFoldASCII(key, f) {
+		if len(key) == len(f) && strictjson.EqualFoldASCII(key, f) {
 			return true
 		}
 	}
@@ -339,25 +38,6 @@ func foldsOnto(key []byte, names []string) bool {
 		}
 	}
 	return false
-}
-
-func equalFoldASCII(key []byte, f string) bool {
-	for i := range len(key) {
-		a, c := key[i], f[i]
-		if a >= 0x80 {
-			return true
-		}
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if a != c {
-			return false
-		}
-	}
-	return true
 }
 
 // jsonNames lists the JSON names of t's fields (what encoding/json may match
@@ -383,7 +63,7 @@ var (
 
 // recScan is one scanRecord run.
 type recScan struct {
-	s      strictScanner
+	s      strictjson.Scanner
 	maxStr int // give up on a string value longer than this (raw bytes); 0: any
 }
 
@@ -396,14 +76,14 @@ func (r *recScan) blanked(key []byte) bool {
 // str decodes the string at v0 into dst and returns its end; -1 for anything
 // that is not a string (null included: it is left to encoding/json).
 func (r *recScan) str(v0 int, dst *string) int {
-	if v0 >= len(r.s.b) || r.s.b[v0] != '"' {
+	if v0 >= len(r.s.B) || r.s.B[v0] != '"' {
 		return -1
 	}
-	v1, special := r.s.str(v0)
+	v1, special := r.s.Str(v0)
 	if v1 < 0 || (r.maxStr > 0 && v1-v0-2 > r.maxStr) {
 		return -1
 	}
-	raw := r.s.b[v0+1 : v1-1]
+	raw := r.s.B[v0+1 : v1-1]
 	if special {
 		*dst = unquote(raw)
 		return v1
@@ -488,26 +168,26 @@ func getu4(s []byte) rune {
 
 // raw copies the value at v0 (not null) into dst as json.RawMessage does.
 func (r *recScan) raw(v0 int, dst *json.RawMessage) int {
-	if r.s.lit(v0, "null") > 0 {
+	if r.s.Lit(v0, "null") > 0 {
 		return -1
 	}
-	if v0 < len(r.s.b) && r.s.b[v0] == '"' {
+	if v0 < len(r.s.B) && r.s.B[v0] == '"' {
 		var tmp string
 		v1 := r.str(v0, &tmp) // the same length limit as any string
 		if v1 < 0 {
 			return -1
 		}
-		*dst = append(json.RawMessage(nil), r.s.b[v0:v1]...)
+		*dst = append(json.RawMessage(nil), r.s.B[v0:v1]...)
 		return v1
 	}
-	v1 := r.s.value(v0, 2)
+	v1 := r.s.Value(v0, 2)
 	if v1 < 0 {
 		return -1
 	}
 	if r.maxStr > 0 {
 		return -1 // strings inside would need the length check
 	}
-	*dst = append(json.RawMessage(nil), r.s.b[v0:v1]...)
+	*dst = append(json.RawMessage(nil), r.s.B[v0:v1]...)
 	return v1
 }
 
@@ -515,9 +195,9 @@ func (r *recScan) raw(v0 int, dst *json.RawMessage) int {
 // handed to want (once; a repeat gives up), any other key that encoding/json
 // may match onto a field of the struct (names) gives up, the rest are skipped.
 func (r *recScan) members(v0, depth int, names []string, seen []bool, want func(k, v0 int) int) int {
-	return r.s.object(v0, depth, func(key []byte, plain bool, x0 int) int {
+	return r.s.Object(v0, depth, func(key []byte, plain bool, x0 int) int {
 		if r.blanked(key) {
-			return r.s.value(x0, depth+1)
+			return r.s.Value(x0, depth+1)
 		}
 		if !plain {
 			return -1
@@ -534,14 +214,14 @@ func (r *recScan) members(v0, depth int, names []string, seen []bool, want func(
 		if foldsOnto(key, names) {
 			return -1
 		}
-		return r.s.value(x0, depth+1)
+		return r.s.Value(x0, depth+1)
 	})
 }
 
 // parts decodes a content array of {type, text} objects.
 func (r *recScan) parts(v0, depth int, dst *[]part) int {
 	ps := []part{}
-	end := r.s.array(v0, depth, func(e0 int) int {
+	end := r.s.Array(v0, depth, func(e0 int) int {
 		var p part
 		var seen [2]bool
 		e1 := r.members(e0, depth+1, partNames, seen[:], func(k, x0 int) int {
@@ -572,24 +252,24 @@ var (
 // gives up on any string it keeps that is longer (shrinkJSON would blank it),
 // and the strings it skips do not matter.
 func scanRecord(line []byte, rec *record, maxStr int) bool {
-	r := &recScan{s: strictScanner{b: line, loose: maxStr}, maxStr: maxStr}
+	r := &recScan{s: strictjson.Scanner{B: line, Loose: maxStr}, maxStr: maxStr}
 	var seen [3]bool
 	havePayload := false
-	end := r.members(r.s.ws(0), 0, recordNames, seen[:], func(k, v0 int) int {
+	end := r.members(r.s.WS(0), 0, recordNames, seen[:], func(k, v0 int) int {
 		switch k {
 		case 0:
 			return r.str(v0, &rec.Timestamp)
 		case 1:
 			return r.str(v0, &rec.Type)
 		}
-		if r.s.lit(v0, "null") > 0 {
+		if r.s.Lit(v0, "null") > 0 {
 			return -1
 		}
 		havePayload = true
 		rec.Payload = &payload{}
 		return r.payload(v0, rec.Payload)
 	})
-	return end >= 0 && havePayload && r.s.ws(end) == len(line)
+	return end >= 0 && havePayload && r.s.WS(end) == len(line)
 }
 
 func (r *recScan) payload(v0 int, p *payload) int {
@@ -597,9 +277,9 @@ func (r *recScan) payload(v0 int, p *payload) int {
 		&p.TurnID, &p.Model, &p.ApprovalPolicy, &p.Reason, &p.Message, &p.Role, &p.Name, &p.Arguments, &p.Input, &p.CallID, &p.Status}
 	var seen [len(strs) + 5]bool
 	known := scanPayloadFields
-	return r.s.object(v0, 1, func(key []byte, plain bool, x0 int) int {
+	return r.s.Object(v0, 1, func(key []byte, plain bool, x0 int) int {
 		if r.blanked(key) {
-			return r.s.value(x0, 2)
+			return r.s.Value(x0, 2)
 		}
 		if !plain {
 			return -1
@@ -615,7 +295,7 @@ func (r *recScan) payload(v0 int, p *payload) int {
 			if foldsOnto(key, payloadNames) {
 				return -1
 			}
-			return r.s.value(x0, 2)
+			return r.s.Value(x0, 2)
 		}
 		if seen[k] {
 			return -1
@@ -627,7 +307,7 @@ func (r *recScan) payload(v0 int, p *payload) int {
 		case known[k] == "source":
 			return r.raw(x0, &p.Source)
 		case known[k] == "git":
-			if r.s.lit(x0, "null") > 0 {
+			if r.s.Lit(x0, "null") > 0 {
 				return -1
 			}
 			g := &struct {
@@ -643,7 +323,7 @@ func (r *recScan) payload(v0 int, p *payload) int {
 		case known[k] == "content":
 			return r.parts(x0, 2, &p.Content)
 		case known[k] == "thread_settings":
-			if r.s.lit(x0, "null") > 0 {
+			if r.s.Lit(x0, "null") > 0 {
 				return -1
 			}
 			ts := &struct {
@@ -656,7 +336,7 @@ func (r *recScan) payload(v0 int, p *payload) int {
 				return r.str(y0, [...]*string{&ts.Model, &ts.Cwd}[k])
 			})
 		}
-		if r.s.lit(x0, "null") > 0 {
+		if r.s.Lit(x0, "null") > 0 {
 			return -1
 		}
 		p.Item = &item{}
@@ -668,9 +348,9 @@ func (r *recScan) item(v0 int, it *item) int {
 	strs := [...]*string{&it.Type, &it.ID, &it.Text, &it.Status, &it.AggregatedOutput, &it.Output, &it.Server, &it.Tool}
 	var seen [len(strs) + 3]bool
 	known := scanItemFields
-	return r.s.object(v0, 2, func(key []byte, plain bool, x0 int) int {
+	return r.s.Object(v0, 2, func(key []byte, plain bool, x0 int) int {
 		if r.blanked(key) {
-			return r.s.value(x0, 3)
+			return r.s.Value(x0, 3)
 		}
 		if !plain {
 			return -1
@@ -686,7 +366,7 @@ func (r *recScan) item(v0 int, it *item) int {
 			if foldsOnto(key, itemNames) {
 				return -1
 			}
-			return r.s.value(x0, 3)
+			return r.s.Value(x0, 3)
 		}
 		if seen[k] {
 			return -1

@@ -1,4 +1,4 @@
-package jsonl
+package strictjson
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 // \uXXXX). Every string in a clean line is valid wherever it starts: an escape
 // cannot straddle a string's end, and a backslash outside a string is invalid
 // anyway. A validating scanner can then find a string's end by its quotes
-// alone (StringEnd) instead of checking its bytes, which is most of a line's
+// alone (StringEnd, Scanner.Clean) instead of checking its bytes, which is most of a line's
 // cost. Lines agents write are clean; a tab or CR between tokens is valid JSON
 // but not clean, and is left to the byte-by-byte path.
 func Clean(line []byte) bool {
@@ -83,8 +83,4 @@ func StringEnd(b []byte, i int) int {
 		}
 		i = q + 1
 	}
-}
-
-func isHexDigit(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
