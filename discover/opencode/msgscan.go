@@ -1,9 +1,12 @@
 package opencode
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/agentctl/agentctl/discover/strictjson"
 )
 
 // decodeMsg decodes a message file into m as json.Unmarshal(b, m) does, and
@@ -18,7 +21,7 @@ import (
 // FuzzDecodeMsg). str makes the strings kept (interning them saves memory).
 func decodeMsg(b []byte, m *msgData, str func([]byte) string) bool {
 	*m = msgData{}
-	s := msgScanner{b: b, str: str}
+	s := msgScanner{js: strictjson.Scanner{B: b}, str: str}
 	if s.message(m) {
 		return true
 	}
@@ -26,15 +29,13 @@ func decodeMsg(b []byte, m *msgData, str func([]byte) string) bool {
 	return json.Unmarshal(b, m) == nil
 }
 
+// msgScanner is a cursor (i) over a message file walked by js, which
+// validates as encoding/json does.
 type msgScanner struct {
-	b   []byte
+	js  strictjson.Scanner
 	i   int
 	str func([]byte) string
 }
-
-// maxSkipDepth bounds the nesting the scanner skips itself (encoding/json
-// allows 10,000 levels; deeper documents go to it).
-const maxSkipDepth = 100
 
 var (
 	msgKeys   = []string{"id", "sessionID", "role", "parentID", "time", "finish", "error", "providerID", "modelID", "model", "tokens", "cost"}
@@ -150,7 +151,7 @@ func (s *msgScanner) message(m *msgData) bool {
 		return false
 	}
 	s.ws()
-	return s.i == len(s.b)
+	return s.i == len(s.js.B)
 }
 
 // keysOf is a field list for object (a type, so its callers read as a table).
@@ -206,7 +207,7 @@ func (s *msgScanner) object(keys keysOf, seen *uint32, field func(k int) bool) b
 			if !field(k) {
 				return false
 			}
-		} else if !s.skip(0) {
+		} else if !s.skip() {
 			return false
 		}
 		s.ws()
@@ -243,8 +244,8 @@ func (s *msgScanner) intField(dst *int64) bool {
 }
 
 func (s *msgScanner) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
+	if s.i < len(s.js.B) {
+		return s.js.B[s.i]
 	}
 	return 0
 }
@@ -263,158 +264,40 @@ func (s *msgScanner) byte(c byte) bool {
 	return true
 }
 
-func (s *msgScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *msgScanner) ws() { s.i = s.js.WS(s.i) }
 
 // string reads the string at s.i and returns its bytes between the quotes;
 // esc reports a backslash among them (the bytes are then not its value).
 func (s *msgScanner) string() (v []byte, esc, ok bool) {
-	if !s.byte('"') {
+	if s.peek() != '"' {
 		return nil, false, false
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			v = s.b[start:s.i]
-			s.i++
-			return v, esc, true
-		case c < 0x20:
-			return nil, false, false
-		case c == '\\':
-			esc = true
-			s.i++
-			switch s.peek() {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i++
-			case 'u':
-				s.i++
-				for range 4 {
-					if !isHex(s.peek()) {
-						return nil, false, false
-					}
-					s.i++
-				}
-			default:
-				return nil, false, false
-			}
-		default:
-			s.i++
-		}
+	end, special := s.js.Str(s.i)
+	if end < 0 {
+		return nil, false, false
 	}
-	return nil, false, false
+	v = s.js.B[s.i+1 : end-1]
+	s.i = end
+	return v, special && bytes.IndexByte(v, '\\') >= 0, true
 }
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // number reads a number at s.i as JSON's grammar has it.
 func (s *msgScanner) number() ([]byte, bool) {
-	start := s.i
-	s.byte('-')
-	switch c := s.peek(); {
-	case c == '0':
-		s.i++
-	case '1' <= c && c <= '9':
-		for isDigit(s.peek()) {
-			s.i++
-		}
-	default:
+	end, _ := s.js.Num(s.i)
+	if end < 0 {
 		return nil, false
 	}
-	if s.byte('.') {
-		if !isDigit(s.peek()) {
-			return nil, false
-		}
-		for isDigit(s.peek()) {
-			s.i++
-		}
-	}
-	if c := s.peek(); c == 'e' || c == 'E' {
-		s.i++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.i++
-		}
-		if !isDigit(s.peek()) {
-			return nil, false
-		}
-		for isDigit(s.peek()) {
-			s.i++
-		}
-	}
-	return s.b[start:s.i], true
+	v := s.js.B[s.i:end]
+	s.i = end
+	return v, true
 }
 
 // skip validates and passes over the value at s.i.
-func (s *msgScanner) skip(depth int) bool {
-	if depth > maxSkipDepth {
+func (s *msgScanner) skip() bool {
+	end := s.js.Value(s.i, 0)
+	if end < 0 {
 		return false
 	}
-	switch c := s.peek(); c {
-	case '"':
-		_, _, ok := s.string()
-		return ok
-	case '{', '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		s.i++
-		s.ws()
-		if s.byte(end) {
-			return true
-		}
-		for {
-			s.ws()
-			if c == '{' {
-				if _, _, ok := s.string(); !ok {
-					return false
-				}
-				s.ws()
-				if !s.byte(':') {
-					return false
-				}
-				s.ws()
-			}
-			if !s.skip(depth + 1) {
-				return false
-			}
-			s.ws()
-			switch s.next() {
-			case ',':
-			case end:
-				return true
-			default:
-				return false
-			}
-		}
-	case 't':
-		return s.word("true")
-	case 'f':
-		return s.word("false")
-	case 'n':
-		return s.word("null")
-	}
-	_, ok := s.number()
-	return ok
-}
-
-func (s *msgScanner) word(w string) bool {
-	if len(s.b)-s.i < len(w) || string(s.b[s.i:s.i+len(w)]) != w {
-		return false
-	}
-	s.i += len(w)
+	s.i = end
 	return true
 }

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentctl/agentctl/discover/strictjson"
 )
 
 // msgScanCases are message files: the fixtures' and the shapes the scanner
@@ -57,7 +59,7 @@ func TestDecodeMsgMatchesJSON(t *testing.T) {
 	for _, b := range msgScanCases(t) {
 		checkDecodeMsg(t, b)
 		var m msgData
-		s := msgScanner{b: b, str: func(v []byte) string { return string(v) }}
+		s := msgScanner{js: strictjson.Scanner{B: b}, str: func(v []byte) string { return string(v) }}
 		if s.message(&m) {
 			fast++
 		}
@@ -72,8 +74,8 @@ func TestDecodeMsgMatchesJSON(t *testing.T) {
 		"{\n  \"id\": \"msg_1\",\n  \"role\": \"user\",\n  \"time\": {\n    \"created\": 1\n  },\n  \"summary\": {\"diffs\": [], \"title\": \"a \\\"b\\\"\"}\n}\n",
 	} {
 		var m msgData
-		if s := (msgScanner{b: []byte(s), str: func(v []byte) string { return string(v) }}); !s.message(&m) {
-			t.Errorf("fell back to encoding/json on %s", s.b)
+		if s := (msgScanner{js: strictjson.Scanner{B: []byte(s)}, str: func(v []byte) string { return string(v) }}); !s.message(&m) {
+			t.Errorf("fell back to encoding/json on %s", s.js.B)
 		}
 	}
 }
