@@ -246,58 +246,43 @@ func (s *Scanner) Lit(i int, word string) int {
 // give up. Object returns the index past the object, or -1 (invalid, or given
 // up).
 func (s *Scanner) Object(i, depth int, field func(key []byte, plain bool, v0 int) int) int {
-	b := s.B
-	if i >= len(b) || b[i] != '{' || depth >= MaxDepth {
-		return -1
-	}
-	i = s.WS(i + 1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
+	return s.members(i, depth, '{', '}', func(k0 int) int {
+		b := s.B
+		if k0 >= len(b) || b[k0] != '"' {
 			return -1
 		}
-		k0 := i
-		k1, special := s.Str(i)
+		k1, special := s.Str(k0)
 		if k1 < 0 {
 			return -1
 		}
-		if i = s.WS(k1); i >= len(b) || b[i] != ':' {
+		c := s.WS(k1)
+		if c >= len(b) || b[c] != ':' {
 			return -1
 		}
-		v1 := field(b[k0+1:k1-1], !special, s.WS(i+1))
-		if v1 < 0 {
-			return -1
-		}
-		if i = s.WS(v1); i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ',':
-			i = s.WS(i + 1)
-		case '}':
-			return i + 1
-		default:
-			return -1
-		}
-	}
+		return field(b[k0+1:k1-1], !special, s.WS(c+1))
+	})
 }
 
 // Array walks the array at B[i] == '[', depth levels deep, calling elem with
 // the index where each element starts; elem returns the index past it, or -1
 // to give up.
 func (s *Scanner) Array(i, depth int, elem func(v0 int) int) int {
+	return s.members(i, depth, '[', ']', elem)
+}
+
+// members walks the object or array at B[i] == open: item gets the index
+// where each member starts and returns the index past it, or -1.
+func (s *Scanner) members(i, depth int, open, closer byte, item func(i int) int) int {
 	b := s.B
-	if i >= len(b) || b[i] != '[' || depth >= MaxDepth {
+	if i >= len(b) || b[i] != open || depth >= MaxDepth {
 		return -1
 	}
 	i = s.WS(i + 1)
-	if i < len(b) && b[i] == ']' {
+	if i < len(b) && b[i] == closer {
 		return i + 1
 	}
 	for {
-		if i = elem(i); i < 0 {
+		if i = item(i); i < 0 {
 			return -1
 		}
 		if i = s.WS(i); i >= len(b) {
@@ -306,7 +291,7 @@ func (s *Scanner) Array(i, depth int, elem func(v0 int) int) int {
 		switch b[i] {
 		case ',':
 			i = s.WS(i + 1)
-		case ']':
+		case closer:
 			return i + 1
 		default:
 			return -1
