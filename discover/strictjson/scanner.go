@@ -170,7 +170,10 @@ func (s *Scanner) Num(i int) (int, bool) {
 }
 
 // Value returns the index past the value starting at B[i] (no leading
-// whitespace), depth levels deep, or -1.
+// whitespace), depth levels deep, or -1. It walks containers with a loop of its
+// own rather than members: it is the path most skipped bytes take, and a call
+// per member there was no faster (BenchmarkScanEntry, cold Pi and Codex
+// listings).
 func (s *Scanner) Value(i, depth int) int {
 	b := s.B
 	if i >= len(b) {
