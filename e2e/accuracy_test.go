@@ -551,12 +551,7 @@ func TestStatusAccuracyClaudePrint(t *testing.T) {
 	id := uuid.NewString()
 	p := c.Print(t, dir, "accuracy HOLD=cp", "--session-id", id)
 	waitHeldFor(t, srv, "cp", 180*time.Second)
-	harness.Eventually(t, 30*time.Second, func() string {
-		if !exists(c.Transcript(dir, id)) {
-			return "no transcript yet"
-		}
-		return ""
-	})
+	waitFile(t, c.Transcript(dir, id))
 	heldPrint(t, "Claude Code "+c.Version+" -p: held reply, reply, exit", a, srv, id, "cp", p)
 }
 
@@ -584,12 +579,7 @@ func TestStatusAccuracyClaudePrintPermission(t *testing.T) {
 	cmd, stdin, lines := startClaudeSDK(t, c, dir, id)
 	sdkUser(stdin, "accuracy HOLD=cpp TOOLCMD: touch acc-made-this")
 	waitHeldFor(t, srv, "cpp", 180*time.Second)
-	harness.Eventually(t, 30*time.Second, func() string {
-		if !exists(c.Transcript(dir, id)) {
-			return "no transcript yet"
-		}
-		return ""
-	})
+	waitFile(t, c.Transcript(dir, id))
 	var tr truth
 	tr.set("running")
 	s := startSampler(t, a, id)
@@ -966,12 +956,7 @@ func TestStatusAccuracyClaudePrintQuota(t *testing.T) {
 	id := uuid.NewString()
 	p := c.Print(t, dir, "accuracy HOLD=cq STATUS=429", "--session-id", id)
 	waitHeldFor(t, srv, "cq", 180*time.Second)
-	harness.Eventually(t, 30*time.Second, func() string {
-		if !exists(c.Transcript(dir, id)) {
-			return "no transcript yet"
-		}
-		return ""
-	})
+	waitFile(t, c.Transcript(dir, id))
 	blockedRun(t, "Claude Code "+c.Version+" -p: held reply, 429 (one retry), exit", a, srv, id, "cq", 429, 2, "quota", p)
 }
 

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -94,4 +96,15 @@ func countLines(t *testing.T, path string) int {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// waitFile waits up to 30 s for an agent to create path.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	harness.Eventually(t, 30*time.Second, func() string {
+		if !exists(path) {
+			return "no " + filepath.Base(path) + " yet"
+		}
+		return ""
+	})
 }

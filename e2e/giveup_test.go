@@ -87,16 +87,6 @@ func TestGiveUpKeepsLivePiSession(t *testing.T) {
 	}
 }
 
-func waitFile(t *testing.T, path string) {
-	t.Helper()
-	harness.Eventually(t, 30*time.Second, func() string {
-		if !exists(path) {
-			return "no " + filepath.Base(path) + " yet"
-		}
-		return ""
-	})
-}
-
 // ageHistory dates every file under root a day back, and live two days back:
 // the live session's file is then the oldest, and none was written while an
 // agent process ran.
