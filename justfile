@@ -44,6 +44,11 @@ bench: build
     go run ./e2e/bench -runs 10
     go run ./e2e/bench -layout legacy -scale 100,1000 -runs 5
 
+# A cold `list -a` against reading the files once, for this build and for one
+# that parses nothing (e2e/bench/zeroparse.patch): the floor parsing sits on.
+bench-floor *prefix:
+    e2e/bench/zeroparse.sh {{prefix}}
+
 # Regenerate testdata recordings from the real CLIs.
 record-fixtures:
     AGENTCTL_E2E=require AGENTCTL_RECORD_DIR={{justfile_directory()}}/testdata/recorded go test -timeout 20m -run TestRecordFixtures -v ./e2e/
