@@ -195,6 +195,14 @@ func (r *recScan) raw(v0 int, dst *json.RawMessage) int {
 // handed to want (once; a repeat gives up), any other key that encoding/json
 // may match onto a field of the struct (names) gives up, the rest are skipped.
 func (r *recScan) members(v0, depth int, names []string, seen []bool, want func(k, v0 int) int) int {
+	return r.fields(v0, depth, names, names, seen, want)
+}
+
+// fields is members for a struct of which only the fields named known are
+// decoded here: a key spelled as one of them is handed to want (k indexes
+// known), any other that encoding/json may match onto one of the struct's
+// fields (all) gives up, the rest are skipped.
+func (r *recScan) fields(v0, depth int, known, all []string, seen []bool, want func(k, v0 int) int) int {
 	return r.s.Object(v0, depth, func(key []byte, plain bool, x0 int) int {
 		if r.blanked(key) {
 			return r.s.Value(x0, depth+1)
@@ -202,7 +210,7 @@ func (r *recScan) members(v0, depth int, names []string, seen []bool, want func(
 		if !plain {
 			return -1
 		}
-		for k, n := range names {
+		for k, n := range known {
 			if string(key) == n {
 				if seen[k] {
 					return -1
@@ -211,7 +219,7 @@ func (r *recScan) members(v0, depth int, names []string, seen []bool, want func(
 				return want(k, x0)
 			}
 		}
-		if foldsOnto(key, names) {
+		if foldsOnto(key, all) {
 			return -1
 		}
 		return r.s.Value(x0, depth+1)
@@ -277,30 +285,7 @@ func (r *recScan) payload(v0 int, p *payload) int {
 		&p.TurnID, &p.Model, &p.ApprovalPolicy, &p.Reason, &p.Message, &p.Role, &p.Name, &p.Arguments, &p.Input, &p.CallID, &p.Status}
 	var seen [len(strs) + 5]bool
 	known := scanPayloadFields
-	return r.s.Object(v0, 1, func(key []byte, plain bool, x0 int) int {
-		if r.blanked(key) {
-			return r.s.Value(x0, 2)
-		}
-		if !plain {
-			return -1
-		}
-		k := -1
-		for i, n := range known {
-			if string(key) == n {
-				k = i
-				break
-			}
-		}
-		if k < 0 {
-			if foldsOnto(key, payloadNames) {
-				return -1
-			}
-			return r.s.Value(x0, 2)
-		}
-		if seen[k] {
-			return -1
-		}
-		seen[k] = true
+	return r.fields(v0, 1, known, payloadNames, seen[:], func(k, x0 int) int {
 		switch {
 		case k < len(strs):
 			return r.str(x0, strs[k])
@@ -348,30 +333,7 @@ func (r *recScan) item(v0 int, it *item) int {
 	strs := [...]*string{&it.Type, &it.ID, &it.Text, &it.Status, &it.AggregatedOutput, &it.Output, &it.Server, &it.Tool}
 	var seen [len(strs) + 3]bool
 	known := scanItemFields
-	return r.s.Object(v0, 2, func(key []byte, plain bool, x0 int) int {
-		if r.blanked(key) {
-			return r.s.Value(x0, 3)
-		}
-		if !plain {
-			return -1
-		}
-		k := -1
-		for i, n := range known {
-			if string(key) == n {
-				k = i
-				break
-			}
-		}
-		if k < 0 {
-			if foldsOnto(key, itemNames) {
-				return -1
-			}
-			return r.s.Value(x0, 3)
-		}
-		if seen[k] {
-			return -1
-		}
-		seen[k] = true
+	return r.fields(v0, 2, known, itemNames, seen[:], func(k, x0 int) int {
 		switch {
 		case k < len(strs):
 			return r.str(x0, strs[k])
