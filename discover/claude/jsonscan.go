@@ -104,55 +104,14 @@ func skipValue(b []byte, i int) (int, error) {
 // eachField calls fn with every top-level key (raw, without quotes) and raw value
 // of the object b. fn returns false to stop early.
 func eachField(b []byte, fn func(key, val []byte) bool) error {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return errSyntax
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return errSyntax
-		}
-		end, err := skipString(b, i)
-		if err != nil {
-			return err
-		}
-		key := b[i+1 : end-1]
-		i = skipWS(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return errSyntax
-		}
-		vs := skipWS(b, i+1)
-		ve, err := skipValue(b, vs)
-		if err != nil {
-			return err
-		}
-		if !fn(key, b[vs:ve]) {
-			return nil
-		}
-		i = skipWS(b, ve)
-		if i >= len(b) {
-			return errSyntax
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case '}':
-			return nil
-		default:
-			return errSyntax
-		}
-	}
+	return eachFieldMsg(b, nil, nil, fn)
 }
 
 // eachFieldMsg is eachField that also fills *m, *ok as parseMessage and
 // "it did" would for the value of a top-level "message" key (the last one),
 // reading its fields on the walk that finds its end. Where that walk cannot
 // tell the end exactly as skipValue does, it leaves *ok false and the value is
-// skipped as by eachField.
+// skipped as by eachField. With m nil it is eachField.
 func eachFieldMsg(b []byte, m *message, ok *bool, fn func(key, val []byte) bool) error {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -177,7 +136,7 @@ func eachFieldMsg(b []byte, m *message, ok *bool, fn func(key, val []byte) bool)
 		}
 		vs := skipWS(b, i+1)
 		ve := -1
-		if string(key) == "message" {
+		if m != nil && string(key) == "message" {
 			*m, *ok = message{}, false
 			if vs < len(b) && b[vs] == '{' {
 				if ve = walkMessage(b, vs, m); ve >= 0 {
