@@ -24,25 +24,7 @@ func Root(env *discover.Env) string {
 
 // isUUID reports whether s is UUID-shaped (8-4-4-4-12 hex digits). Hand-written:
 // it runs once per transcript on every listing.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func isUUID(s string) bool { return len(s) == 36 && uuidPrefix(s) }
 
 // sessionIDOf returns the session id of a transcript file name, or "" when the
 // file is not a session transcript (agent-*.jsonl, sessions-index.json, …).
