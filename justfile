@@ -53,6 +53,7 @@ bench-floor *prefix:
 record-fixtures:
     AGENTCTL_E2E=require AGENTCTL_RECORD_DIR={{justfile_directory()}}/testdata/recorded go test -timeout 20m -run TestRecordFixtures -v ./e2e/
 
-# A quick look at the recorded fixture home.
+# A quick look at the recorded fixture home (recorded on one day, so every
+# session of it, not the last 7 days').
 demo: build
-    AGENTCTL_HOME=$(mktemp -d) ./bin/agentctl --home testdata/home list -a
+    AGENTCTL_HOME=$(mktemp -d) ./bin/agentctl --home testdata/home list -a --since 3650d
