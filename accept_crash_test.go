@@ -195,19 +195,13 @@ func TestAcceptCrashSafety(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(a.repo, ".git", "MERGE_HEAD")); err == nil {
 			t.Fatalf("round %d: MERGE_HEAD left behind", i)
 		}
-		// A re-run completes (or refuses clearly, and then completes once
-		// the stale lock git's killed child left is gone).
-		out, code := a.run(nil, "accept", a.ids["cc-m1"])
-		if code != 0 {
-			lock := strings.Contains(out, "index.lock")
-			if !lock {
-				t.Fatalf("round %d: re-run: exit %d\n%s", i, code, out)
-			}
-			t.Logf("round %d: re-run refused: %s", i, out)
-			os.Remove(filepath.Join(a.repo, ".git", "worktrees", filepath.Base(wt), "index.lock"))
-			if out, code = a.run(nil, "accept", a.ids["cc-m1"]); code != 0 {
-				t.Fatalf("round %d: re-run after removing the lock: exit %d\n%s", i, code, out)
-			}
+		// A re-run completes: it waits for a git the killed run left working,
+		// removes the lock files a killed git left, and takes the slot.
+		if out, code := a.run(nil, "accept", a.ids["cc-m1"]); code != 0 {
+			t.Fatalf("round %d: re-run: exit %d\n%s", i, code, out)
+		}
+		if locks := gitLocks(t, filepath.Join(a.repo, ".git")); len(locks) > 0 {
+			t.Fatalf("round %d: git lock files left after the re-run (every later git command there refuses): %v", i, locks)
 		}
 		if p := a.git(a.repo, "rev-parse", "main^"); p != a.base {
 			t.Fatalf("round %d: after the re-run main^ is %s, not the base", i, p)
@@ -223,4 +217,20 @@ func TestAcceptCrashSafety(t *testing.T) {
 	if killedMidway < rounds/2 || reached["update"]+reached["journal"] == 0 {
 		t.Errorf("only %d of %d runs were killed before they finished; the test does not test much", killedMidway, rounds)
 	}
+}
+
+// gitLocks lists the lock files under a git directory.
+func gitLocks(t *testing.T, gitDir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(gitDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
+			out = append(out, strings.TrimPrefix(p, gitDir+"/"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -172,8 +172,8 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	if target == "" {
 		return &exitError{exitFailed, fmt.Errorf("branch %s is not checked out in any worktree of %s; run: git -C %s switch %s (or pass --into a checked-out branch), then agentctl accept %s again", into, repo, repo, into, o.Args[0])}
 	}
-	if undone, err := launch.RecoverAccept(ctx, target); err != nil {
-		return inputErr(err)
+	if undone, err := e.deps().RecoverAccept(ctx, target); err != nil {
+		return acceptErr(err)
 	} else if undone {
 		warn(s, "an earlier accept into "+into+" was interrupted while it updated "+target+"; its half-written files were reset")
 	}
@@ -197,7 +197,7 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	}
 	if dirExists(rec.Worktree) {
 		step("leftovers")
-		c, err := launch.CommitLeftovers(ctx, rec.Worktree, leftoversMessage(rec.Adapter, out.Model, sess.ID))
+		c, err := e.deps().CommitLeftovers(ctx, rec.Worktree, leftoversMessage(rec.Adapter, out.Model, sess.ID))
 		if err != nil {
 			return acceptErr(err)
 		}
@@ -256,7 +256,8 @@ func acceptErr(err error) error {
 	var ce *launch.ConflictError
 	var be *launch.GitBusyError
 	var ue *launch.UpdateRefusedError
-	if errors.As(err, &ce) || errors.As(err, &be) || errors.As(err, &ue) {
+	var ge *launch.GitRunningError
+	if errors.As(err, &ce) || errors.As(err, &be) || errors.As(err, &ue) || errors.As(err, &ge) {
 		return &exitError{exitLocked, err}
 	}
 	return inputErr(err)
@@ -416,7 +417,7 @@ func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted str
 			if rec != nil {
 				msg = leftoversMessage(rec.Adapter, rec.Model, rec.CurrentSessionID())
 			}
-			commit, err := launch.CommitLeftovers(ctx, w.Path, msg)
+			commit, err := e.deps().CommitLeftovers(ctx, w.Path, msg)
 			if err != nil {
 				keep(err)
 				continue

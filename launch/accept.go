@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Accept methods (README "Picking the winner").
@@ -33,8 +36,7 @@ func identityArgs(ctx context.Context, dir string) []string {
 // gitCode runs git and returns stdout, the exit code and stderr; err is set only
 // when git could not be run at all.
 func gitCode(ctx context.Context, dir string, args ...string) (string, int, string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd := gitCmd(ctx, dir, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -52,7 +54,22 @@ func gitCode(ctx context.Context, dir string, args ...string) (string, int, stri
 // branch — tracked changes and untracked files, never ignored ones — with msg.
 // It returns the new commit, or "" when there was nothing to commit. Hooks do
 // not run: this is a snapshot of the agent's work, not a user's commit.
-func CommitLeftovers(ctx context.Context, path, msg string) (string, error) {
+//
+// A marker in the worktree's git directory says a commit is under way, so
+// that git's lock files left by a kill mid-commit are recognised as such and
+// removed by the next run (they would refuse every git command there).
+func (d *Deps) CommitLeftovers(ctx context.Context, path, msg string) (string, error) {
+	marker, err := git(ctx, path, "rev-parse", "--path-format=absolute", "--git-path", "AGENTCTL_LEFTOVERS")
+	if err != nil {
+		return "", err
+	}
+	if isFile(marker) {
+		if err := d.waitForGit(ctx, path); err != nil {
+			return "", err
+		}
+		removeLocksSince(ctx, path, marker)
+		os.Remove(marker)
+	}
 	if err := inProgress(ctx, path); err != nil {
 		return "", err
 	}
@@ -63,6 +80,10 @@ func CommitLeftovers(ctx context.Context, path, msg string) (string, error) {
 	if len(ch) == 0 {
 		return "", nil
 	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		return "", err
+	}
+	defer os.Remove(marker)
 	if _, err := git(ctx, path, "add", "-A"); err != nil {
 		return "", err
 	}
@@ -70,7 +91,7 @@ func CommitLeftovers(ctx context.Context, path, msg string) (string, error) {
 	if _, code, _, err := gitCode(ctx, path, "diff", "--cached", "--quiet"); err != nil || code == 0 {
 		return "", err
 	}
-	args := append(identityArgs(ctx, path), "commit", "-q", "--no-verify", "-m", msg)
+	args := append(append(identityArgs(ctx, path), noAutoMaintenance()...), "commit", "-q", "--no-verify", "-m", msg)
 	if _, err := git(ctx, path, args...); err != nil {
 		return "", err
 	}
@@ -207,7 +228,7 @@ func Accept(ctx context.Context, p AcceptPlan) (AcceptResult, error) {
 			return res, err
 		}
 		p.step("rebase")
-		_, code, _, err := gitCode(ctx, p.Slot, append(identityArgs(ctx, p.Slot), "rebase", "-q", before)...)
+		_, code, _, err := gitCode(ctx, p.Slot, append(append(identityArgs(ctx, p.Slot), noAutoMaintenance()...), "rebase", "-q", before)...)
 		if err != nil {
 			return res, err
 		}
@@ -235,7 +256,7 @@ func Accept(ctx context.Context, p AcceptPlan) (AcceptResult, error) {
 	}
 	// --ff-only: the target moved since we read it (another accept) is refused,
 	// never merged a second time.
-	if out, code, stderr, err := gitCode(ctx, p.Target, "merge", "--ff-only", "-q", next); err != nil {
+	if out, code, stderr, err := gitCode(ctx, p.Target, append(noAutoMaintenance(), "merge", "--ff-only", "-q", next)...); err != nil {
 		os.Remove(marker)
 		return res, err
 	} else if code != 0 {
@@ -266,7 +287,14 @@ func markerPath(ctx context.Context, target string) (string, error) {
 // version. It resets only when every changed file is exactly the old or the
 // new version of a file the accept was changing — never someone's own edit —
 // and reports whether it did.
-func RecoverAccept(ctx context.Context, target string) (bool, error) {
+//
+// The killed accept's git may outlive it (accept alone was killed: git
+// finishes the fast-forward as an orphan) or die with it, holding git's lock
+// files (HEAD.lock, the branch's, the index's), which would refuse every later
+// git command in the target. RecoverAccept waits for a git still working in
+// the target, then removes the locks that git left: those made after the
+// marker, when no git works there any more.
+func (d *Deps) RecoverAccept(ctx context.Context, target string) (bool, error) {
 	marker, err := markerPath(ctx, target)
 	if err != nil {
 		return false, err
@@ -276,9 +304,19 @@ func RecoverAccept(ctx context.Context, target string) (bool, error) {
 		return false, nil
 	}
 	f := strings.Fields(string(b))
+	if err := d.waitForGit(ctx, target); err != nil {
+		return false, err
+	}
 	head, herr := git(ctx, target, "rev-parse", "HEAD")
-	if len(f) != 2 || herr != nil || head != f[0] {
-		// Done (HEAD is the new commit), or the target moved on since.
+	if len(f) != 2 || herr != nil || (head != f[0] && head != f[1]) {
+		// The target moved on since: the marker is stale, and so is anything
+		// it could say about lock files.
+		os.Remove(marker)
+		return false, nil
+	}
+	removeLocksSince(ctx, target, marker)
+	if head == f[1] {
+		// Done: HEAD is the new commit.
 		os.Remove(marker)
 		return false, nil
 	}
@@ -290,11 +328,6 @@ func RecoverAccept(ctx context.Context, target string) (bool, error) {
 	}
 	for _, n := range nonEmptyLines(names) {
 		changing[n] = true
-	}
-	lock, _ := git(ctx, target, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")
-	if lock != "" && isFile(lock) {
-		// git itself was killed in the fast-forward, holding the index lock.
-		os.Remove(lock)
 	}
 	st, err := gitRaw(ctx, target, "status", "--porcelain", "--untracked-files=all", "--no-renames")
 	if err != nil {
@@ -320,6 +353,94 @@ func RecoverAccept(ctx context.Context, target string) (bool, error) {
 	}
 	os.Remove(marker)
 	return true, nil
+}
+
+// gitWait is how long RecoverAccept waits for a git still working in the
+// target (an orphan of a killed accept finishing its step) before it refuses.
+const gitWait = 10 * time.Second
+
+// GitRunningError is a git process still working in a worktree that
+// RecoverAccept would have to repair.
+type GitRunningError struct {
+	Path string
+	PID  int
+}
+
+func (e *GitRunningError) Error() string {
+	return fmt.Sprintf("git (pid %d) is still working in %s, where an earlier accept was interrupted; wait for it to finish (or stop it), then accept again", e.PID, e.Path)
+}
+
+// waitForGit waits until no git process works in dir (its working directory
+// is dir or below it), for up to gitWait.
+func (d *Deps) waitForGit(ctx context.Context, dir string) error {
+	if d.Snapshot == nil {
+		return nil
+	}
+	const poll = 50 * time.Millisecond
+	for n := 0; ; n++ {
+		pid := gitIn(d.Snapshot(), dir)
+		if pid == 0 {
+			return nil
+		}
+		if n >= int(gitWait/poll) {
+			return &GitRunningError{Path: dir, PID: pid}
+		}
+		if err := d.Sleep(ctx, poll); err != nil {
+			return err
+		}
+	}
+}
+
+// gitIn is the PID of a git process whose working directory is dir or below
+// it (0 when there is none, or the table cannot tell).
+func gitIn(t proc.Table, dir string) int {
+	if t == nil || !t.Available() {
+		return 0
+	}
+	dir = filepath.Clean(dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	self := os.Getpid()
+	for _, p := range t.All() {
+		if p.PID == self || (p.Comm != "git" && !strings.HasPrefix(p.Comm, "git-")) {
+			continue
+		}
+		cwd, err := t.Cwd(p.PID)
+		if err != nil {
+			continue
+		}
+		if cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
+			return p.PID
+		}
+	}
+	return 0
+}
+
+// removeLocksSince removes the lock files `git merge --ff-only` holds in the
+// target (the index's, HEAD's, ORIG_HEAD's and the checked-out branch's)
+// that were made after the marker: a git killed in the update left them.
+// The caller has made sure no git works in the target now.
+func removeLocksSince(ctx context.Context, target, marker string) {
+	mi, err := os.Stat(marker)
+	if err != nil {
+		return
+	}
+	// Two seconds of slack for file systems that keep coarse times.
+	since := mi.ModTime().Add(-2 * time.Second)
+	names := []string{"index.lock", "HEAD.lock", "ORIG_HEAD.lock"}
+	if ref, err := git(ctx, target, "symbolic-ref", "-q", "HEAD"); err == nil && strings.HasPrefix(ref, "refs/heads/") {
+		names = append(names, ref+".lock")
+	}
+	for _, n := range names {
+		p, err := git(ctx, target, "rev-parse", "--path-format=absolute", "--git-path", n)
+		if err != nil || p == "" {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && !fi.ModTime().Before(since) {
+			os.Remove(p)
+		}
+	}
 }
 
 // oneOf reports whether path in the worktree is exactly its version in one of
@@ -387,8 +508,7 @@ func mergeTree(ctx context.Context, dir, ours, theirs string) (string, []string,
 }
 
 func gitStdin(ctx context.Context, dir, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd := gitCmd(ctx, dir, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -473,10 +593,9 @@ func WorktreeTree(ctx context.Context, path string) (string, error) {
 	f.Close()
 	os.Remove(idx) // git wants to create it
 	defer os.Remove(idx)
-	env := append(os.Environ(), "GIT_INDEX_FILE="+idx)
 	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir, cmd.Env = path, env
+		cmd := gitCmd(ctx, path, args...)
+		cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+idx)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Run(); err != nil {

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentctl/agentctl/internal/gittest"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // slotRepo is a repository with one try branch in its own worktree, the
@@ -31,7 +33,7 @@ func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
 	for _, method := range []string{MethodSquash, MethodMerge, MethodRebase} {
 		t.Run(method, func(t *testing.T) {
 			repo, slot, _ := slotRepo(t)
-			c, err := CommitLeftovers(ctx, slot, "agentctl: work of claude-code (m) session s")
+			c, err := (&Deps{}).CommitLeftovers(ctx, slot, "agentctl: work of claude-code (m) session s")
 			if err != nil || c == "" {
 				t.Fatalf("CommitLeftovers: %q %v", c, err)
 			}
@@ -39,7 +41,7 @@ func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
 			if !strings.Contains(files, "new.txt") || strings.Contains(files, "debug.log") {
 				t.Errorf("leftovers commit holds %q: want new.txt, never the ignored debug.log", files)
 			}
-			if c2, err := CommitLeftovers(ctx, slot, "x"); err != nil || c2 != "" {
+			if c2, err := (&Deps{}).CommitLeftovers(ctx, slot, "x"); err != nil || c2 != "" {
 				t.Errorf("second CommitLeftovers: %q %v, want nothing to commit", c2, err)
 			}
 			// The main branch moved on meanwhile (another file): not a conflict.
@@ -88,7 +90,7 @@ func TestAcceptConflictChangesNothing(t *testing.T) {
 	for _, method := range []string{MethodSquash, MethodMerge, MethodRebase} {
 		t.Run(method, func(t *testing.T) {
 			repo, slot, _ := slotRepo(t)
-			if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+			if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 				t.Fatal(err)
 			}
 			os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\nmine\n"), 0o644)
@@ -119,8 +121,9 @@ func TestAcceptConflictChangesNothing(t *testing.T) {
 // new. RecoverAccept resets exactly that, and never a user's own edit.
 func TestRecoverAccept(t *testing.T) {
 	ctx := context.Background()
+	d := &Deps{} // no process table: nothing to wait for
 	repo, slot, _ := slotRepo(t)
-	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 		t.Fatal(err)
 	}
 	before := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
@@ -135,7 +138,7 @@ func TestRecoverAccept(t *testing.T) {
 		os.WriteFile(filepath.Join(repo, "new.txt"), []byte("new\n"), 0o644)      // added by the update
 	}
 	half()
-	if ok, err := RecoverAccept(ctx, repo); !ok || err != nil {
+	if ok, err := d.RecoverAccept(ctx, repo); !ok || err != nil {
 		t.Fatalf("RecoverAccept: %v %v", ok, err)
 	}
 	if st := gittest.Run(t, repo, "status", "--porcelain"); st != "" {
@@ -149,7 +152,7 @@ func TestRecoverAccept(t *testing.T) {
 	for _, part := range []string{"", "1\n2"} {
 		half()
 		os.WriteFile(filepath.Join(repo, "a.txt"), []byte(part), 0o644)
-		if ok, err := RecoverAccept(ctx, repo); !ok || err != nil {
+		if ok, err := d.RecoverAccept(ctx, repo); !ok || err != nil {
 			t.Fatalf("RecoverAccept with a.txt cut short to %q: %v %v", part, ok, err)
 		}
 		if st := gittest.Run(t, repo, "status", "--porcelain"); st != "" {
@@ -159,7 +162,7 @@ func TestRecoverAccept(t *testing.T) {
 	// A file that is neither version is the user's: nothing is touched.
 	half()
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("my own edit\n"), 0o644)
-	if ok, err := RecoverAccept(ctx, repo); ok || err != nil {
+	if ok, err := d.RecoverAccept(ctx, repo); ok || err != nil {
 		t.Fatalf("RecoverAccept over a user's edit: %v %v", ok, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "my own edit\n" {
@@ -169,11 +172,128 @@ func TestRecoverAccept(t *testing.T) {
 	gittest.Run(t, repo, "checkout", "-q", "a.txt")
 	os.Remove(filepath.Join(repo, "new.txt"))
 	gittest.Run(t, repo, "merge", "-q", "--ff-only", next)
-	if ok, err := RecoverAccept(ctx, repo); ok || err != nil {
+	if ok, err := d.RecoverAccept(ctx, repo); ok || err != nil {
 		t.Fatalf("RecoverAccept after completion: %v %v", ok, err)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("marker left after completion")
+	}
+}
+
+// git killed in the fast-forward after it moved the branch but before it let
+// go of HEAD.lock: every later git command in the target would refuse. The
+// next accept removes the locks made since its marker, and only those.
+func TestRecoverAcceptStaleLocks(t *testing.T) {
+	ctx := context.Background()
+	d := &Deps{}
+	repo, slot, _ := slotRepo(t)
+	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
+	next := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "try/g-abcdef/cc"))
+	marker, _ := markerPath(ctx, repo)
+	gitDir := filepath.Join(repo, ".git")
+	locks := []string{"HEAD.lock", "ORIG_HEAD.lock", "index.lock", "refs/heads/main.lock"}
+	for _, tc := range []struct {
+		name     string
+		head     string        // where the killed update left HEAD
+		lockAge  time.Duration // how long before the marker the locks were made
+		wantGone bool
+	}{
+		{"branch moved, HEAD.lock held", next, 0, true},
+		{"nothing moved yet", before, 0, true},
+		{"locks older than the marker are not ours", next, time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gittest.Run(t, repo, "reset", "-q", "--hard", tc.head)
+			os.WriteFile(marker, []byte(before+" "+next+"\n"), 0o644)
+			mt := time.Now()
+			os.Chtimes(marker, mt, mt)
+			for _, l := range locks {
+				p := filepath.Join(gitDir, l)
+				os.WriteFile(p, []byte(tc.head+"\n"), 0o644)
+				os.Chtimes(p, mt.Add(-tc.lockAge), mt.Add(-tc.lockAge))
+			}
+			if _, err := d.RecoverAccept(ctx, repo); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range locks {
+				_, err := os.Stat(filepath.Join(gitDir, l))
+				if gone := err != nil; gone != tc.wantGone {
+					t.Errorf("%s: gone=%v, want %v", l, gone, tc.wantGone)
+				}
+				os.Remove(filepath.Join(gitDir, l))
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("marker left")
+			}
+			if got := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD")); got != tc.head {
+				t.Errorf("HEAD is %s, want %s", got, tc.head)
+			}
+		})
+	}
+}
+
+// A git still working in the target (the orphan of an accept killed alone)
+// is waited for; one that never ends is a clear refusal that names it, and
+// nothing is touched meanwhile.
+func TestRecoverAcceptWaitsForGit(t *testing.T) {
+	ctx := context.Background()
+	repo, _, _ := slotRepo(t)
+	head := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
+	marker, _ := markerPath(ctx, repo)
+	lock := filepath.Join(repo, ".git", "HEAD.lock")
+	real, _ := filepath.EvalSymlinks(repo)
+	table := func(running bool) *proc.Fake {
+		f := &proc.Fake{Cwds: map[int]string{7: real, 8: "/elsewhere", 9: filepath.Join(real, "sub")}}
+		f.Procs = []proc.Process{{PID: 8, Comm: "git"}, {PID: 10, Comm: "vim"}}
+		if running {
+			f.Procs = append(f.Procs, proc.Process{PID: 9, Comm: "git"})
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		name    string
+		endsIn  int // snapshots until the git ends; -1 never
+		wantErr bool
+	}{
+		{"no git there", 0, false},
+		{"git ends", 3, false},
+		{"git never ends", -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.WriteFile(marker, []byte(head+" "+head+"\n"), 0o644)
+			os.WriteFile(lock, nil, 0o644)
+			snaps, sleeps := 0, 0
+			d := &Deps{
+				Snapshot: func() proc.Table {
+					snaps++
+					return table(tc.endsIn < 0 || snaps <= tc.endsIn)
+				},
+				Sleep: func(context.Context, time.Duration) error { sleeps++; return nil },
+			}
+			_, err := d.RecoverAccept(ctx, repo)
+			var ge *GitRunningError
+			if got := errors.As(err, &ge); got != tc.wantErr {
+				t.Fatalf("err = %v, want a GitRunningError: %v", err, tc.wantErr)
+			}
+			_, lerr := os.Stat(lock)
+			if tc.wantErr {
+				if ge.PID != 9 || !strings.Contains(err.Error(), "pid 9") {
+					t.Errorf("error names pid %d: %v", ge.PID, err)
+				}
+				if lerr != nil {
+					t.Error("HEAD.lock removed while a git still works in the target")
+				}
+				if sleeps != int(gitWait/(50*time.Millisecond)) {
+					t.Errorf("waited %d polls", sleeps)
+				}
+			} else if lerr == nil {
+				t.Error("HEAD.lock left after the git ended")
+			}
+			os.Remove(lock)
+		})
 	}
 }
 
@@ -187,7 +307,7 @@ func TestWorktreeTreeIgnoresHowWorkIsCommitted(t *testing.T) {
 	if st := gittest.Run(t, slot, "status", "--porcelain"); !strings.Contains(st, "?? new.txt") {
 		t.Errorf("WorktreeTree touched the index: %s", st)
 	}
-	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 		t.Fatal(err)
 	}
 	if t2, _ := WorktreeTree(ctx, slot); t2 != t1 {
@@ -204,7 +324,7 @@ func TestWorktreeTreeIgnoresHowWorkIsCommitted(t *testing.T) {
 func TestAcceptUntrackedInTheWay(t *testing.T) {
 	ctx := context.Background()
 	repo, slot, _ := slotRepo(t)
-	if _, err := CommitLeftovers(ctx, slot, "w"); err != nil {
+	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(repo, "new.txt"), []byte("mine\n"), 0o644)

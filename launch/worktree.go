@@ -199,6 +199,24 @@ func porcelain(ctx context.Context, path, untracked string) ([]string, error) {
 	return ch, nil
 }
 
+// gitCmd is every git agentctl runs. Optional locks are off: a reading
+// command (status) then never takes the index lock to refresh it, so agentctl
+// killed while it only reads leaves no lock behind.
+func gitCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	return cmd
+}
+
+// noAutoMaintenance goes before a git command that writes commits or moves a
+// branch: git would otherwise start its auto maintenance after it, which a
+// kill of agentctl can cut short holding objects/maintenance.lock. The user's
+// own next git command runs it.
+func noAutoMaintenance() []string {
+	return []string{"-c", "maintenance.auto=false", "-c", "gc.auto=0"}
+}
+
 // gitRaw is git without trimming stdout (porcelain lines start with spaces);
 // errors carry git's stderr.
 func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
@@ -209,8 +227,7 @@ func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
 		}
 		defer unlock()
 	}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd := gitCmd(ctx, dir, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -243,8 +260,7 @@ func lockWorktrees(ctx context.Context, dir string) (func(), error) {
 
 // gitPlain runs git without taking the worktree lock.
 func gitPlain(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd := gitCmd(ctx, dir, args...)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
