@@ -436,7 +436,8 @@ func TestSupervisorKilledThenListFinalises(t *testing.T) {
 	c.env = append(c.env, "AGENTCTL_WEBHOOK_URL="+srv.URL, "AGENTCTL_WEBHOOK_SECRET=topsecret")
 	dir := mkdir(t, "proj")
 	hook := filepath.Join(t.TempDir(), "hook.log")
-	l := c.launch(dir, "--env", "FAKE_SLEEP=2", "--on-complete", "echo $AGENTCTL_SESSION_ID >> "+hook, "--callback-session", "cb-1", "--callback-agent", "agent-7")
+	finish := filepath.Join(t.TempDir(), "finish")
+	l := c.launch(dir, "--env", "FAKE_WAIT_FOR="+finish, "--on-complete", "echo $AGENTCTL_SESSION_ID >> "+hook, "--callback-session", "cb-1", "--callback-agent", "agent-7")
 	recs, _ := c.store().ReadLaunches()
 	sup := recs[0].SupervisorPID
 	if err := syscall.Kill(sup, syscall.SIGKILL); err != nil {
@@ -447,6 +448,7 @@ func TestSupervisorKilledThenListFinalises(t *testing.T) {
 	if len(ss) != 1 || ss[0].Status != "running" || ss[0].Evidence != "launch-record" || ss[0].Meta["callback_session_key"] != "cb-1" || ss[0].Meta["callback_agent_id"] != "agent-7" {
 		t.Fatalf("with the supervisor dead: %+v", ss)
 	}
+	os.WriteFile(finish, nil, 0o644)
 	waitFor(t, 10*time.Second, "the agent to end", func() bool { _, err := proc.Lookup(l.PID); return err != nil })
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
@@ -493,7 +495,10 @@ func TestSlowOnCompleteDoesNotDelayList(t *testing.T) {
 	c := newCLI(t)
 	dir := mkdir(t, "proj")
 	hook := filepath.Join(t.TempDir(), "hook.pids")
-	l := c.launch(dir, "--env", "FAKE_SLEEP=1", "--on-complete", "echo $$ >> "+hook+"; sleep 60")
+	// The agent ends only once its supervisor is dead (under load, launch can
+	// return after a timed agent ended and the supervisor finalised it).
+	finish := filepath.Join(t.TempDir(), "finish")
+	l := c.launch(dir, "--env", "FAKE_WAIT_FOR="+finish, "--on-complete", "echo $$ >> "+hook+"; sleep 60")
 	t.Cleanup(func() {
 		// The hook's shell leads its own process group.
 		for _, f := range strings.Fields(readIfAny(hook)) {
@@ -507,6 +512,10 @@ func TestSlowOnCompleteDoesNotDelayList(t *testing.T) {
 	if err := syscall.Kill(recs[0].SupervisorPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, 10*time.Second, "the supervisor to die", func() bool {
+		return !c.store().IsAlive(recs[0].SupervisorPID, recs[0].SupervisorStart, "")
+	})
+	os.WriteFile(finish, nil, 0o644)
 	waitFor(t, 10*time.Second, "the agent and its supervisor to end", func() bool {
 		_, err := proc.Lookup(l.PID)
 		return err != nil && !c.store().IsAlive(recs[0].SupervisorPID, recs[0].SupervisorStart, "")

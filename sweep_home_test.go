@@ -31,7 +31,10 @@ func TestPlainSweepFinalisesLaunchUnderOtherHome(t *testing.T) {
 	otherState := filepath.Join(other, ".agentctl")
 	c.state = otherState // settle (cleanup) waits on the launch's records
 	dir := mkdir(t, "proj")
-	l := c.launch(dir, "--home", other, "--env", "FAKE_SLEEP=1")
+	// The agent ends once its supervisor is dead, not on a timer that a slow
+	// launch could outlast (the supervisor would finalise it itself).
+	finish := filepath.Join(t.TempDir(), "finish")
+	l := c.launch(dir, "--home", other, "--env", "FAKE_WAIT_FOR="+finish)
 	def := meta.NewStore(filepath.Join(c.home, ".agentctl"))
 	homes, err := def.ReadHomes()
 	if err != nil || len(homes) != 1 || homes[0].State != otherState || homes[0].Home != other {
@@ -50,6 +53,7 @@ func TestPlainSweepFinalisesLaunchUnderOtherHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the supervisor to die", func() bool { return !st.IsAlive(sup, recs[0].SupervisorStart, "") })
+	os.WriteFile(finish, nil, 0o644)
 	waitFor(t, 10*time.Second, "the agent to end", func() bool { _, err := proc.Lookup(l.PID); return err != nil })
 
 	var rep sweepReport

@@ -201,7 +201,8 @@ func TestSupervisorKilledThenLazyFinalise(t *testing.T) {
 	l := testLauncher(t)
 	cwd := workdir(t)
 	hookOut := filepath.Join(t.TempDir(), "hook.txt")
-	sp := spec(cwd, "work", "FAKE_SLEEP=2")
+	finish := filepath.Join(t.TempDir(), "finish") // the agent works until it exists
+	sp := spec(cwd, "work", "FAKE_WAIT_FOR="+finish)
 	sp.OnComplete = `echo "$AGENTCTL_SESSION_ID exit=[$AGENTCTL_EXIT_CODE] $AGENTCTL_ADAPTER" >> ` + hookOut
 	sp.WebhookURL, sp.WebhookSecret = rcv.srv.URL, "sekrit"
 	sp.Meta = map[string]string{"callback_session_key": "cb"}
@@ -225,6 +226,7 @@ func TestSupervisorKilledThenLazyFinalise(t *testing.T) {
 	if ls, _ := locks.List(l.Store); len(ls) != 1 {
 		t.Errorf("the auto-lock must stay while the agent lives: %+v", ls)
 	}
+	os.WriteFile(finish, nil, 0o644)
 	eventually(t, 10*time.Second, "the agent to end", func() bool {
 		_, ok := l.verify(r.PID, r.StartTicks, r.BootID)
 		return !ok
