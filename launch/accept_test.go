@@ -117,21 +117,31 @@ func TestAcceptConflictChangesNothing(t *testing.T) {
 	}
 }
 
+// acceptUnderWay is slotRepo with the slot's work committed on its branch:
+// the commit an accept would fast-forward the target (repo, at before) to
+// (next), and where that accept keeps its marker.
+func acceptUnderWay(t *testing.T) (repo, before, next, marker string) {
+	t.Helper()
+	ctx := context.Background()
+	repo, slot, _ := slotRepo(t)
+	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
+		t.Fatal(err)
+	}
+	before = strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
+	next = strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "try/g-abcdef/cc"))
+	marker, err := markerPath(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, before, next, marker
+}
+
 // An accept killed while it fast-forwarded the target: HEAD old, some files
 // new. RecoverAccept resets exactly that, and never a user's own edit.
 func TestRecoverAccept(t *testing.T) {
 	ctx := context.Background()
 	d := &Deps{} // no process table: nothing to wait for
-	repo, slot, _ := slotRepo(t)
-	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
-		t.Fatal(err)
-	}
-	before := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
-	next := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "try/g-abcdef/cc"))
-	marker, err := markerPath(ctx, repo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo, before, next, marker := acceptUnderWay(t)
 	half := func() {
 		os.WriteFile(marker, []byte(before+" "+next+"\n"), 0o644)
 		os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\n4\n"), 0o644) // the new version
@@ -186,13 +196,7 @@ func TestRecoverAccept(t *testing.T) {
 func TestRecoverAcceptStaleLocks(t *testing.T) {
 	ctx := context.Background()
 	d := &Deps{}
-	repo, slot, _ := slotRepo(t)
-	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
-		t.Fatal(err)
-	}
-	before := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
-	next := strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "try/g-abcdef/cc"))
-	marker, _ := markerPath(ctx, repo)
+	repo, before, next, marker := acceptUnderWay(t)
 	gitDir := filepath.Join(repo, ".git")
 	locks := []string{"HEAD.lock", "ORIG_HEAD.lock", "index.lock", "refs/heads/main.lock"}
 	for _, tc := range []struct {
