@@ -183,7 +183,7 @@ func (s *Server) writeAnthropic(ctx context.Context, w http.ResponseWriter, e *E
 		}
 		return out.event("message_stop", map[string]any{"type": "message_stop"})
 	})
-	return s.run(ctx, steps, rep)
+	return s.run(ctx, e, steps, rep)
 }
 
 func anthropicUsage(u Usage, output int64) map[string]any {

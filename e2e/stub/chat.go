@@ -119,7 +119,7 @@ func (s *Server) writeChat(ctx context.Context, w http.ResponseWriter, e *Exchan
 		// Without this usage chunk pi records zero usage.
 		func() error { return chunk([]any{}, chatUsage(u)) },
 		func() error { return out.event("", "[DONE]") })
-	return s.run(ctx, steps, rep)
+	return s.run(ctx, e, steps, rep)
 }
 
 func chatUsage(u Usage) map[string]any {

@@ -181,5 +181,5 @@ func (s *Server) writeResponses(ctx context.Context, w http.ResponseWriter, e *E
 			"total_tokens": u.Input + u.CacheRead + u.Output,
 		})})
 	})
-	return s.run(ctx, steps, rep)
+	return s.run(ctx, e, steps, rep)
 }

@@ -232,14 +232,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return // client went away or the server is closing
 	}
 	if rep.Status != 0 && rep.Status != http.StatusOK {
-		s.update(e, func(e *Exchange) { e.Status = rep.Status })
+		// Marked before the write, as run does: the client acts on what it reads.
+		s.update(e, func(e *Exchange) { e.Status, e.Completed, e.Done = rep.Status, true, time.Now() })
 		writeError(w, req.API, rep.Status)
-		s.update(e, func(e *Exchange) { e.Completed, e.Done = true, time.Now() })
 		return
 	}
-	if err := write(r.Context(), w, e, rep); err == nil {
-		s.update(e, func(e *Exchange) { e.Completed, e.Done = true, time.Now() })
-	}
+	// write marks the exchange Completed as it writes the last event (run).
+	_ = write(r.Context(), w, e, rep)
 }
 
 // wait applies Hold and Delay.
@@ -276,6 +275,7 @@ func (s *Server) sleep(ctx context.Context, d time.Duration) error {
 
 // other answers the non-model endpoints the CLIs may call.
 func (s *Server) other(w http.ResponseWriter, r *http.Request, e *Exchange) {
+	s.update(e, func(e *Exchange) { e.Status, e.Completed, e.Done = http.StatusOK, true, time.Now() })
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case r.URL.Path == "/v1/models":
@@ -285,7 +285,6 @@ func (s *Server) other(w http.ResponseWriter, r *http.Request, e *Exchange) {
 	default:
 		fmt.Fprint(w, `{}`)
 	}
-	s.update(e, func(e *Exchange) { e.Status, e.Completed, e.Done = http.StatusOK, true, time.Now() })
 }
 
 func writeError(w http.ResponseWriter, api string, status int) {
@@ -361,12 +360,24 @@ func chunks(text string) []string {
 // run writes a response step by step: the first step (the stream's opening
 // event), then Stall, then the rest. It stops at the first write error or when the
 // client goes away, so a killed agent leaves the exchange not Completed.
-func (s *Server) run(ctx context.Context, steps []func() error, rep Reply) error {
+//
+// The exchange is marked Completed just before the last step is written: a
+// client may act on the last event the moment it arrives (Codex exits at
+// response.completed), and whoever watches the client must never see it done
+// before the stub says so. A failed last write takes the mark back.
+func (s *Server) run(ctx context.Context, e *Exchange, steps []func() error, rep Reply) error {
 	for i, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		last := i == len(steps)-1
+		if last {
+			s.update(e, func(e *Exchange) { e.Completed, e.Done = true, time.Now() })
+		}
 		if err := step(); err != nil {
+			if last {
+				s.update(e, func(e *Exchange) { e.Completed, e.Done = false, time.Time{} })
+			}
 			return err
 		}
 		if i == 0 {
@@ -375,7 +386,7 @@ func (s *Server) run(ctx context.Context, steps []func() error, rep Reply) error
 			}
 		}
 	}
-	return ctx.Err()
+	return nil
 }
 
 // sse writes server-sent events and flushes after each one.
