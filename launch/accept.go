@@ -59,7 +59,7 @@ func gitCode(ctx context.Context, dir string, args ...string) (string, int, stri
 // that git's lock files left by a kill mid-commit are recognised as such and
 // removed by the next run (they would refuse every git command there).
 func (d *Deps) CommitLeftovers(ctx context.Context, path, msg string) (string, error) {
-	marker, err := git(ctx, path, "rev-parse", "--path-format=absolute", "--git-path", "AGENTCTL_LEFTOVERS")
+	marker, err := gitPath(ctx, path, "AGENTCTL_LEFTOVERS")
 	if err != nil {
 		return "", err
 	}
@@ -101,16 +101,45 @@ func (d *Deps) CommitLeftovers(ctx context.Context, path, msg string) (string, e
 // inProgress refuses a worktree in the middle of a merge, rebase or cherry-pick:
 // committing or integrating now would mix two operations.
 func inProgress(ctx context.Context, path string) error {
-	for _, name := range []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
-		p, err := git(ctx, path, "rev-parse", "--path-format=absolute", "--git-path", name)
-		if err != nil {
-			return err
-		}
+	names := []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
+	paths, err := gitPaths(ctx, path, names...)
+	if err != nil {
+		return err
+	}
+	for i, p := range paths {
 		if _, err := os.Stat(p); err == nil {
-			return &GitBusyError{Path: path, What: name}
+			return &GitBusyError{Path: path, What: names[i]}
 		}
 	}
 	return nil
+}
+
+// gitPaths resolves names inside the git directory of the worktree at dir
+// (per-worktree or common, as git places them) to absolute paths, in one git
+// run.
+func gitPaths(ctx context.Context, dir string, names ...string) ([]string, error) {
+	args := []string{"rev-parse", "--path-format=absolute"}
+	for _, n := range names {
+		args = append(args, "--git-path", n)
+	}
+	out, err := git(ctx, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	paths := strings.Split(out, "\n")
+	if len(paths) != len(names) {
+		return nil, fmt.Errorf("git rev-parse --git-path: %d paths for %d names", len(paths), len(names))
+	}
+	return paths, nil
+}
+
+// gitPath is gitPaths for one name.
+func gitPath(ctx context.Context, dir, name string) (string, error) {
+	ps, err := gitPaths(ctx, dir, name)
+	if err != nil {
+		return "", err
+	}
+	return ps[0], nil
 }
 
 // GitBusyError is a worktree with a git operation in progress.
@@ -279,7 +308,7 @@ func (e *UpdateRefusedError) Error() string {
 // markerPath is where Accept notes an update of the target in progress: in
 // the target worktree's own git directory.
 func markerPath(ctx context.Context, target string) (string, error) {
-	return git(ctx, target, "rev-parse", "--path-format=absolute", "--git-path", "AGENTCTL_ACCEPT")
+	return gitPath(ctx, target, "AGENTCTL_ACCEPT")
 }
 
 // RecoverAccept undoes what an accept killed while it fast-forwarded the target
@@ -432,11 +461,11 @@ func removeLocksSince(ctx context.Context, target, marker string) {
 	if ref, err := git(ctx, target, "symbolic-ref", "-q", "HEAD"); err == nil && strings.HasPrefix(ref, "refs/heads/") {
 		names = append(names, ref+".lock")
 	}
-	for _, n := range names {
-		p, err := git(ctx, target, "rev-parse", "--path-format=absolute", "--git-path", n)
-		if err != nil || p == "" {
-			continue
-		}
+	paths, err := gitPaths(ctx, target, names...)
+	if err != nil {
+		return
+	}
+	for _, p := range paths {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && !fi.ModTime().Before(since) {
 			os.Remove(p)
 		}

@@ -348,3 +348,31 @@ func TestAcceptUntrackedInTheWay(t *testing.T) {
 		t.Error("marker left after a refused update")
 	}
 }
+
+// Each git operation in progress is refused by name, with the command that
+// ends it.
+func TestInProgressNamesTheOperation(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t)
+	for _, tc := range []struct{ file, how string }{
+		{"MERGE_HEAD", "merge --abort"},
+		{"rebase-merge", "rebase --abort"},
+		{"rebase-apply", "rebase --abort"},
+		{"CHERRY_PICK_HEAD", "cherry-pick --abort"},
+		{"REVERT_HEAD", "revert --abort"},
+	} {
+		p := filepath.Join(repo, ".git", tc.file)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := inProgress(ctx, repo)
+		var be *GitBusyError
+		if !errors.As(err, &be) || be.What != tc.file || !strings.Contains(err.Error(), tc.how) {
+			t.Errorf("%s: %v", tc.file, err)
+		}
+		os.Remove(p)
+	}
+	if err := inProgress(ctx, repo); err != nil {
+		t.Errorf("nothing in progress: %v", err)
+	}
+}
