@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/e2e/synth"
+	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/proc"
 )
 

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/jsonl"
 )
 

@@ -10,7 +10,7 @@ import (
 	"bytes"
 	"io"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
 // MaxLine is the longest JSONL line agentctl parses; longer lines are skipped and

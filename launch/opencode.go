@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 	"github.com/agentctl/agentctl/meta"
 )
 

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/proc"
 )
 

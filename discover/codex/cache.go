@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
 // indexVersion changes whenever summary's meaning changes (not its shape: the

@@ -9,7 +9,7 @@
 // thread-writer-locks/<id>.lock; file age is never evidence of life.
 //
 // Nothing here writes: databases are opened read-only without creating side files
-// where that is safe (see discover/sqlitero), rollouts are read by seek (head and tail).
+// where that is safe (see internal/sqlitero), rollouts are read by seek (head and tail).
 package codex
 
 import (
@@ -26,10 +26,10 @@ import (
 	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/dirnames"
 	"github.com/agentctl/agentctl/discover/index"
-	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/internal/agentfs"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 )
 
 // Name is the adapter name.

@@ -8,7 +8,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentctl/agentctl/discover/strictjson"
+	"github.com/agentctl/agentctl/internal/strictjson"
 )
 
 // A cold listing without a state DB decodes the head of every rollout

@@ -13,8 +13,8 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite: keeps the binary static
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/agentfs"
-	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/internal/agentfs"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 )
 
 // threadRow is one row of state_<N>.sqlite's threads table. Columns change between

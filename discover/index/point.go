@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
 // Lookups read one bucket, not the index. A binary index file ends (before its

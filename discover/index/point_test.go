@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
 // pointHome writes an index of n entries and returns its directory.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/agentfs"
+	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
 // BenchmarkHomeList lists the legacy home in $OPENCODE_BENCH_HOME (one made by

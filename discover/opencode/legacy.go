@@ -13,8 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
 // The legacy store (OpenCode ≤ 1.1.x, docs/agents/opencode.md §2.2): one JSON file per object

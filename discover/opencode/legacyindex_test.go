@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/e2e/synth"
+	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/meta"
 )
 

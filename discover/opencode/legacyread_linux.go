@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/internal/agentfs"
 	"golang.org/x/sys/unix"
 )
 

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
 // TestLReader: a listing holds the *.json names that are not folders, sorted;

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/agentctl/agentctl/discover/strictjson"
+	"github.com/agentctl/agentctl/internal/strictjson"
 )
 
 // decodeMsg decodes a message file into m as json.Unmarshal(b, m) does, and

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentctl/agentctl/discover/strictjson"
+	"github.com/agentctl/agentctl/internal/strictjson"
 )
 
 // msgScanCases are message files: the fixtures' and the shapes the scanner

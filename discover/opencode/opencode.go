@@ -27,7 +27,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/index"
-	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 	"github.com/agentctl/agentctl/proc"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 )
 
 // promptMax caps the first prompt carried in a listing (characters). Prompts can be

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentctl/agentctl/discover/sqlitero"
 	"github.com/agentctl/agentctl/e2e/synth"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 )
 
 // schemaOf lists every table, index and column of a database.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/agentctl/agentctl/discover/strictjson"
+	"github.com/agentctl/agentctl/internal/strictjson"
 )
 
 // A cold listing decodes every line of every session file into a sumEntry;

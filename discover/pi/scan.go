@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/agentfs"
 	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/jsonl"
 )
 

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 )
 
 // WriteOpenCodeLegacy writes the same sessions WriteOpenCodeDB would, as

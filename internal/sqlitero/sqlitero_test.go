@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/discover/sqlitero"
+	"github.com/agentctl/agentctl/internal/sqlitero"
 )
 
 // newWAL makes a WAL-mode database with table t(id) holding ids, checkpointed
