@@ -12,6 +12,20 @@ import (
 	"github.com/agentctl/agentctl/proc"
 )
 
+// The adapter contract. Every agent's read side is one Adapter (Name, Discover,
+// Peek) in its own package under discover/; everything else it may offer is one
+// of the optional interfaces below, which the fan-out, the lookup door and the
+// commands test for with a type assertion. An adapter:
+//   - reads only: it never writes anywhere (not under the home, not under
+//     agentctl's state dir except through its parse index);
+//   - takes everything from Env (home, env overrides, process table, launch
+//     records, clock), never from globals;
+//   - answers promptly when ctx is cancelled, and reports non-fatal problems
+//     through Env.Warnf;
+//   - returns sessions with Adapter set to an agents.Names() name, a non-empty
+//     ID and a valid status (status.go).
+// discover/discovertest's contract test holds every adapter to these rules.
+
 // Adapter is the one shape every agent's read side has.
 type Adapter interface {
 	// Name is the adapter name used in output and --adapter (e.g. "claude-code").
@@ -25,6 +39,22 @@ type Adapter interface {
 	Peek(ctx context.Context, env *Env, s Session, n int) ([]Message, error)
 }
 
+// Finder is implemented by adapters that can look sessions up by id without
+// reading everything: commands that name one session (status, peek, logs, stop,
+// wait) resolve through it. Find MUST return exactly the sessions Discover would
+// return that q matches, with the same fields, status and evidence; warnings may
+// cover only those sessions.
+type Finder interface {
+	Find(ctx context.Context, env *Env, q Query) ([]Session, error)
+}
+
+// Detailer is implemented by adapters that can add costly fields (e.g. lifetime
+// tokens summed over a gateway's history) for one session; `status` calls it,
+// `list` does not.
+type Detailer interface {
+	Detail(ctx context.Context, env *Env, s Session) (Session, error)
+}
+
 // FileParser is implemented by adapters whose full listing is work on this
 // machine's files (walking and parsing transcripts, loading a parse index),
 // not waiting on a server. A full listing runs at most as many of them at once
@@ -32,6 +62,28 @@ type Adapter interface {
 // holds its parse index and half-built sessions while it runs.
 type FileParser interface {
 	ParsesFiles()
+}
+
+// IDShaper is implemented by adapters whose session ids have a fixed shape
+// (docs/agents/*.md): MayHold reports whether one of its sessions can have the
+// id exactly. It must never say false for an id the adapter can list.
+type IDShaper interface {
+	MayHold(id string) bool
+}
+
+// Explainer is implemented by adapters that can list the agent-specific signals
+// behind one session's status (registry entries, argv, lock holders), found or
+// not. It is read-only and costs about one Find.
+type Explainer interface {
+	Explain(ctx context.Context, env *Env, s Session) []Signal
+}
+
+// DataDirer is implemented by adapters that read an agent's files: DataDir is the
+// directory the agent keeps them in, as this Env defines it (the agent's own env
+// overrides included). `doctor` uses it to tell "not installed" (no such
+// directory) from "cannot be read".
+type DataDirer interface {
+	DataDir(env *Env) string
 }
 
 // Env is everything an adapter needs and nothing global.
@@ -203,20 +255,4 @@ func (q *Query) SQLWhere(col string) (string, []any) {
 		return " WHERE 0", nil
 	}
 	return " WHERE " + strings.Join(conds, " OR "), args
-}
-
-// Finder is implemented by adapters that can look sessions up by id without
-// reading everything: commands that name one session (status, peek, logs, stop,
-// wait) resolve through it. Find MUST return exactly the sessions Discover would
-// return that q matches, with the same fields, status and evidence; warnings may
-// cover only those sessions.
-type Finder interface {
-	Find(ctx context.Context, env *Env, q Query) ([]Session, error)
-}
-
-// Detailer is implemented by adapters that can add costly fields (e.g. lifetime
-// tokens summed over a gateway's history) for one session; `status` calls it,
-// `list` does not.
-type Detailer interface {
-	Detail(ctx context.Context, env *Env, s Session) (Session, error)
 }

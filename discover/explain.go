@@ -24,13 +24,6 @@ type Signal struct {
 	Decides bool `json:"decides,omitempty"`
 }
 
-// Explainer is implemented by adapters that can list the agent-specific signals
-// behind one session's status (registry entries, argv, lock holders), found or
-// not. It is read-only and costs about one Find.
-type Explainer interface {
-	Explain(ctx context.Context, env *Env, s Session) []Signal
-}
-
 // Explanation is `status --explain`: the verdict, why it won, and every signal
 // considered.
 type Explanation struct {

@@ -57,13 +57,6 @@ func FindFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dur
 	return res
 }
 
-// IDShaper is implemented by adapters whose session ids have a fixed shape
-// (docs/agents/*.md): MayHold reports whether one of its sessions can have the
-// id exactly. It must never say false for an id the adapter can list.
-type IDShaper interface {
-	MayHold(id string) bool
-}
-
 // List is All for a caller that reads the sessions once, in order (`list`): the
 // Listing never copies the sessions into one array, and a large one (Env.Large)
 // keeps each adapter's sessions packed (packed.go) from the moment it answers,
