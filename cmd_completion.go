@@ -299,7 +299,10 @@ func completeIDs(c *cli.Context, s *host, prefix string) []string {
 			}
 		}
 	} else {
-		ss = discover.FindAll(ctx, env, e.adapters, completeIDTimeout, discover.Query{Prefix: prefix}).Sessions
+		// The lookup door's candidates, whatever it decided: every session the
+		// prefix (or a launch id it spells) names; none for a path-like word.
+		_, res, _ := discover.Lookup(ctx, env, e.adapters, completeIDTimeout, prefix, nil)
+		ss = res.Sessions
 	}
 	var out []string
 	for _, s := range ss {

@@ -158,8 +158,7 @@ func (p *peeker) run(ctx context.Context, n int) error {
 			continue
 		}
 		// Quiet for 2 s: is the session still alive?
-		res, _ := p.e.discoverAll(ctx)
-		cur, err := discover.Resolve(res.Sessions, p.sess.ID)
+		cur, _, err := p.e.resolve(ctx, p.sess.ID)
 		if err == nil && discover.Alive(cur.Status) {
 			quietSince = time.Now()
 			continue

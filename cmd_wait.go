@@ -164,14 +164,18 @@ func (e *cmdEnv) wait(ctx context.Context, o waitOptions, limit time.Duration, u
 			return &exitError{exitUsage, err}
 		}
 	}
-	res, env := e.discoverAll(ctx)
+	// Each id through the lookup door (only the files of the sessions named);
+	// the sessions found are the first poll.
+	env := e.readEnv(ctx)
+	var res discover.Result
 	var ws []*waited
 	seen := map[string]bool{}
 	for _, a := range args {
-		sess, err := discover.Resolve(res.Sessions, a)
+		sess, err := e.lookup(ctx, env, a)
 		if err != nil {
-			return resolveErr(err)
+			return err
 		}
+		res.Sessions = append(res.Sessions, sess)
 		key := sess.Adapter + "\x00" + sess.ID
 		if seen[key] {
 			continue

@@ -414,27 +414,18 @@ func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.En
 // fanOut is discoverAll, or with arg != "" the same restricted to the sessions
 // resolving arg could involve (discover.FindAll).
 func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *discover.Env) {
-	return e.fanOutFor(ctx, arg, false)
-}
-
-// fanOutFor is fanOut; with resolving, only for discover.Resolve of arg
-// (discover.FindFor: adapters that cannot change the answer are not waited for).
-func (e *cmdEnv) fanOutFor(ctx context.Context, arg string, resolving bool) (discover.Result, *discover.Env) {
 	env := e.readEnv(ctx)
 	var res discover.Result
-	switch {
-	case arg != "" && resolving:
-		res = discover.FindFor(ctx, env, e.adapters, e.timeout, arg)
-	case arg != "":
+	if arg != "" {
 		res = discover.FindAll(ctx, env, e.adapters, e.timeout, discover.QueryFor(arg, env.Launches))
-	default:
+	} else {
 		res = discover.All(ctx, env, e.adapters, e.timeout)
 	}
-	if e.only != nil {
+	if keep := e.keep(); keep != nil {
 		kept := res.Sessions[:0]
-		for _, s := range res.Sessions {
-			if e.only[s.Adapter] {
-				kept = append(kept, s)
+		for i := range res.Sessions {
+			if keep(&res.Sessions[i]) {
+				kept = append(kept, res.Sessions[i])
 			}
 		}
 		res.Sessions = kept
@@ -443,6 +434,14 @@ func (e *cmdEnv) fanOutFor(ctx context.Context, arg string, resolving bool) (dis
 		warn(e.s, w)
 	}
 	return res, env
+}
+
+// keep is the --adapter filter on a session's agent name (nil: keep all).
+func (e *cmdEnv) keep() func(*discover.Session) bool {
+	if e.only == nil {
+		return nil
+	}
+	return func(s *discover.Session) bool { return e.only[s.Adapter] }
 }
 
 // readEnv is the Env of a command that reads sessions: lazy finalisation first
@@ -495,14 +494,25 @@ func (e *cmdEnv) adapterFor(s discover.Session) discover.Adapter {
 	return nil
 }
 
-// resolve finds one session by id or prefix, mapping resolver errors to exit codes.
+// resolve finds one session by id or prefix through discover's lookup door.
+// The id is checked before any I/O (the upkeep readEnv does).
 func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *discover.Env, error) {
 	if err := discover.CheckID(arg); err != nil {
-		return discover.Session{}, nil, &exitError{exitUsage, err}
+		return discover.Session{}, nil, resolveErr(err)
 	}
-	res, env := e.fanOutFor(ctx, arg, true)
-	sess, err := discover.Resolve(res.Sessions, arg)
-	return sess, env, resolveErr(err)
+	env := e.readEnv(ctx)
+	sess, err := e.lookup(ctx, env, arg)
+	return sess, env, err
+}
+
+// lookup is discover.Lookup over this command's adapters, with its warnings
+// printed and its errors mapped to exit codes.
+func (e *cmdEnv) lookup(ctx context.Context, env *discover.Env, arg string) (discover.Session, error) {
+	sess, res, err := discover.Lookup(ctx, env, e.adapters, e.timeout, arg, e.keep())
+	for _, w := range res.Warnings {
+		warn(e.s, w)
+	}
+	return sess, resolveErr(err)
 }
 
 // setupSession is setup plus resolving the command's one ID argument, for the
@@ -516,6 +526,7 @@ func setupSession(ctx context.Context, s *host, g globalOptions, id string) (*cm
 	return e, sess, env, err
 }
 
+// resolveErr maps the lookup door's errors to exit codes.
 func resolveErr(err error) error {
 	var nf *discover.NotFoundError
 	var am *discover.AmbiguousError

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -97,6 +98,37 @@ func Resolve(sessions []Session, arg string) (Session, error) {
 		return hits[0], nil
 	}
 	return Session{}, &AmbiguousError{arg, hits}
+}
+
+// Lookup is the one door through which a command finds the session its ID
+// argument names (status, peek, logs, stop, resume, wait, accept; completion
+// reads its candidates): CheckID first, then only the sessions arg could name
+// are read (FindFor: adapters that are Finders read only those sessions' files,
+// and adapters that cannot change the answer are not waited for), then
+// Resolve: an exact id or launch id anywhere wins, otherwise the prefix must
+// match exactly one session. keep, when not nil, drops the sessions it rejects
+// before resolving (--adapter pi-rust: the pi adapter lists pi's own sessions
+// too). The Result holds those sessions and the adapters' warnings, whatever
+// the error; the error is a *BadIDError, *NotFoundError or *AmbiguousError
+// (which lists up to 10 candidates) for the caller to map to an exit code.
+// A host:id argument is split before this, by the multi-host layer: Lookup
+// resolves a local id.
+func Lookup(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, arg string, keep func(*Session) bool) (Session, Result, error) {
+	if err := CheckID(arg); err != nil {
+		return Session{}, Result{}, err
+	}
+	res := FindFor(ctx, env, adapters, timeout, arg)
+	if keep != nil {
+		kept := res.Sessions[:0]
+		for i := range res.Sessions {
+			if keep(&res.Sessions[i]) {
+				kept = append(kept, res.Sessions[i])
+			}
+		}
+		res.Sessions = kept
+	}
+	s, err := Resolve(res.Sessions, arg)
+	return s, res, err
 }
 
 // Filter selects sessions for list.

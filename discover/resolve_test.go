@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -122,5 +123,30 @@ func TestFilter(t *testing.T) {
 		if diff := cmp.Diff(tt.want, ids(tt.f.Apply(ss))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
+	}
+}
+
+// Lookup is CheckID, FindFor and Resolve behind one call: a bad id reads
+// nothing, keep drops sessions before resolving, and the errors keep their
+// types for the exit codes.
+func TestLookup(t *testing.T) {
+	a := &fakeAdapter{name: "pi", ss: []Session{sess("01a1faea-1", "pi"), sess("01a1faea-2", "pi-rust")}}
+	ctx := context.Background()
+	var bad *BadIDError
+	asked := &fakeAdapter{name: "pi", warns: []string{"asked"}}
+	if _, res, err := Lookup(ctx, testEnv(), []Adapter{asked}, time.Second, "../x", nil); !errors.As(err, &bad) || len(res.Warnings) != 0 {
+		t.Errorf("bad id: err %v, adapter asked: %q", err, res.Warnings)
+	}
+	var am *AmbiguousError
+	if _, res, err := Lookup(ctx, testEnv(), []Adapter{a}, time.Second, "01a1faea", nil); !errors.As(err, &am) || len(res.Sessions) != 2 {
+		t.Errorf("ambiguous: err %v, sessions %d", err, len(res.Sessions))
+	}
+	onlyRust := func(s *Session) bool { return s.Adapter == "pi-rust" }
+	if s, res, err := Lookup(ctx, testEnv(), []Adapter{a}, time.Second, "01a1faea", onlyRust); err != nil || s.ID != "01a1faea-2" || !res.Up["pi"] {
+		t.Errorf("keep: %+v, %v", s, err)
+	}
+	var nf *NotFoundError
+	if _, _, err := Lookup(ctx, testEnv(), []Adapter{a}, time.Second, "ffff", nil); !errors.As(err, &nf) {
+		t.Errorf("not found: %v", err)
 	}
 }
