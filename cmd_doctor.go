@@ -218,10 +218,7 @@ func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctor
 	var wg sync.WaitGroup
 	for i := range reps {
 		r := &reps[i]
-		reader := r.Name
-		if reader == "pi-rust" {
-			reader = "pi" // pi-rust's sessions come from the pi adapter
-		}
+		reader := agents.ReaderOf(r.Name) // pi-rust's sessions come from the pi adapter
 		r.Up, r.DiscoverySeconds = res.Up[reader], res.Elapsed[reader].Seconds()
 		for _, a := range e.adapters {
 			if dd, ok := a.(discover.DataDirer); ok && a.Name() == reader {
@@ -233,7 +230,7 @@ func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctor
 			if err != nil {
 				r.Binary.Error = err.Error()
 			}
-		} else if !strings.Contains(err.Error(), "not started from a local binary") {
+		} else if agents.Get(r.Name).BinEnv != "" {
 			r.Binary = &binaryReport{Error: err.Error()}
 		}
 		if r.Binary != nil && r.Binary.Path != "" {
@@ -287,8 +284,9 @@ func (e *cmdEnv) judgeAdapter(r *adapterReport, f *findings) {
 	// Not installed: nothing to run and nothing to read. pi-rust shares pi's
 	// data dir, so only its own sessions count for it; an OpenClaw gateway may
 	// be configured without any local state.
-	hasData := r.DataDirExists && r.Name != "pi-rust"
-	if r.Name == "openclaw" && e.config.Adapters["openclaw"].URL != "" {
+	a := agents.Get(r.Name)
+	hasData := r.DataDirExists && a.Reader == a.Name
+	if a.Gateway && e.config.Adapters[r.Name].URL != "" {
 		hasData = true
 	}
 	notInstalled := !found && !hasData && r.Sessions == 0

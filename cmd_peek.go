@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 )
 
@@ -258,11 +259,8 @@ func (p *peeker) render(m discover.Message) string {
 }
 
 func agentLabel(adapter string) string {
-	switch adapter {
-	case "claude-code":
-		return "claude"
-	case "pi-rust":
-		return "pi"
+	if l := agents.Get(adapter).Label; l != "" {
+		return l
 	}
 	return adapter
 }

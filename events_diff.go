@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -19,8 +20,8 @@ type snapshot struct {
 
 // adapterOf is the adapter that reports a session: pi-rust sessions come from pi.
 func adapterOf(s *discover.Session) string {
-	if s.Adapter == "pi-rust" {
-		return "pi"
+	if r := agents.ReaderOf(s.Adapter); r != "" {
+		return r
 	}
 	return s.Adapter
 }

@@ -1,7 +1,11 @@
 // Package agents is the one list of the agents agentctl knows: the names users
 // type (--adapter, launch ADAPTER) and sessions carry, in display order, and
 // which read-side adapter reports each (pi-rust sessions share pi's session
-// tree, so the pi adapter reports both). It sits below discover, launch and the
+// tree, so the pi adapter reports both), with the facts about each that other
+// layers would otherwise switch on: its binary, its variable and install hint,
+// its doc page and labels, and what it can do (resume, fork, background,
+// send). Adding an agent is a format parser (discover/<agent>), a driver
+// (launch) and a row here. It sits below discover, launch and the
 // commands, importing nothing of theirs, so that all three read the same list;
 // the constructors stay with the types they build — discover adapters in the
 // command's composition root, launch drivers in launch — each pinned to this
@@ -13,24 +17,72 @@ import (
 	"strings"
 )
 
-// Agent is one name a session can carry.
+// Agent is one name a session can carry, and the facts about it that are not
+// code: the commands read them here instead of switching on the name.
 type Agent struct {
 	Name string
 	// Reader is the read-side adapter that reports these sessions: Name itself,
-	// or the adapter it is a sub-adapter of.
+	// or the adapter it is a sub-adapter of (whose data dir it then shares).
 	Reader string
+	// Doc is the page that documents the agent: docs/agents/<Doc>.md.
+	Doc string
+	// Label is who speaks for the agent in peek's transcript ("claude").
+	Label string
+	// Short is the agent's name in group branch and worktree suffixes ("cc").
+	Short string
+
+	// BinEnv is the variable that overrides the agent's binary
+	// (AGENTCTL_CLAUDE_BIN); "" for an agent not started from a local binary.
+	BinEnv string
+	// Binary is the name looked up on $PATH.
+	Binary string
+	// Install says how to get the binary, as a clause of an error message.
+	Install string
+	// Gateway: the agent runs on a gateway (OpenClaw), in the gateway's
+	// workspace rather than a directory agentctl chooses, and may be set up
+	// (a URL in config) without any local state.
+	Gateway bool
+
+	// Capabilities.
+	Resume     bool // resume ID MESSAGE continues a session
+	Fork       bool // resume --fork copies a session into a new one
+	Background bool // launch --background: a session the agent's own daemon hosts
+	Send       bool // a message to a live session
 }
 
 // All returns every agent in display order (a fresh slice: nothing to mutate).
 func All() []Agent {
 	return []Agent{
-		{"claude-code", "claude-code"},
-		{"codex", "codex"},
-		{"opencode", "opencode"},
-		{"pi", "pi"},
-		{"pi-rust", "pi"},
-		{"openclaw", "openclaw"},
+		{Name: "claude-code", Reader: "claude-code", Doc: "claude-code", Label: "claude", Short: "cc",
+			BinEnv: "AGENTCTL_CLAUDE_BIN", Binary: "claude", Install: "install Claude Code (npm i -g @anthropic-ai/claude-code)",
+			Resume: true, Fork: true, Background: true},
+		{Name: "codex", Reader: "codex", Doc: "codex", Label: "codex", Short: "codex",
+			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)",
+			Resume: true},
+		{Name: "opencode", Reader: "opencode", Doc: "opencode", Label: "opencode", Short: "opencode",
+			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)",
+			Resume: true},
+		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
+			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)",
+			Resume: true},
+		// pi-rust is looked up by that name only: upstream builds its binary as
+		// `pi` too, which would find the TypeScript pi.
+		{Name: "pi-rust", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi-rs",
+			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)",
+			Resume: true},
+		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw",
+			Gateway: true, Resume: true},
 	}
+}
+
+// Get returns name's row; the zero Agent (no capabilities) if name is unknown.
+func Get(name string) Agent {
+	for _, a := range All() {
+		if a.Name == name {
+			return a
+		}
+	}
+	return Agent{}
 }
 
 // Names lists every agent name in display order.
@@ -46,14 +98,7 @@ func Names() []string {
 func Known(name string) bool { return ReaderOf(name) != "" }
 
 // ReaderOf is the read-side adapter that reports name's sessions ("" if unknown).
-func ReaderOf(name string) string {
-	for _, a := range All() {
-		if a.Name == name {
-			return a.Reader
-		}
-	}
-	return ""
-}
+func ReaderOf(name string) string { return Get(name).Reader }
 
 // Readers lists the read-side adapters in display order.
 func Readers() []string {

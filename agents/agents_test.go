@@ -23,3 +23,39 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("%s\nwant %s", got, want)
 	}
 }
+
+// The rows are facts other layers act on (which variable names a binary, who
+// can fork): a change here is a change of behaviour, so each row is pinned.
+func TestRows(t *testing.T) {
+	want := []Agent{
+		{Name: "claude-code", Reader: "claude-code", Doc: "claude-code", Label: "claude", Short: "cc",
+			BinEnv: "AGENTCTL_CLAUDE_BIN", Binary: "claude", Install: "install Claude Code (npm i -g @anthropic-ai/claude-code)",
+			Resume: true, Fork: true, Background: true},
+		{Name: "codex", Reader: "codex", Doc: "codex", Label: "codex", Short: "codex",
+			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)", Resume: true},
+		{Name: "opencode", Reader: "opencode", Doc: "opencode", Label: "opencode", Short: "opencode",
+			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)", Resume: true},
+		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
+			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)", Resume: true},
+		{Name: "pi-rust", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi-rs",
+			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)", Resume: true},
+		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw", Gateway: true, Resume: true},
+	}
+	if diff := cmp.Diff(want, All()); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if got := Get("pi-rust"); got.Reader != "pi" || !got.Resume || got.Fork {
+		t.Errorf("Get(pi-rust) = %+v", got)
+	}
+	if got := Get("gemini"); got != (Agent{}) {
+		t.Errorf("Get(unknown) = %+v, want the zero row", got)
+	}
+	for _, a := range All() {
+		if a.Name == "" || a.Reader == "" || a.Doc == "" || a.Label == "" || a.Short == "" {
+			t.Errorf("%s: a name field is empty: %+v", a.Name, a)
+		}
+		if (a.BinEnv == "") != (a.Binary == "") || (a.BinEnv == "") != (a.Install == "") {
+			t.Errorf("%s: BinEnv, Binary and Install go together: %+v", a.Name, a)
+		}
+	}
+}

@@ -1,15 +1,10 @@
 package launch
 
-import "fmt"
+import (
+	"fmt"
 
-// binaryEnv is each launchable adapter's binary override variable.
-var binaryEnv = map[string]string{
-	"claude-code": "AGENTCTL_CLAUDE_BIN",
-	"codex":       "AGENTCTL_CODEX_BIN",
-	"opencode":    "AGENTCTL_OPENCODE_BIN",
-	"pi":          "AGENTCTL_PI_BIN",
-	"pi-rust":     "AGENTCTL_PI_RUST_BIN",
-}
+	"github.com/agentctl/agentctl/agents"
+)
 
 // FindBinary resolves an adapter's binary exactly as a launch would (its
 // override variable, config adapters.<name>.binary, $PATH, the agent's usual
@@ -17,36 +12,39 @@ var binaryEnv = map[string]string{
 // true when the user named the binary (variable or config): then a miss is a
 // mistake to fix, not an agent that is simply not installed.
 func FindBinary(adapter string, req *Request) (path string, configured bool, err error) {
-	env, ok := binaryEnv[adapter]
-	if !ok {
+	a := agents.Get(adapter)
+	if a.BinEnv == "" {
 		return "", false, fmt.Errorf("%s is not started from a local binary", adapter)
 	}
-	configured = req.getenv(env) != "" || req.adapterConfig(adapter).Binary != ""
+	configured = req.getenv(a.BinEnv) != "" || req.adapterConfig(adapter).Binary != ""
+	// Claude Code and Codex have resolvers of their own (install places
+	// besides $PATH, their own wording); the others are their row.
 	switch adapter {
 	case "claude-code":
 		path, err = resolveClaude(req)
 	case "codex":
 		path, err = resolveCodex(req)
-	case "opencode":
-		path, err = resolveOpenCode(req)
-	case "pi":
-		path, err = resolvePi(req)
-	case "pi-rust":
-		path, err = resolvePiRust(req)
+	default:
+		path, err = resolveAgentBin(req, a)
 	}
 	return path, configured, err
 }
 
+// resolveAgentBin finds an agent's binary from its row: its variable, its
+// config, its name on $PATH.
+func resolveAgentBin(req *Request, a agents.Agent) (string, error) {
+	return resolveBin(req, a.Name, a.BinEnv, a.Binary, a.Install)
+}
+
 func resolveOpenCode(req *Request) (string, error) {
-	return resolveBin(req, "opencode", binaryEnv["opencode"], "opencode", "install it (npm i -g opencode-ai)")
+	return resolveAgentBin(req, agents.Get("opencode"))
 }
 
 func resolvePi(req *Request) (string, error) {
-	return resolveBin(req, "pi", binaryEnv["pi"], "pi", "install it (npm i -g @mariozechner/pi-coding-agent)")
+	return resolveAgentBin(req, agents.Get("pi"))
 }
 
-// resolvePiRust looks for pi-rust by that name only: upstream builds the binary
-// as `pi` too, which would find the TypeScript pi.
+// resolvePiRust looks for pi-rust by that name only (its row's Binary).
 func resolvePiRust(req *Request) (string, error) {
-	return resolveBin(req, "pi-rust", binaryEnv["pi-rust"], "pi-rust", "install pi-rust (as pi-rust on $PATH)")
+	return resolveAgentBin(req, agents.Get("pi-rust"))
 }

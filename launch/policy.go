@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -178,17 +179,14 @@ func (OpenClaw) Resumable(s Seen, force bool) (string, error) {
 // Only Claude Code copies a session into a new one (--fork-session,
 // docs/agents/claude-code.md §1.4); Codex, OpenCode and Pi resume in place
 // (docs/agents/codex.md §7, opencode.md §7, pi.md §7) and OpenClaw continues
-// the gateway's session.
+// the gateway's session. The agents table says which (Agent.Fork).
 func CanFork(adapter string) error {
-	if adapter == "claude-code" {
+	if agents.Get(adapter).Fork {
 		return nil
 	}
-	return fmt.Errorf("%s cannot fork a session: it only continues one in place (docs/agents/%s.md); resume it without --fork once it ended", adapter, docName(adapter))
-}
-
-func docName(adapter string) string {
-	if adapter == "pi-rust" {
-		return "pi"
+	doc := agents.Get(adapter).Doc
+	if doc == "" {
+		doc = adapter
 	}
-	return adapter
+	return fmt.Errorf("%s cannot fork a session: it only continues one in place (docs/agents/%s.md); resume it without --fork once it ended", adapter, doc)
 }
