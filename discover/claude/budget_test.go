@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -157,7 +158,7 @@ func TestGiveUpLeavesOutUnread(t *testing.T) {
 func TestGiveUpKeepsLiveSessions(t *testing.T) {
 	home := copyHome(t)
 	env := newEnv(t, home, &proc.Fake{Procs: []proc.Process{{PID: 14535, Comm: "claude", StartTicks: 25479}}})
-	all := discoverAll(t, testAdapter(), env.Env) // indexes every transcript
+	all := discovertest.DiscoverAll(t, testAdapter(), env.Env) // indexes every transcript
 	live, ok := all[idInfra]
 	if !ok || live.Status != discover.StatusRunning {
 		t.Fatalf("fixture: %s is %q, want running", idInfra, live.Status)
@@ -184,14 +185,14 @@ func TestGiveUpKeepsLiveSessions(t *testing.T) {
 	past := time.Now().Add(-time.Second)
 	a.Budget = func(context.Context) discover.Budget { return discover.Budget{StopAt: past, GiveUpAt: past} }
 	env.warnings = nil
-	got := discoverAll(t, a, env.Env)
+	got := discovertest.DiscoverAll(t, a, env.Env)
 	if _, listed := got[old.ID]; listed {
 		t.Errorf("%s listed although the budget had given up before reading it", old.ID)
 	}
 	if len(env.warnings) != 1 || !strings.Contains(env.warnings[0], "1 transcripts were not read in time") || !strings.Contains(env.warnings[0], old.ID) {
 		t.Errorf("warnings %q, want one naming %s (and nothing else) as left out", env.warnings, old.ID)
 	}
-	want := discoverAll(t, testAdapter(), env.Env)[idInfra]
+	want := discovertest.DiscoverAll(t, testAdapter(), env.Env)[idInfra]
 	if diff := cmp.Diff(want, got[idInfra], cmpopts.IgnoreFields(discover.Session{}, "Tokens", "CostUSD", "CostSource", "Slots", "Extra")); diff != "" {
 		t.Errorf("live session %s (-with time +given up):\n%s", idInfra, diff)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -49,7 +50,7 @@ func TestCacheDeletionChangesNothing(t *testing.T) {
 	procs := &proc.Fake{Procs: []proc.Process{{PID: 14535, Comm: "claude", StartTicks: 25479}}}
 	env := newEnv(t, home, procs)
 	a := testAdapter()
-	cold := discoverAll(t, a, env.Env)
+	cold := discovertest.DiscoverAll(t, a, env.Env)
 	if _, err := os.Stat(indexFile(env.Env)); err != nil {
 		t.Fatalf("no index written: %v", err)
 	}
@@ -68,7 +69,7 @@ func TestCacheDeletionChangesNothing(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.before()
-		got := discoverAll(t, a, env.Env)
+		got := discovertest.DiscoverAll(t, a, env.Env)
 		if diff := cmp.Diff(cold, got); diff != "" {
 			t.Errorf("%s (-cold +now):\n%s", st.name, diff)
 		}
@@ -105,10 +106,10 @@ func TestCacheFollowsAppends(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		ts := "2026-11-20T21:00:0" + string(rune('0'+i)) + ".000Z"
 		line := assistantLine(sid, cwd, ts, "m1", "r1", "claude-opus-4-8", textBlock("part "+string(rune('0'+i))), "", usageJSON(7, 10*i, 0, 0))
-		appendFile(t, p, line+"\n")
+		discovertest.AppendFile(t, p, line+"\n")
 		mt := fixtureMtime.Add(time.Duration(i) * time.Second)
 		must(t, os.Chtimes(p, mt, mt))
-		got, want := discoverAll(t, a, env.Env)[sid], discoverAll(t, a, plain.Env)[sid]
+		got, want := discovertest.DiscoverAll(t, a, env.Env)[sid], discovertest.DiscoverAll(t, a, plain.Env)[sid]
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("after append %d (-no cache +cache):\n%s", i, diff)
 		}
@@ -118,7 +119,7 @@ func TestCacheFollowsAppends(t *testing.T) {
 	}
 	// Shrinking (or replacing) the file starts over.
 	writeTranscript(t, home, "-w", sid, userPrompt(sid, cwd, "2026-11-20T21:00:00.000Z", "replaced"))
-	if s := discoverAll(t, a, env.Env)[sid]; s.Prompt != "replaced" || !tokensOf(t, s).Zero() {
+	if s := discovertest.DiscoverAll(t, a, env.Env)[sid]; s.Prompt != "replaced" || !tokensOf(t, s).Zero() {
 		t.Errorf("after a rewrite: prompt %q tokens %+v", s.Prompt, s.Tokens)
 	}
 }
@@ -129,13 +130,13 @@ func TestFreshEntryNotReread(t *testing.T) {
 	home := copyHome(t)
 	env := newEnv(t, home, nil)
 	a := testAdapter()
-	before := discoverAll(t, a, env.Env)[idWebapp]
+	before := discovertest.DiscoverAll(t, a, env.Env)[idWebapp]
 	p := filepath.Join(home, ".claude/projects/-home-dev-webapp", idWebapp+".jsonl")
 	b := readFile(t, p)
 	copy(b, strings.Repeat(" ", 200)) // same size; restore the mtime below
 	must(t, os.WriteFile(p, b, 0o600))
 	must(t, os.Chtimes(p, fixtureMtime, fixtureMtime))
-	if after := discoverAll(t, a, env.Env)[idWebapp]; !cmp.Equal(before, after) {
+	if after := discovertest.DiscoverAll(t, a, env.Env)[idWebapp]; !cmp.Equal(before, after) {
 		t.Errorf("a fresh entry was re-read:\n%s", cmp.Diff(before, after))
 	}
 }
@@ -232,11 +233,11 @@ func TestDeletedTranscript(t *testing.T) {
 	home := copyHome(t)
 	env := newEnv(t, home, nil)
 	a := testAdapter()
-	discoverAll(t, a, env.Env)
+	discovertest.DiscoverAll(t, a, env.Env)
 	if err := os.Remove(filepath.Join(home, ".claude/projects/-home-dev-webapp", idWebapp+".jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	got := discoverAll(t, a, env.Env)
+	got := discovertest.DiscoverAll(t, a, env.Env)
 	if _, ok := got[idWebapp]; ok || len(got) != len(fixtureFacts)-1 {
 		t.Errorf("%d sessions, deleted one listed: %v", len(got), ok)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -41,10 +42,10 @@ func TestPartialLastLine(t *testing.T) {
 	line := assistantLine(id, "/home/dev/api-server", "2026-11-20T21:50:00.000Z", "msg_new", "req_new", "claude-opus-4-8",
 		textBlock("more"), "end_turn", usageJSON(10, 5, 0, 0))
 	half := len(line) / 2
-	appendFile(t, path, line[:half])
+	discovertest.AppendFile(t, path, line[:half])
 
 	a := testAdapter()
-	s := discoverAll(t, a, env.Env)[id]
+	s := discovertest.DiscoverAll(t, a, env.Env)[id]
 	if diff := cmp.Diff(discover.Tokens{Input: 20, Output: 10}, tokensOf(t, s)); diff != "" {
 		t.Errorf("with a half-written line (-want +got):\n%s", diff)
 	}
@@ -64,8 +65,8 @@ func TestPartialLastLine(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	appendFile(t, path, line[half:]+"\n")
-	s = discoverAll(t, a, env.Env)[id]
+	discovertest.AppendFile(t, path, line[half:]+"\n")
+	s = discovertest.DiscoverAll(t, a, env.Env)[id]
 	if diff := cmp.Diff(discover.Tokens{Input: 30, Output: 15}, tokensOf(t, s)); diff != "" {
 		t.Errorf("after the line completed (-want +got):\n%s", diff)
 	}
@@ -119,7 +120,7 @@ func TestInvalidUTF8(t *testing.T) {
 	line := userPrompt(idA, "/w", "2026-11-20T21:00:00.000Z", "caf\u00e9 PLACEHOLDER")
 	line = strings.Replace(line, "PLACEHOLDER", "\xff\xfe bad", 1)
 	writeTranscript(t, home, "-w", idA, line)
-	s := discoverAll(t, testAdapter(), newEnv(t, home, nil).Env)[idA]
+	s := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, nil).Env)[idA]
 	if want := "café \uFFFD\uFFFD bad"; s.Prompt != want {
 		t.Errorf("prompt %q, want %q", s.Prompt, want)
 	}
@@ -181,7 +182,7 @@ func TestCwdShapes(t *testing.T) {
 	for _, c := range cases {
 		writeTranscript(t, home, c.bucket, c.id, userPrompt(c.id, c.cwd, "2026-11-20T21:00:00.000Z", "hi"))
 	}
-	got := discoverAll(t, testAdapter(), newEnv(t, home, nil).Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, nil).Env)
 	for _, c := range cases {
 		if s := got[c.id]; s.Cwd != c.cwd {
 			t.Errorf("%s: cwd %q, want %q", c.id[:8], s.Cwd, c.cwd)
@@ -228,7 +229,7 @@ func TestConfigDir(t *testing.T) {
 		}
 		return ""
 	}
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	if diff := cmp.Diff([]string{idA}, sortedIDs(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -254,7 +255,7 @@ func TestNotSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := discoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)
 	if diff := cmp.Diff([]string{idA}, sortedIDs(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -287,7 +288,7 @@ func TestDuplicateTranscripts(t *testing.T) {
 	later := fixtureMtime.Add(time.Minute)
 	os.Chtimes(newer, later, later)
 	env := newEnv(t, home, nil)
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	if s := got[idA]; len(got) != 1 || s.Prompt != "new copy" || s.Path != newer {
 		t.Errorf("got %d sessions, prompt %q from %s", len(got), s.Prompt, s.Path)
 	}
@@ -312,7 +313,7 @@ func TestUnreadableProjectFolderWarns(t *testing.T) {
 	a := testAdapter()
 
 	env := newEnv(t, home, nil)
-	all := discoverAll(t, a, env.Env)
+	all := discovertest.DiscoverAll(t, a, env.Env)
 	if len(all) == 0 {
 		t.Fatal("the readable folders' sessions are missing")
 	}

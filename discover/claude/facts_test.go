@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // fact is one row of the fixture README's "Expected facts — Claude Code
@@ -87,7 +88,7 @@ func TestFixtureTranscriptFacts(t *testing.T) {
 // facts as they reach discover.Session.
 func TestFixtureSessions(t *testing.T) {
 	env := newEnv(t, copyHome(t), nil)
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	if len(got) != len(fixtureFacts) {
 		t.Errorf("got %d sessions %v, want %d", len(got), sortedIDs(got), len(fixtureFacts))
 	}
@@ -128,7 +129,7 @@ func TestFixtureSessions(t *testing.T) {
 // for a fork is its parent's), last_activity, title and permission mode.
 func TestFixtureTimesAndTitles(t *testing.T) {
 	env := newEnv(t, copyHome(t), nil)
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	type row struct{ Started, Last, Title, Perm string }
 	want := map[string]row{
 		"63a9dd20-452d-46cb-844e-bd4800ad2458": {"2026-11-20T21:42:34.831Z", "2026-11-20T21:44:39.484Z", "say hi", "default"},

@@ -4,13 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -116,12 +116,6 @@ func (sc findScenario) adapter() *Adapter {
 	return a
 }
 
-func byID(ss []discover.Session) []discover.Session {
-	out := append([]discover.Session(nil), ss...)
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
 // TestFindAgreesWithDiscover: for every fixture session under every scenario,
 // Find returns exactly what Discover lists (status, evidence, every field), with
 // a warm or cold index, by full id, by prefix and by launch record id.
@@ -147,7 +141,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return byID(ss)
+				return discovertest.ByID(ss)
 			}
 			want := func(q discover.Query) []discover.Session {
 				var out []discover.Session
@@ -156,7 +150,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 						out = append(out, s)
 					}
 				}
-				return byID(out)
+				return discovertest.ByID(out)
 			}
 			cold := sc.env(t, home) // its own, empty state dir
 			for i, s := range all {
@@ -184,7 +178,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 // full listing's, field for field.
 func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
 	alive := func(ss []discover.Session) []discover.Session {
-		return byID(discover.Filter{}.Apply(ss))
+		return discovertest.ByID(discover.Filter{}.Apply(ss))
 	}
 	for _, sc := range findScenarios() {
 		t.Run(sc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // TestForkCountedOnce: the fork fixture 9ee4fdd2 copied the three turns of
@@ -17,7 +18,7 @@ import (
 func TestForkCountedOnce(t *testing.T) {
 	const parent, fork = "63a9dd20-452d-46cb-844e-bd4800ad2458", "9ee4fdd2-41ff-4937-a320-74e0a6f6767c"
 	env := newEnv(t, copyHome(t), nil)
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	p, f := got[parent], got[fork]
 	if diff := cmp.Diff(&discover.Tokens{Input: 30, Output: 15}, p.Tokens); diff != "" {
 		t.Errorf("parent tokens (-want +got):\n%s", diff)

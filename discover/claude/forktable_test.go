@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // TestForkTableFollowsTheBucket: after a listing records the buckets' fork
@@ -30,7 +31,7 @@ func TestForkTableFollowsTheBucket(t *testing.T) {
 	a := testAdapter()
 	check := func(step string, ids ...string) {
 		t.Helper()
-		all := discoverAll(t, a, newEnv(t, home, nil).Env) // its own, cold index
+		all := discovertest.DiscoverAll(t, a, newEnv(t, home, nil).Env) // its own, cold index
 		for _, id := range ids {
 			got, err := a.Find(context.Background(), env.Env, discover.Query{Prefix: id})
 			if err != nil || len(got) != 1 {
@@ -41,7 +42,7 @@ func TestForkTableFollowsTheBucket(t *testing.T) {
 			}
 		}
 	}
-	discoverAll(t, a, env.Env) // records the tables
+	discovertest.DiscoverAll(t, a, env.Env) // records the tables
 	if _, err := os.Stat(filepath.Join(env.StateDir, "cache", Name+"-forks.index")); err != nil {
 		t.Fatalf("no fork table: %v", err)
 	}
@@ -60,7 +61,7 @@ func TestForkTableFollowsTheBucket(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bucket, late+".jsonl"), head, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	discoverAll(t, a, env.Env) // records late as unsettled
+	discovertest.DiscoverAll(t, a, env.Env) // records late as unsettled
 	check("unsettled recorded", late, fork)
 	f, err := os.OpenFile(filepath.Join(bucket, late+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {

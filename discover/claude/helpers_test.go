@@ -1,8 +1,6 @@
 package claude
 
 import (
-	"context"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -31,31 +30,12 @@ const (
 func copyHome(t testing.TB) string {
 	t.Helper()
 	dst := t.TempDir()
-	err := filepath.WalkDir("testdata/home", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	discovertest.CopyTree(t, "testdata/home", dst)
+	err := filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, _ := filepath.Rel("testdata/home", p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			return err
-		}
-		if err := out.Close(); err != nil {
-			return err
-		}
-		return os.Chtimes(target, fixtureMtime, fixtureMtime)
+		return os.Chtimes(p, fixtureMtime, fixtureMtime)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -109,22 +89,6 @@ func testAdapter() *Adapter {
 // bootMs puts the fixture boot such that procStart "21139" (pid 12509) is the
 // registry's startedAt (1795211016790) give or take a tick.
 const bootMs = 1795211016790 - 211390
-
-func discoverAll(t testing.TB, a *Adapter, env *discover.Env) map[string]discover.Session {
-	t.Helper()
-	ss, err := a.Discover(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]discover.Session{}
-	for _, s := range ss {
-		if _, dup := out[s.ID]; dup {
-			t.Errorf("session %s listed twice", s.ID)
-		}
-		out[s.ID] = s
-	}
-	return out
-}
 
 func sortedIDs(m map[string]discover.Session) []string {
 	var ids []string

@@ -1,13 +1,17 @@
 package claude
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentctl/agentctl/discover/discovertest"
+)
 
 // MayHold must never turn away an id this adapter lists (discover.FindFor would
 // then resolve without it): every fixture session passes, other agents' ids do not.
 func TestMayHoldEveryListedID(t *testing.T) {
 	env := newEnv(t, copyHome(t), nil)
 	a := testAdapter()
-	got := discoverAll(t, a, env.Env)
+	got := discovertest.DiscoverAll(t, a, env.Env)
 	if len(got) == 0 {
 		t.Fatal("no fixture sessions")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -57,7 +58,7 @@ func TestJobRecordEndsBackgroundSession(t *testing.T) {
 			}
 			writeJob(t, home, tc.sessionID, tc.state, tc.updated)
 			registryMoved(t, home, fresh) // the process removed its entry as it exited
-			got := discoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)
+			got := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)
 			s := got[idTUI329]
 			if diff := cmp.Diff(tc.want, livenessOf(s)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -106,7 +107,7 @@ func TestBackgroundRegistryAndSpares(t *testing.T) {
 		},
 		Cwds: map[int]string{31337: "/home/dev/cli-tool", 500: "/home/dev/cli-tool", 501: "/home/dev/cli-tool", 502: "/home/dev/cli-tool", 503: "/home/dev/cli-tool"},
 	}
-	got := discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, procs).Env)
 	s := got[bgID]
 	if s.Status != discover.StatusWaiting || s.Evidence != discover.EvidenceRegistry || s.PID != 31337 || s.Kind != KindBackground || s.JobID != "0b0b0b0b" {
 		t.Errorf("bg session: %s (%s) pid %d kind %q job %q; want waiting on registry, pid 31337, background 0b0b0b0b", s.Status, s.Evidence, s.PID, s.Kind, s.JobID)
@@ -126,12 +127,12 @@ func TestBlockedJobIsWaiting(t *testing.T) {
 	const bgID = "0b0b0b0b-1111-4222-8333-444455556666"
 	writeRegistry(t, home, 31337, `{"pid":31337,"sessionId":"`+bgID+`","cwd":"/home/dev/cli-tool","startedAt":1795211130000,"procStart":"32460","version":"2.1.329","kind":"bg","entrypoint":"cli","jobId":"0b0b0b0b","status":"busy"}`)
 	procs := &proc.Fake{Procs: []proc.Process{{PID: 31337, Comm: "claude", StartTicks: 32460}}}
-	s := discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
+	s := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
 	if s.Status != discover.StatusRunning {
 		t.Fatalf("before the prompt: %s, want running", s.Status)
 	}
 	writeJob(t, home, bgID, jobBlocked, fixtureNow)
-	s = discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
+	s = discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
 	if s.Status != discover.StatusWaiting || s.Evidence != discover.EvidenceRegistry || s.PID != 31337 {
 		t.Errorf("job blocked: %s on %s (%s), pid %d; want waiting on registry, pid 31337", s.Status, s.Evidence, s.EvidenceDetail, s.PID)
 	}
@@ -181,7 +182,7 @@ func TestJobEndedWhileProcessExits(t *testing.T) {
 			writeRegistry(t, home, 31337, `{"pid":31337,"sessionId":"`+bgID+`","cwd":"/home/dev/cli-tool","startedAt":1795211130000,"procStart":"32460","version":"2.1.329","kind":"bg","entrypoint":"cli","jobId":"0b0b0b0b","status":"waiting"}`)
 			writeJob(t, home, bgID, jobStopped, tc.updated)
 			procs := &proc.Fake{Procs: []proc.Process{{PID: 31337, Comm: "claude", StartTicks: 32460}}}
-			s := discoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
+			s := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, procs).Env)[bgID]
 			if s.Status != tc.want {
 				t.Errorf("%s (%s: %s), want %s", s.Status, s.Evidence, s.EvidenceDetail, tc.want)
 			}

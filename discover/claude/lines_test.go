@@ -71,17 +71,3 @@ func writeTranscript(t testing.TB, home, bucket, id string, lines ...string) str
 	}
 	return p
 }
-
-func appendFile(t testing.TB, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}

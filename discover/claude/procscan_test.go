@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -75,7 +76,7 @@ func TestArgvEvidence(t *testing.T) {
 		Args:  map[int][]string{4242: {"claude", "-p", "--resume", idWebapp}},
 		Cwds:  map[int]string{4242: "/home/dev/webapp"},
 	})
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	want := map[string]liveness{
 		idWebapp: {discover.StatusRunning, discover.EvidenceArgv, "pid 4242 argv names the session", false, 4242},
 		idFork:   {discover.StatusStopped, discover.EvidenceTranscript, "", false, 0},
@@ -115,7 +116,7 @@ func TestProcessScan(t *testing.T) {
 				Args:  map[int][]string{5150: {"claude"}},
 				Cwds:  map[int]string{5150: "/home/dev/webapp"},
 			})
-			got := discoverAll(t, testAdapter(), env.Env)
+			got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 			for id, w := range tt.want {
 				if diff := cmp.Diff(w, livenessOf(got[id])); diff != "" {
 					t.Errorf("%s (-want +got):\n%s", id[:8], diff)
@@ -144,7 +145,7 @@ func TestManySessionsOneCwd(t *testing.T) {
 		Args:  map[int][]string{5000: {"claude"}},
 		Cwds:  map[int]string{5000: "/home/dev/webapp"},
 	})
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	running := 0
 	for _, s := range got {
 		if s.Status == discover.StatusRunning {
@@ -200,7 +201,7 @@ func TestArgvOnlySession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, listed := discoverAll(t, testAdapter(), env.Env)[fresh]
+			_, listed := discovertest.DiscoverAll(t, testAdapter(), env.Env)[fresh]
 			if tc.want == nil {
 				if len(found) != 0 || listed {
 					t.Fatalf("found %d, listed %v: want nothing", len(found), listed)

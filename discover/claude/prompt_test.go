@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -41,7 +42,7 @@ func TestPromptNewerThanIdleRegistry(t *testing.T) {
 		t.Helper()
 		env := newEnv(t, home, procs)
 		env.Now = func() time.Time { return time.UnixMilli(promptMs).Add(after) }
-		return discoverAll(t, a, env.Env)[id]
+		return discovertest.DiscoverAll(t, a, env.Env)[id]
 	}
 	s := at(time.Second)
 	if s.Status != discover.StatusRunning || !s.Inferred || s.PID != pid ||

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -64,7 +65,7 @@ func TestRegistryFixtures(t *testing.T) {
 			env := newEnv(t, copyHome(t), tt.procs)
 			a := testAdapter()
 			a.PidNS = func() string { return tt.pidNS }
-			got := discoverAll(t, a, env.Env)
+			got := discovertest.DiscoverAll(t, a, env.Env)
 			if diff := cmp.Diff(tt.want, livenessOf(got[tt.id])); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -95,7 +96,7 @@ func TestRegistryOnlySession(t *testing.T) {
 	writeRegistry(t, home, 31337, `{"pid":31337,"sessionId":"`+fresh+`","cwd":"/home/dev/new project","startedAt":1795211130000,"procStart":"32460","version":"2.1.197","kind":"interactive","entrypoint":"cli","name":"new-ab","nameSource":"derived"}`)
 	writeRegistry(t, home, 31338, `{"pid":31338,"sessionId":"`+dead+`","cwd":"/home/dev/x","startedAt":1795211130000,"procStart":"32460","version":"2.1.197","kind":"interactive","entrypoint":"cli"}`)
 	env := newEnv(t, home, &proc.Fake{Procs: []proc.Process{{PID: 31337, Comm: "claude", StartTicks: 32460}}})
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	s, ok := got[fresh]
 	if !ok {
 		t.Fatalf("registry-only session missing; have %v", sortedIDs(got))
@@ -130,7 +131,7 @@ func TestRegistryWithoutProcStart(t *testing.T) {
 			home := copyHome(t)
 			writeRegistry(t, home, 14535, `{"pid":14535,"sessionId":"`+idInfra+`","cwd":"/home/dev/infra","startedAt":`+fmtInt(startedAt)+`,"version":"2.1.197","kind":"interactive","entrypoint":"cli","status":"busy"}`)
 			env := newEnv(t, home, &proc.Fake{Procs: []proc.Process{{PID: 14535, Comm: "claude", StartTicks: tickAt(tt.start)}}})
-			got := discoverAll(t, testAdapter(), env.Env)
+			got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 			if diff := cmp.Diff(tt.want, livenessOf(got[idInfra])); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -158,7 +159,7 @@ func TestSupersededAfterClear(t *testing.T) {
 				Args:  map[int][]string{777: tt.argv},
 				Cwds:  map[int]string{777: "/home/dev/notes"},
 			})
-			got := discoverAll(t, testAdapter(), env.Env)
+			got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 			want := map[string]liveness{
 				idAfter:  {discover.StatusIdle, discover.EvidenceRegistry, "sessions/777.json procStart=" + fmtInt(int64(tickAt(startedAt))) + " matches", false, 777},
 				idBefore: {discover.StatusStopped, discover.EvidenceRegistry, "superseded by " + idAfter, false, 0},
@@ -181,7 +182,7 @@ func TestRegistryUnusable(t *testing.T) {
 	writeRegistry(t, home, 4446, `{"pid":4446,"procStart":"1"}`)
 	env := newEnv(t, home, &proc.Fake{Procs: []proc.Process{{PID: 4444, StartTicks: 1}, {PID: 4445, StartTicks: 1}, {PID: 9999, StartTicks: 1}, {PID: 4446, StartTicks: 1}}})
 	start := time.Now()
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Errorf("took %v: the torn entry was not retried after 50 ms", d)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -89,7 +90,7 @@ func TestStatusNeverFromFileAge(t *testing.T) {
 			}
 			tc.registry(t, home)
 			env := newEnv(t, home, &proc.Fake{})
-			got := discoverAll(t, testAdapter(), env.Env)
+			got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 			want := map[string]liveness{idWebapp: stopped, idTUI329: tc.midTurn}
 			for id, w := range want {
 				if diff := cmp.Diff(w, livenessOf(got[id])); diff != "" {
@@ -108,7 +109,7 @@ func TestStatusNeverFromFileAge(t *testing.T) {
 // TestNoProcessTable: without /proc nothing is guessed.
 func TestNoProcessTable(t *testing.T) {
 	env := newEnv(t, copyHome(t), &proc.Fake{NoProcs: true})
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	for _, s := range got {
 		if s.Status != discover.StatusUnknown || s.PID != 0 {
 			t.Errorf("%s: %s pid %d, want unknown", s.ID, s.Status, s.PID)
@@ -123,7 +124,7 @@ func TestNoProcessTable(t *testing.T) {
 // none.
 func TestEndedAt(t *testing.T) {
 	env := newEnv(t, copyHome(t), &proc.Fake{Procs: []proc.Process{{PID: 14535, Comm: "claude", StartTicks: 25479}}})
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	if s := got[idWebapp]; s.EndedAt == nil || !s.EndedAt.Equal(*s.LastActivity) {
 		t.Errorf("stopped session ended_at %v, want %v", s.EndedAt, s.LastActivity)
 	}
@@ -152,14 +153,14 @@ func TestLiveTUIBlockedOnQuota(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, rel), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := discoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)[id]
+	s := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)[id]
 	if s.Status != discover.StatusFailed || s.BlockedReason != discover.BlockedQuota {
 		t.Errorf("no process: %s blocked_reason %q (%s); want failed, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
 	live := &proc.Fake{Procs: []proc.Process{{PID: 4242, Comm: "claude", StartTicks: 4242}}}
 	for status, want := range map[string][2]string{"idle": {discover.StatusIdle, discover.BlockedQuota}, "busy": {discover.StatusRunning, ""}} {
 		writeRegistry(t, home, 4242, `{"pid":4242,"sessionId":"`+id+`","cwd":"/home/dev/acc","startedAt":1795601460000,"procStart":"4242","version":"2.1.329","kind":"interactive","entrypoint":"cli","status":"`+status+`"}`)
-		s := discoverAll(t, testAdapter(), newEnv(t, home, live).Env)[id]
+		s := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, live).Env)[id]
 		if s.Status != want[0] || s.BlockedReason != want[1] || s.Evidence != discover.EvidenceRegistry {
 			t.Errorf("registry %s: %s blocked_reason %q (%s %s); want %s, %q", status, s.Status, s.BlockedReason, s.Evidence, s.EvidenceDetail, want[0], want[1])
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // costState is a 2.1.329 cost-state record (Claude Code's running cost).
@@ -58,7 +59,7 @@ func TestSubagentTokens(t *testing.T) {
 			home := t.TempDir()
 			subagentSession(t, home, withCS)
 			env := newEnv(t, home, nil)
-			got := discoverAll(t, testAdapter(), env.Env)
+			got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 			if len(got) != 1 {
 				t.Fatalf("%d sessions, want 1 (a subagent is not a session): %v", len(got), got)
 			}
@@ -87,7 +88,7 @@ func TestSubagentTokens(t *testing.T) {
 // an estimate, or unknown without a price.
 func TestAgentCostState(t *testing.T) {
 	env := newEnv(t, copyHome(t), nil)
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	for id, want := range map[string]float64{
 		"ff38fc66-0e6f-49a9-bddf-965cd7d30d7f": 0.0005600000000000001, // resumed: the 2nd run's figure includes the 1st
 		"d957d5fe-663c-4e98-a802-1b18889c112d": 0.00014000000000000001,
@@ -104,10 +105,10 @@ func TestAgentCostState(t *testing.T) {
 	// agent's figure is stale, and claude-opus-9-9 has no price.
 	home := copyHome(t)
 	p := filepath.Join(home, ".claude", "projects", "-home-dev-cli-tool", "ff38fc66-0e6f-49a9-bddf-965cd7d30d7f.jsonl")
-	appendFile(t, p, assistantLine("ff38fc66-0e6f-49a9-bddf-965cd7d30d7f", "/home/dev/cli-tool", "2026-11-20T21:50:00.000Z",
+	discovertest.AppendFile(t, p, assistantLine("ff38fc66-0e6f-49a9-bddf-965cd7d30d7f", "/home/dev/cli-tool", "2026-11-20T21:50:00.000Z",
 		"late", "rlate", "claude-opus-9-9", textBlock("late"), "end_turn", usageJSON(1, 1, 0, 0))+"\n")
 	env = newEnv(t, home, nil)
-	s := discoverAll(t, testAdapter(), env.Env)["ff38fc66-0e6f-49a9-bddf-965cd7d30d7f"]
+	s := discovertest.DiscoverAll(t, testAdapter(), env.Env)["ff38fc66-0e6f-49a9-bddf-965cd7d30d7f"]
 	if s.CostUSD != nil || s.CostSource != "" {
 		t.Errorf("usage after cost-state: cost %v %q, want none", *s.CostUSD, s.CostSource)
 	}

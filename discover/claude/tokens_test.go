@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -91,7 +92,7 @@ func TestCacheWriteSplit(t *testing.T) {
 // totals include them (README: 30/15 for the parent, 50/25 for the fork).
 func TestForkTotals(t *testing.T) {
 	env := newEnv(t, copyHome(t), nil)
-	got := discoverAll(t, testAdapter(), env.Env)
+	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	want := map[string]discover.Tokens{idWebapp: {Input: 30, Output: 15}, idFork: {Input: 50, Output: 25}}
 	for id, w := range want {
 		if diff := cmp.Diff(w, tokensOf(t, got[id])); diff != "" {
@@ -111,7 +112,7 @@ func TestSyntheticError(t *testing.T) {
 		userPrompt(sid, cwd, "2026-11-20T21:00:02.000Z", "again"),
 		`{"type":"assistant","isApiErrorMessage":true,"error":"server_error","message":{"id":"e1","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 500 {\"type\":\"error\"}"}],"stop_reason":"stop_sequence","usage":{"input_tokens":0,"output_tokens":0}},"timestamp":"2026-11-20T21:00:03.000Z","sessionId":"`+sid+`","cwd":"/w"}`,
 	)
-	s := discoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)[sid]
+	s := discovertest.DiscoverAll(t, testAdapter(), newEnv(t, home, &proc.Fake{}).Env)[sid]
 	if s.Model != "claude-opus-4-8" || len(s.Models) != 1 {
 		t.Errorf("model %q %v, want claude-opus-4-8 only", s.Model, s.Models)
 	}

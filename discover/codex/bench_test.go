@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/e2e/synth"
 )
 
@@ -23,7 +24,7 @@ func TestSyntheticHome(t *testing.T) {
 	if err := synth.WriteCodexHome(home, n, 7); err != nil {
 		t.Fatal(err)
 	}
-	got := discoverAll(t, New(), testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, New(), testEnv(home, nil, nil))
 	if len(got) != n {
 		t.Fatalf("%d sessions, want %d", len(got), n)
 	}

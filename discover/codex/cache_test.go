@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 func cachedEnv(home, state string) *discover.Env {
@@ -27,12 +28,12 @@ func TestIndexDoesNotChangeOutput(t *testing.T) {
 	noCache := func() map[string]discover.Session {
 		env := cachedEnv(home, state)
 		env.NoCache = true
-		return discoverAll(t, a, env)
+		return discovertest.DiscoverAll(t, a, env)
 	}
 	check := func(stage string) {
 		t.Helper()
 		want := noCache()
-		got := discoverAll(t, a, cachedEnv(home, state))
+		got := discovertest.DiscoverAll(t, a, cachedEnv(home, state))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("%s: cached output differs (-nocache +cached):\n%s", stage, diff)
 		}
@@ -44,11 +45,11 @@ func TestIndexDoesNotChangeOutput(t *testing.T) {
 	check("warm")
 
 	// A new turn appended to a thread (and the DB does not know it yet).
-	appendFile(t, rolloutPath(t, home, id5425),
+	discovertest.AppendFile(t, rolloutPath(t, home, id5425),
 		`{"timestamp":"2026-11-20T22:00:00.000Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t9"}}`+"\n"+
 			`{"timestamp":"2026-11-20T22:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":9,"total_tokens":109}}}}`+"\n")
 	check("appended")
-	if s := discoverAll(t, a, cachedEnv(home, state))[id5425]; s.Tokens.Input != 60 || s.Extra["last_turn"] != "open" {
+	if s := discovertest.DiscoverAll(t, a, cachedEnv(home, state))[id5425]; s.Tokens.Input != 60 || s.Extra["last_turn"] != "open" {
 		t.Errorf("appended turn not seen: %+v %v", s.Tokens, s.Extra["last_turn"])
 	}
 
@@ -75,7 +76,7 @@ func TestIndexSlotsCountedWhenAsked(t *testing.T) {
 	run := func(slots, noCache bool) map[string]discover.Session {
 		env := cachedEnv(home, state)
 		env.Slots, env.NoCache = slots, noCache
-		return discoverAll(t, a, env)
+		return discovertest.DiscoverAll(t, a, env)
 	}
 	for _, slots := range []bool{false, true, false, true} {
 		got, want := run(slots, false), run(slots, true)
@@ -100,7 +101,7 @@ func TestIndexAvoidsReads(t *testing.T) {
 	home := fixtureHome(t)
 	state := t.TempDir()
 	a := testAdapter(nil)
-	want := discoverAll(t, a, cachedEnv(home, state))[id1023]
+	want := discovertest.DiscoverAll(t, a, cachedEnv(home, state))[id1023]
 	p := rolloutPath(t, home, id1023)
 	fi, err := os.Stat(p)
 	must(t, err)
@@ -110,7 +111,7 @@ func TestIndexAvoidsReads(t *testing.T) {
 	must(t, err)
 	must(t, f.Close())
 	must(t, os.Chtimes(p, time.Now(), fi.ModTime()))
-	got := discoverAll(t, a, cachedEnv(home, state))[id1023]
+	got := discovertest.DiscoverAll(t, a, cachedEnv(home, state))[id1023]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warm run re-read the rollout (-want +got):\n%s", diff)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // fact is one row of the fixture README's "Expected facts — Codex rollouts" table.
@@ -134,7 +135,7 @@ func TestDiscoverFixture(t *testing.T) {
 				os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
 				os.Remove(filepath.Join(codexDir(home), "thread_history_1.sqlite"))
 			}
-			got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+			got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 			if len(got) != len(facts) {
 				t.Fatalf("%d sessions, want %d", len(got), len(facts))
 			}
@@ -222,7 +223,7 @@ func TestTimesNotFromPaths(t *testing.T) {
 		if c.mode == "rollout-only" {
 			os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
 		}
-		s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id70be]
+		s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id70be]
 		if s.StartedAt == nil || !s.StartedAt.Equal(ts(c.started)) || !s.LastActivity.Equal(ts(c.last)) || s.EndedAt == nil || !s.EndedAt.Equal(ts(c.ended)) {
 			t.Errorf("%s: started %v last %v ended %v, want %s %s %s", c.mode, s.StartedAt, s.LastActivity, s.EndedAt, c.started, c.last, c.ended)
 		}
@@ -232,7 +233,7 @@ func TestTimesNotFromPaths(t *testing.T) {
 // The two TUI threads have no DB rows; they are still listed, from their rollouts.
 func TestTUIThreadsWithoutDBRows(t *testing.T) {
 	home := fixtureHome(t)
-	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	for _, id := range []string{id568b, idD918} {
 		s, ok := got[id]
 		if !ok {
@@ -250,7 +251,7 @@ func TestTUIThreadsWithoutDBRows(t *testing.T) {
 // DB rows with an empty title/first_user_message (the process died early) fall
 // back to the rollout.
 func TestEmptyDBTitleFallsBackToRollout(t *testing.T) {
-	s := discoverAll(t, testAdapter(nil), testEnv(fixtureHome(t), nil, nil))[id60b3]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(fixtureHome(t), nil, nil))[id60b3]
 	if s.Prompt != "prefix test 2" || s.Title != "prefix test 2" {
 		t.Errorf("prompt %q title %q", s.Prompt, s.Title)
 	}
@@ -261,7 +262,7 @@ func TestEmptyDBTitleFallsBackToRollout(t *testing.T) {
 func TestMovedHomeAndMissingRollout(t *testing.T) {
 	home := fixtureHome(t)
 	os.Remove(rolloutPath(t, home, id5425))
-	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	if s := got[id1023]; !strings.HasPrefix(s.Path, home) {
 		t.Errorf("1023 path %q not under the test home", s.Path)
 	}
@@ -280,10 +281,10 @@ func TestCodexHomeEnv(t *testing.T) {
 	if err := os.Rename(codexDir(home), other); err != nil {
 		t.Fatal(err)
 	}
-	if got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil)); len(got) != 0 {
+	if got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil)); len(got) != 0 {
 		t.Errorf("without CODEX_HOME: %d sessions, want 0", len(got))
 	}
-	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, map[string]string{"CODEX_HOME": other}))
+	got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, map[string]string{"CODEX_HOME": other}))
 	if len(got) != 8 {
 		t.Errorf("with CODEX_HOME: %d sessions, want 8", len(got))
 	}
@@ -300,7 +301,7 @@ func TestSQLiteHome(t *testing.T) {
 	}
 	// Most DB fields equal the rollout's here; the turn's provenance tells them apart.
 	env := testEnv(home, nil, map[string]string{"CODEX_SQLITE_HOME": dbDir})
-	if d := discoverAll(t, testAdapter(nil), env)[id5425].EvidenceDetail; !strings.Contains(d, "thread_turns") {
+	if d := discovertest.DiscoverAll(t, testAdapter(nil), env)[id5425].EvidenceDetail; !strings.Contains(d, "thread_turns") {
 		t.Errorf("CODEX_SQLITE_HOME not used: %s", d)
 	}
 	cfg := filepath.Join(codexDir(home), "config.toml")
@@ -308,7 +309,7 @@ func TestSQLiteHome(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("sqlite_home = \""+dbDir+"\" # moved\n"+string(b)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if d := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425].EvidenceDetail; !strings.Contains(d, "thread_turns") {
+	if d := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425].EvidenceDetail; !strings.Contains(d, "thread_turns") {
 		t.Errorf("config sqlite_home not used: %s", d)
 	}
 }
@@ -346,7 +347,7 @@ func TestRolloutNameWithoutUUID(t *testing.T) {
 	if err := os.Rename(p, filepath.Join(filepath.Dir(p), "rollout-renamed-by-hand.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	s := got[id5425]
 	if len(got) != 8 || !strings.HasSuffix(s.Path, "rollout-renamed-by-hand.jsonl") || s.Extra["tokens_total"] != int64(49) || s.Extra["last_turn"] != "completed" {
 		t.Errorf("%d sessions; path %q tokens %v turn %v", len(got), s.Path, s.Extra["tokens_total"], s.Extra["last_turn"])
@@ -362,7 +363,7 @@ func TestGiveUpLeavesOutUnreadRollouts(t *testing.T) {
 	home := fixtureHome(t)
 	env := testEnv(home, nil, nil)
 	env.StateDir = t.TempDir()
-	all := discoverAll(t, testAdapter(nil), env)
+	all := discovertest.DiscoverAll(t, testAdapter(nil), env)
 	if len(all) < 2 {
 		t.Fatalf("%d threads: the test needs two or more", len(all))
 	}
@@ -389,7 +390,7 @@ func TestGiveUpLeavesOutUnreadRollouts(t *testing.T) {
 	if len(warns) != 1 || !strings.Contains(warns[0], "1 rollouts were not read in time and are missing") || !strings.Contains(warns[0], filepath.Base(changed.Path)) {
 		t.Errorf("warnings %q, want one naming %s as missing", warns, filepath.Base(changed.Path))
 	}
-	if again := discoverAll(t, testAdapter(nil), env); len(again) != len(all) {
+	if again := discovertest.DiscoverAll(t, testAdapter(nil), env); len(again) != len(all) {
 		t.Errorf("with time again: %d threads listed, want %d", len(again), len(all))
 	}
 }
@@ -405,7 +406,7 @@ func TestGiveUpKeepsLiveThreads(t *testing.T) {
 	held := map[string]int{id861e + ".lock": native}
 	env := testEnv(home, procs(native), nil)
 	env.StateDir = t.TempDir()
-	all := discoverAll(t, testAdapter(held), env) // indexes every rollout
+	all := discovertest.DiscoverAll(t, testAdapter(held), env) // indexes every rollout
 	if all[id861e].Status != discover.StatusRunning {
 		t.Fatalf("fixture: %s is %q, want running", id861e, all[id861e].Status)
 	}
@@ -431,7 +432,7 @@ func TestGiveUpKeepsLiveThreads(t *testing.T) {
 	if len(warns) != 1 || !strings.Contains(warns[0], "1 rollouts were not read in time") || !strings.Contains(warns[0], filepath.Base(old.Path)) {
 		t.Errorf("warnings %q, want one naming %s (and nothing else) as left out", warns, filepath.Base(old.Path))
 	}
-	want := discoverAll(t, testAdapter(held), env)[id861e]
+	want := discovertest.DiscoverAll(t, testAdapter(held), env)[id861e]
 	if diff := cmp.Diff(want, got[id861e], cmpopts.IgnoreFields(discover.Session{}, "Tokens", "CostUSD", "CostSource", "Slots", "Extra")); diff != "" {
 		t.Errorf("live thread %s (-with time +given up):\n%s", id861e, diff)
 	}

@@ -2,10 +2,7 @@ package codex
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 func openRW(t testing.TB, path string) *sql.DB {
@@ -43,7 +41,7 @@ func TestUncheckpointedWALVisible(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(codexDir(home), "state_5.sqlite-wal")); err != nil || fi.Size() == 0 {
 		t.Fatalf("no WAL content: %v", err)
 	}
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
 	if s.Title != "renamed in WAL" || s.Prompt != "edited prompt" {
 		t.Errorf("title %q prompt %q: the WAL was not read", s.Title, s.Prompt)
 	}
@@ -65,7 +63,7 @@ func TestSchemaDrift(t *testing.T) {
 		}
 	}
 	db.Close()
-	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	if len(got) != 8 {
 		t.Fatalf("%d sessions", len(got))
 	}
@@ -111,7 +109,7 @@ func TestSpawnEdgesAndArchive(t *testing.T) {
 	if err := os.Rename(src, filepath.Join(arch, filepath.Base(src))); err != nil {
 		t.Fatal(err)
 	}
-	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	if p := got[id5425].Extra["parent_thread_id"]; p != id1023 {
 		t.Errorf("parent %v", p)
 	}
@@ -120,41 +118,21 @@ func TestSpawnEdgesAndArchive(t *testing.T) {
 	}
 }
 
-func treeHash(t testing.TB, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		fi, _ := d.Info()
-		rel, _ := filepath.Rel(root, p)
-		h := sha256.New()
-		if !d.IsDir() {
-			b, _ := os.ReadFile(p)
-			h.Write(b)
-		}
-		out[rel] = fi.Mode().String() + " " + fi.ModTime().String() + " " + hex.EncodeToString(h.Sum(nil))
-		return nil
-	})
-	return out
-}
-
 // docs/agents/codex.md pitfall 21: list, status and peek write nothing in CODEX_HOME — not
 // even the -wal/-shm files a plain read-only open of a checkpointed DB creates.
 func TestReadOnly(t *testing.T) {
 	home := fixtureHome(t)
 	writeLock(t, home, id861e)
-	before := treeHash(t, codexDir(home))
+	before := discovertest.Snapshot(t, codexDir(home))
 	a := testAdapter(map[string]int{id861e + ".lock": 1})
 	env := testEnv(home, procs(1), nil)
-	got := discoverAll(t, a, env)
+	got := discovertest.DiscoverAll(t, a, env)
 	for _, s := range got {
 		if _, err := a.Peek(context.Background(), env, s, 5); err != nil && err != discover.ErrNoSession {
 			t.Fatal(err)
 		}
 	}
-	after := treeHash(t, codexDir(home))
+	after := discovertest.Snapshot(t, codexDir(home))
 	var diff []string
 	for k, v := range after {
 		if before[k] != v {

@@ -3,10 +3,8 @@ package codex
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/dirnames"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -102,12 +101,6 @@ func noDB(t *testing.T, home string) {
 	}
 }
 
-func byID(ss []discover.Session) []discover.Session {
-	out := append([]discover.Session(nil), ss...)
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
 func (sc findScenario) env(t *testing.T, home string) *discover.Env {
 	env := testEnv(home, sc.procs, nil)
 	env.Launches = sc.launches
@@ -125,7 +118,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 			if sc.setup != nil {
 				sc.setup(t, home)
 			}
-			ageDirs(t, codexDir(home)) // lookups then use kept folder listings (sessions, locks)
+			discovertest.AgeDirs(t, codexDir(home)) // lookups then use kept folder listings (sessions, locks)
 			a := sc.adapter(home)
 			full := sc.env(t, home)
 			all, err := a.Discover(context.Background(), full)
@@ -142,7 +135,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 						out = append(out, s)
 					}
 				}
-				return byID(out)
+				return discovertest.ByID(out)
 			}
 			find := func(env *discover.Env, q discover.Query) []discover.Session {
 				t.Helper()
@@ -150,7 +143,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return byID(ss)
+				return discovertest.ByID(ss)
 			}
 			for i, s := range all {
 				env := full
@@ -175,7 +168,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 // TestOnlyAliveAgreesWithDiscover: with env.OnlyAlive the alive threads, after
 // launch records are applied, are exactly the full listing's, field for field.
 func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
-	alive := func(ss []discover.Session) []discover.Session { return byID(discover.Filter{}.Apply(ss)) }
+	alive := func(ss []discover.Session) []discover.Session { return discovertest.ByID(discover.Filter{}.Apply(ss)) }
 	for _, sc := range findScenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
 			home := fixtureHome(t)
@@ -213,22 +206,6 @@ func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
 	}
 }
 
-// ageDirs dates every folder under root an hour back: a lookup keeps the
-// listings of folders not changed within the last seconds (discover/dirnames),
-// so the lookups after the first read the folders' names from the cache.
-func ageDirs(t testing.TB, root string) {
-	t.Helper()
-	past := time.Now().Add(-time.Hour)
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			if err := os.Chtimes(p, past, past); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return nil
-	})
-}
-
 // A lookup on an unchanged history lists no session folder: their names come
 // from the listings kept by the previous lookup. A folder that changed is
 // listed again, so a removed or added rollout is seen at once.
@@ -240,7 +217,7 @@ func TestLookupListsOnlyChangedFolders(t *testing.T) {
 	for _, id := range []string{id861e, id60b3, idD918} { // stale locks of other threads
 		os.WriteFile(filepath.Join(lockDir, id+".lock"), nil, 0o644)
 	}
-	ageDirs(t, codexDir(home))
+	discovertest.AgeDirs(t, codexDir(home))
 	a := testAdapter(nil)
 	env := testEnv(home, procs(4242), nil)
 	env.StateDir = t.TempDir()
@@ -271,7 +248,7 @@ func TestLookupListsOnlyChangedFolders(t *testing.T) {
 	// A thread's lock appears: the lock folder alone is listed again, and
 	// the lock is seen.
 	os.WriteFile(filepath.Join(lockDir, id5425+".lock"), nil, 0o644)
-	ageDirs(t, lockDir)
+	discovertest.AgeDirs(t, lockDir)
 	if ss := find(id5425); len(ss) != 1 || !strings.Contains(ss[0].EvidenceDetail, "stale") {
 		t.Fatalf("after its lock appeared: %+v", ss)
 	}
@@ -284,7 +261,7 @@ func TestLookupListsOnlyChangedFolders(t *testing.T) {
 	if err := os.Rename(p, filepath.Join(t.TempDir(), "moved.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	ageDirs(t, filepath.Dir(p))
+	discovertest.AgeDirs(t, filepath.Dir(p))
 	if ss := find(id5425); len(ss) != 0 {
 		t.Fatalf("a removed rollout is still found: %+v", ss)
 	}

@@ -2,8 +2,6 @@ package codex
 
 import (
 	"context"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -27,44 +26,11 @@ const (
 	id70be = "01a1faf0-70be-7df3-9aa2-02c8425dc9ef" // TZ=UTC+14, date folder 2026/11/21
 )
 
-// copyTree copies src into dst (tests never read or write testdata in place:
-// opening a database may not create files next to the committed fixture).
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // fixtureHome returns a fresh HOME holding a copy of the recorded .codex.
 func fixtureHome(t testing.TB) string {
 	t.Helper()
 	home := t.TempDir()
-	copyTree(t, "testdata/home", home)
+	discovertest.CopyTree(t, "testdata/home", home)
 	return home
 }
 
@@ -85,12 +51,7 @@ func testEnv(home string, procs proc.Table, vars map[string]string) *discover.En
 	if procs == nil {
 		procs = &proc.Fake{Boot: "boot-1"}
 	}
-	return &discover.Env{
-		Home:   home,
-		Getenv: func(k string) string { return vars[k] },
-		Procs:  procs,
-		Now:    func() time.Time { return fixedNow },
-	}
+	return discovertest.NewEnv(home, vars, procs, fixedNow)
 }
 
 // fakeHolders simulates lock holders: lock file base name (<id>.lock) → PID.
@@ -123,41 +84,6 @@ func writeLock(t testing.TB, home, id string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func discoverAll(t testing.TB, a *Adapter, env *discover.Env) map[string]discover.Session {
-	t.Helper()
-	var warns []string
-	env = env.WithWarn(func(s string) { warns = append(warns, s) })
-	ss, err := a.Discover(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range warns {
-		t.Logf("warning: %s", w)
-	}
-	out := map[string]discover.Session{}
-	for _, s := range ss {
-		if _, dup := out[s.ID]; dup {
-			t.Fatalf("session %s listed twice", s.ID)
-		}
-		out[s.ID] = s
-	}
-	return out
-}
-
-func appendFile(t testing.TB, path, data string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func kinds(msgs []discover.Message) string {

@@ -1,12 +1,16 @@
 package codex
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentctl/agentctl/discover/discovertest"
+)
 
 // MayHold must never turn away an id this adapter lists (discover.FindFor would
 // then resolve without it): every fixture thread passes, other agents' ids do not.
 func TestMayHoldEveryListedID(t *testing.T) {
 	a := testAdapter(nil)
-	got := discoverAll(t, a, testEnv(fixtureHome(t), nil, nil))
+	got := discovertest.DiscoverAll(t, a, testEnv(fixtureHome(t), nil, nil))
 	if len(got) == 0 {
 		t.Fatal("no fixture threads")
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // procLocksLine renders a /proc/locks line for a file as the kernel would.
@@ -35,7 +36,7 @@ func TestProcLocksFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &Adapter{Holders: ProcLocks(locks)}
-	got := discoverAll(t, a, testEnv(home, procs(14774), nil))
+	got := discovertest.DiscoverAll(t, a, testEnv(home, procs(14774), nil))
 	if s := got[id861e]; s.Status != discover.StatusRunning || s.PID != 14774 {
 		t.Errorf("held: %s pid %d", s.Status, s.PID)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -56,14 +57,14 @@ func TestTokensAndPrice(t *testing.T) {
 func TestCodexSessionCost(t *testing.T) {
 	home := legacyHome(t)
 	const id = "0199a000-0000-7000-8000-000000000001"
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
 	// gpt-5: input 12, cache read 30, output 7.
 	if want := (12*1.25 + 30*0.125 + 7*10) / 1e6; s.CostUSD == nil || math.Abs(*s.CostUSD-want) > 1e-15 || s.CostSource != "estimate" {
 		t.Errorf("legacy gpt-5 session: cost %v %q, want %v estimate", s.CostUSD, s.CostSource, want)
 	}
 
 	home = fixtureHome(t)
-	all := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	all := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	for _, s := range all {
 		if s.CostUSD != nil {
 			t.Errorf("%s (%s): cost %v without a price", s.ID, s.Model, *s.CostUSD)
@@ -72,7 +73,7 @@ func TestCodexSessionCost(t *testing.T) {
 	env := testEnv(home, nil, nil)
 	env.Config = &meta.Config{Prices: map[string]meta.Price{"fake-model": {Input: 1, Output: 2, CacheRead: 0.1}}}
 	priced := 0
-	for _, s := range discoverAll(t, testAdapter(nil), env) {
+	for _, s := range discovertest.DiscoverAll(t, testAdapter(nil), env) {
 		if s.Tokens == nil || s.Tokens.Zero() {
 			continue
 		}

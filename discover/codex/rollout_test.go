@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -28,23 +29,11 @@ func readLinesOf(t testing.TB, path string) []string {
 	return strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
-func writeLines(t testing.TB, path string, lines []string) {
-	t.Helper()
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString(strings.TrimSuffix(l, "\n"))
-		b.WriteString("\n")
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // legacyHome is a HOME whose .codex/sessions holds the hand-written legacy
 // rollouts of testdata/legacy (no state DB).
 func legacyHome(t testing.TB) string {
 	home := t.TempDir()
-	copyTree(t, "testdata/legacy", filepath.Join(home, ".codex", "sessions", "2025", "09", "01"))
+	discovertest.CopyTree(t, "testdata/legacy", filepath.Join(home, ".codex", "sessions", "2025", "09", "01"))
 	return home
 }
 
@@ -63,8 +52,8 @@ func peekAll(t testing.TB, home, id string, n int) []discover.Message {
 func TestPartialLastLine(t *testing.T) {
 	home := fixtureHome(t)
 	p := rolloutPath(t, home, id5425)
-	appendFile(t, p, `{"timestamp":"2026-11-20T23:00:00.000Z","ordinal":14,"type":"event_msg","payload":{"type":"task_sta`)
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
+	discovertest.AppendFile(t, p, `{"timestamp":"2026-11-20T23:00:00.000Z","ordinal":14,"type":"event_msg","payload":{"type":"task_sta`)
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
 	if s.Status != discover.StatusStopped || s.Extra["reason"] != "done" || !s.LastActivity.Equal(ts("2026-11-20T21:50:16.743Z")) {
 		t.Errorf("%s/%v last activity %v", s.Status, s.Extra["reason"], s.LastActivity)
 	}
@@ -92,9 +81,9 @@ func TestUnknownRecordsSkipped(t *testing.T) {
 	out = append(out, junk...)
 	out = append(out, lines[1:]...)
 	out = append(out, junk[:5]...)
-	writeLines(t, p, out)
+	discovertest.WriteLines(t, p, out...)
 
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
 	if s.Status != discover.StatusStopped || s.Extra["reason"] != "interrupted" || s.Tokens == nil || s.Tokens.Input != 126 {
 		t.Errorf("%s/%v tokens %+v (%s)", s.Status, s.Extra["reason"], s.Tokens, s.EvidenceDetail)
 	}
@@ -103,7 +92,7 @@ func TestUnknownRecordsSkipped(t *testing.T) {
 		t.Errorf("prompts (-want +got):\n%s", diff)
 	}
 	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
-	s = discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
+	s = discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
 	if s.Prompt != "Say hello slowly" || s.Cwd != "/home/dev" {
 		t.Errorf("rollout-only: prompt %q cwd %q", s.Prompt, s.Cwd)
 	}
@@ -116,7 +105,7 @@ func TestUnknownRecordsSkipped(t *testing.T) {
 func TestPaginatedFormat(t *testing.T) {
 	home := fixtureHome(t)
 	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
-	got := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	if p := got[id5425].Prompt; p != "prefix test" {
 		t.Errorf("prompt %q", p)
 	}
@@ -141,9 +130,9 @@ func TestPaginatedFormat(t *testing.T) {
 func TestTokensCumulative(t *testing.T) {
 	home := fixtureHome(t)
 	p := rolloutPath(t, home, id1023)
-	writeLines(t, p, readLinesOf(t, p)[:24]) // through the second task_complete
+	discovertest.WriteLines(t, p, readLinesOf(t, p)[:24]...) // through the second task_complete
 	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id1023]
 	want := &discover.Tokens{Input: 84, Output: 14}
 	if diff := cmp.Diff(want, s.Tokens); diff != "" || s.Extra["tokens_total"] != int64(98) {
 		t.Errorf("tokens (-want +got):\n%s total %v", diff, s.Extra["tokens_total"])
@@ -156,7 +145,7 @@ func TestTokensCumulative(t *testing.T) {
 func TestLegacyRollout(t *testing.T) {
 	home := legacyHome(t)
 	const id = "0199a000-0000-7000-8000-000000000001"
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
 	if s.Prompt != "list the files" || s.Cwd != "/home/dev/legacy" || s.Model != "gpt-5" || s.GitBranch != "main" || s.AgentVersion != "0.34.0" {
 		t.Errorf("prompt %q cwd %q model %q branch %q version %q", s.Prompt, s.Cwd, s.Model, s.GitBranch, s.AgentVersion)
 	}
@@ -201,7 +190,7 @@ func TestMixedLegacyPaginated(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("peek (-want +got):\n%s", diff)
 	}
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
 	if s.Prompt != "first legacy prompt" || s.Model != "gpt-6" || s.Tokens == nil || s.Tokens.Input != 84 || s.Extra["reason"] != "done" {
 		t.Errorf("prompt %q model %q tokens %+v reason %v", s.Prompt, s.Model, s.Tokens, s.Extra["reason"])
 	}
@@ -211,7 +200,7 @@ func TestMixedLegacyPaginated(t *testing.T) {
 func TestPreEnvelopeRollout(t *testing.T) {
 	home := legacyHome(t)
 	const id = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
 	if s.Prompt != "hello old codex" || s.StartedAt == nil || !s.StartedAt.Equal(ts("2025-05-01T12:00:00Z")) || s.Status != discover.StatusStopped {
 		t.Errorf("prompt %q started %v status %s", s.Prompt, s.StartedAt, s.Status)
 	}
@@ -235,8 +224,8 @@ func TestHugeLines(t *testing.T) {
 		`{"timestamp":"2026-11-20T22:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cat big.log\"}","call_id":"c9"}}`,
 		`{"timestamp":"2026-11-20T22:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c9","output":"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\nfirst line of big\n`+big+`"}}`,
 	)
-	writeLines(t, p, out)
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
+	discovertest.WriteLines(t, p, out...)
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id5425]
 	// The killed second turn is open; tokens come from the first turn's count.
 	if s.Status != discover.StatusFailed || s.Extra["reason"] != "crashed" || s.Tokens == nil || s.Tokens.Input != 42 {
 		t.Errorf("%s/%v tokens %+v", s.Status, s.Extra["reason"], s.Tokens)
@@ -285,8 +274,8 @@ func textsAll(msgs []discover.Message) []string {
 func TestErrorEvent(t *testing.T) {
 	home := fixtureHome(t)
 	p := rolloutPath(t, home, id861e)
-	appendFile(t, p, `{"timestamp":"2026-11-20T21:45:05.000Z","type":"event_msg","payload":{"type":"error","message":"unexpected status 401 Unauthorized"}}`+"\n")
-	s := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id861e]
+	discovertest.AppendFile(t, p, `{"timestamp":"2026-11-20T21:45:05.000Z","type":"event_msg","payload":{"type":"error","message":"unexpected status 401 Unauthorized"}}`+"\n")
+	s := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id861e]
 	if s.Status != discover.StatusFailed || s.Extra["reason"] != "error" || !strings.Contains(s.EvidenceDetail, "401") {
 		t.Errorf("%s/%v (%s)", s.Status, s.Extra["reason"], s.EvidenceDetail)
 	}
@@ -300,7 +289,7 @@ func TestErrorEvent(t *testing.T) {
 func TestPeekLaunchLog(t *testing.T) {
 	home := fixtureHome(t)
 	log := filepath.Join(t.TempDir(), "stdout.jsonl")
-	copyTree(t, "testdata/captures", filepath.Dir(log))
+	discovertest.CopyTree(t, "testdata/captures", filepath.Dir(log))
 	os.Rename(filepath.Join(filepath.Dir(log), "exec-json.stdout.jsonl"), log)
 	env := testEnv(home, nil, nil)
 	msgs, err := testAdapter(nil).Peek(context.Background(), env, discover.Session{ID: "01a1faea-19e4-7f11-a97a-99c16461e631", Log: log}, 0)
@@ -463,7 +452,7 @@ func padRollout(t *testing.T, p string, at, n, size int, ts string) {
 	for i := 0; i < n; i++ {
 		out = append(out, filler)
 	}
-	writeLines(t, p, append(out, lines[at:]...))
+	discovertest.WriteLines(t, p, append(out, lines[at:]...)...)
 }
 
 // A rollout's summary reads the whole rollout only when the command shows its
@@ -552,7 +541,7 @@ func TestMarkerlessTurnAfterAbort(t *testing.T) {
 		{[]string{`{"timestamp":"2025-09-03T10:00:04.000Z","type":"event_msg","payload":{"type":"agent_message","message":"done"}}`}, turnDone},
 	} {
 		p := filepath.Join(t.TempDir(), "r.jsonl")
-		writeLines(t, p, append(append([]string{}, head...), c.extra...))
+		discovertest.WriteLines(t, p, append(append([]string{}, head...), c.extra...)...)
 		f, _ := os.Open(p)
 		fi, _ := f.Stat()
 		tl, err := readTail(f, fi.Size(), false, &scratch{})
@@ -590,7 +579,7 @@ func TestImpossibleTokenCountSkipped(t *testing.T) {
 				t.Fatalf("premise: line 23 is not the second cumulative count: %s", lines[22])
 			}
 			lines[22] = strings.Replace(lines[22], good, tc.usage, 1)
-			writeLines(t, p, lines)
+			discovertest.WriteLines(t, p, lines...)
 			os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
 			env := testEnv(home, nil, nil)
 			env.StateDir = t.TempDir() // a real parse index, read warm on the second pass
@@ -617,7 +606,7 @@ func TestImpossibleTokenCountSkipped(t *testing.T) {
 	for i, l := range lines {
 		lines[i] = strings.Replace(l, `"total_token_usage":{"input_tokens":`, `"total_token_usage":{"input_tokens":-`, 1)
 	}
-	writeLines(t, p, lines)
+	discovertest.WriteLines(t, p, lines...)
 	os.Remove(filepath.Join(codexDir(home), "state_5.sqlite"))
 	s, warns := discoverWarn(t, testEnv(home, nil, nil))
 	if s.Tokens != nil || !strings.Contains(strings.Join(warns, "\n"), "2 token_count record(s) with a negative or impossible cumulative count skipped; so it has no token totals") {

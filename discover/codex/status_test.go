@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -54,7 +55,7 @@ func TestStatusFromLockHolder(t *testing.T) {
 			if !c.stale && c.held == nil {
 				os.Remove(filepath.Join(codexDir(home), "thread-writer-locks", c.id+".lock"))
 			}
-			s := discoverAll(t, testAdapter(c.held), testEnv(home, procs(native), nil))[c.id]
+			s := discovertest.DiscoverAll(t, testAdapter(c.held), testEnv(home, procs(native), nil))[c.id]
 			if s.Status != c.wantStatus || s.PID != c.wantPID || !strings.Contains(s.EvidenceDetail, c.wantInDet) {
 				t.Errorf("%s pid %d (%s), want %s pid %d …%s…", s.Status, s.PID, s.EvidenceDetail, c.wantStatus, c.wantPID, c.wantInDet)
 			}
@@ -73,15 +74,15 @@ func TestStatusFromLockHolder(t *testing.T) {
 func TestWaitingOnApproval(t *testing.T) {
 	home := fixtureHome(t)
 	writeLock(t, home, id861e)
-	appendFile(t, rolloutPath(t, home, id861e),
+	discovertest.AppendFile(t, rolloutPath(t, home, id861e),
 		`{"timestamp":"2026-11-20T21:45:03.000Z","ordinal":9,"type":"event_msg","payload":{"type":"exec_approval_request","call_id":"c1","command":["rm","-rf","x"]}}`+"\n")
-	s := discoverAll(t, testAdapter(map[string]int{id861e + ".lock": 77}), testEnv(home, procs(77), nil))[id861e]
+	s := discovertest.DiscoverAll(t, testAdapter(map[string]int{id861e + ".lock": 77}), testEnv(home, procs(77), nil))[id861e]
 	if s.Status != discover.StatusWaiting || !strings.Contains(s.EvidenceDetail, "exec_approval_request") {
 		t.Errorf("%s (%s), want waiting", s.Status, s.EvidenceDetail)
 	}
 	// Not live: the request does not matter, the turn never finished.
 	os.Remove(filepath.Join(codexDir(home), "thread-writer-locks", id861e+".lock"))
-	s = discoverAll(t, testAdapter(nil), testEnv(home, procs(77), nil))[id861e]
+	s = discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, procs(77), nil))[id861e]
 	if s.Status != discover.StatusFailed {
 		t.Errorf("not live: %s, want failed", s.Status)
 	}
@@ -93,13 +94,13 @@ func TestStaleProjectionUsesRollout(t *testing.T) {
 	home := fixtureHome(t)
 	writeLock(t, home, id5425)
 	held := map[string]int{id5425 + ".lock": 9}
-	s := discoverAll(t, testAdapter(held), testEnv(home, procs(9), nil))[id5425]
+	s := discovertest.DiscoverAll(t, testAdapter(held), testEnv(home, procs(9), nil))[id5425]
 	if s.Status != discover.StatusIdle || !strings.Contains(s.EvidenceDetail, "no turn in progress") {
 		t.Fatalf("before: %s (%s)", s.Status, s.EvidenceDetail)
 	}
-	appendFile(t, rolloutPath(t, home, id5425),
+	discovertest.AppendFile(t, rolloutPath(t, home, id5425),
 		`{"timestamp":"2026-11-20T22:00:00.000Z","ordinal":14,"type":"event_msg","payload":{"type":"task_started","turn_id":"t-new","started_at":1795212000}}`+"\n")
-	s = discoverAll(t, testAdapter(held), testEnv(home, procs(9), nil))[id5425]
+	s = discovertest.DiscoverAll(t, testAdapter(held), testEnv(home, procs(9), nil))[id5425]
 	if s.Status != discover.StatusRunning || !s.LastActivity.Equal(ts("2026-11-20T22:00:00Z")) {
 		t.Errorf("after resume: %s last activity %v, want running at 22:00", s.Status, s.LastActivity)
 	}
@@ -110,7 +111,7 @@ func TestLocksUnavailable(t *testing.T) {
 	home := fixtureHome(t)
 	writeLock(t, home, id861e)
 	a := &Adapter{Holders: func(context.Context, []string) (map[string]int, error) { return nil, ErrLocksUnavailable }}
-	got := discoverAll(t, a, testEnv(home, nil, nil))
+	got := discovertest.DiscoverAll(t, a, testEnv(home, nil, nil))
 	if s := got[id861e]; s.Status != discover.StatusUnknown || s.Evidence != discover.EvidenceNone {
 		t.Errorf("open turn: %s/%s, want unknown/none", s.Status, s.Evidence)
 	}
@@ -126,7 +127,7 @@ func TestDaemonHostedThread(t *testing.T) {
 	os.MkdirAll(filepath.Join(codexDir(home), "app-server-daemon"), 0o755)
 	os.WriteFile(filepath.Join(codexDir(home), "app-server-daemon", "daemon.pid"),
 		[]byte(`{"pid":5150,"processStartTime":1,"processIdentity":{"bootId":"b","startTicks":2}}`), 0o600)
-	s := discoverAll(t, testAdapter(map[string]int{idD918 + ".lock": 5150}), testEnv(home, procs(5150), nil))[idD918]
+	s := discovertest.DiscoverAll(t, testAdapter(map[string]int{idD918 + ".lock": 5150}), testEnv(home, procs(5150), nil))[idD918]
 	if s.Status != discover.StatusIdle || s.Extra["hosted_by"] != "app-server daemon" || s.PID != 5150 ||
 		!strings.Contains(s.EvidenceDetail, "held by pid 5150 (the TUI's app-server daemon, which keeps the thread after the TUI quits)") {
 		t.Errorf("%s hosted_by %v pid %d (%s)", s.Status, s.Extra["hosted_by"], s.PID, s.EvidenceDetail)
@@ -145,7 +146,7 @@ func TestLivenessThroughNpmShim(t *testing.T) {
 		300: {"node", "/usr/lib/node_modules/.bin/codex", "exec", "--json", "-"},
 		301: {"/usr/lib/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex", "exec", "--json", "-"},
 	}}
-	s := discoverAll(t, testAdapter(map[string]int{id861e + ".lock": 301}), testEnv(home, pt, nil))[id861e]
+	s := discovertest.DiscoverAll(t, testAdapter(map[string]int{id861e + ".lock": 301}), testEnv(home, pt, nil))[id861e]
 	if s.Status != discover.StatusRunning || s.PID != 301 {
 		t.Errorf("%s pid %d, want running pid 301", s.Status, s.PID)
 	}
@@ -159,7 +160,7 @@ func TestUnrelatedCodexProcessIsNotEvidence(t *testing.T) {
 	pt.Cwds[500] = "/home/dev/billing"
 	// Lock dir present, nothing held.
 	writeLock(t, home, "01a1ffff-0000-7000-8000-000000000000")
-	for _, s := range discoverAll(t, testAdapter(nil), testEnv(home, pt, nil)) {
+	for _, s := range discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, pt, nil)) {
 		if discover.Alive(s.Status) {
 			t.Errorf("lock mode: %s is %s", s.ID, s.Status)
 		}
@@ -167,7 +168,7 @@ func TestUnrelatedCodexProcessIsNotEvidence(t *testing.T) {
 	// No lock dir: open-fd fallback; pid 500 has other files open.
 	os.RemoveAll(filepath.Join(codexDir(home), "thread-writer-locks"))
 	a := &Adapter{OpenFiles: func(pid int) ([]string, error) { return []string{"/dev/null", "/home/dev/billing/main.go"}, nil }}
-	for _, s := range discoverAll(t, a, testEnv(home, pt, nil)) {
+	for _, s := range discovertest.DiscoverAll(t, a, testEnv(home, pt, nil)) {
 		if discover.Alive(s.Status) {
 			t.Errorf("fd mode: %s is %s", s.ID, s.Status)
 		}
@@ -190,12 +191,12 @@ func TestOpenFdFallback(t *testing.T) {
 		}
 		return nil, errors.New("permission denied")
 	}}
-	got := discoverAll(t, a, testEnv(home, pt, nil))
+	got := discovertest.DiscoverAll(t, a, testEnv(home, pt, nil))
 	if s := got[id861e]; s.Status != discover.StatusRunning || s.PID != 601 || !strings.Contains(s.EvidenceDetail, "open rollout fd") {
 		t.Errorf("%s pid %d (%s)", s.Status, s.PID, s.EvidenceDetail)
 	}
 	// Without a process table, fds cannot be read: unknown for open turns.
-	got = discoverAll(t, a, testEnv(home, &proc.Fake{NoProcs: true}, nil))
+	got = discovertest.DiscoverAll(t, a, testEnv(home, &proc.Fake{NoProcs: true}, nil))
 	if s := got[id861e]; s.Status != discover.StatusUnknown {
 		t.Errorf("no proc table: %s, want unknown", s.Status)
 	}
@@ -207,7 +208,7 @@ func TestLaunchLog(t *testing.T) {
 	home := fixtureHome(t)
 	logDir := t.TempDir()
 	warnLog := filepath.Join(logDir, "ok.jsonl")
-	copyTree(t, "testdata/captures", logDir)
+	discovertest.CopyTree(t, "testdata/captures", logDir)
 	os.Rename(filepath.Join(logDir, "exec-json.stdout.jsonl"), warnLog)
 	failLog := filepath.Join(logDir, "fail.jsonl")
 	os.WriteFile(failLog, []byte(`{"type":"thread.started","thread_id":"`+id861e+`"}
@@ -220,7 +221,7 @@ supervisor: agent exited 1
 		{ID: "l-1", Adapter: Name, SessionID: id5425, Log: warnLog, LaunchedAt: ts("2026-11-20T21:50:16Z")},
 		{ID: "l-2", Adapter: Name, SessionID: id861e, Log: failLog, LaunchedAt: ts("2026-11-20T21:45:01Z")},
 	}
-	got := discoverAll(t, testAdapter(nil), env)
+	got := discovertest.DiscoverAll(t, testAdapter(nil), env)
 	if s := got[id5425]; s.Status != discover.StatusStopped {
 		t.Errorf("warning item: %s (%s), want stopped", s.Status, s.EvidenceDetail)
 	}
@@ -291,10 +292,10 @@ func TestParseLsof(t *testing.T) {
 func TestWaitingOnEscalatedCall(t *testing.T) {
 	const id = "01a21145-ca45-7ab2-8911-6c8a678509c2"
 	home := t.TempDir()
-	copyTree(t, "testdata/approval", home)
+	discovertest.CopyTree(t, "testdata/approval", home)
 	writeLock(t, home, id)
 	a := testAdapter(map[string]int{id + ".lock": 77})
-	s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]
+	s := discovertest.DiscoverAll(t, a, testEnv(home, procs(77), nil))[id]
 	if s.Status != discover.StatusWaiting || !s.Inferred ||
 		!strings.Contains(s.EvidenceDetail, `approval of exec_command "touch codex-made-this" (function_call call_165ded7a000001 asks sandbox_permissions require_escalated`) {
 		t.Errorf("at the approval prompt: %s inferred=%v (%s), want waiting naming the escalated call", s.Status, s.Inferred, s.EvidenceDetail)
@@ -306,18 +307,18 @@ func TestWaitingOnEscalatedCall(t *testing.T) {
 	pt := procs(77)
 	pt.Procs = append(pt.Procs, proc.Process{PID: 78, PPID: 77, Comm: "bash", StartTicks: 780})
 	pt.Args[78] = []string{"/bin/bash", "-c", "git status"}
-	if s := discoverAll(t, a, testEnv(home, pt, nil))[id]; s.Status != discover.StatusWaiting {
+	if s := discovertest.DiscoverAll(t, a, testEnv(home, pt, nil))[id]; s.Status != discover.StatusWaiting {
 		t.Errorf("an unrelated child of the writer: %s (%s), want waiting", s.Status, s.EvidenceDetail)
 	}
 	pt.Procs = append(pt.Procs, proc.Process{PID: 79, PPID: 78, Comm: "bash", StartTicks: 790})
 	pt.Args[79] = []string{"/bin/bash", "-c", "touch codex-made-this"}
-	if s := discoverAll(t, a, testEnv(home, pt, nil))[id]; s.Status != discover.StatusRunning ||
+	if s := discovertest.DiscoverAll(t, a, testEnv(home, pt, nil))[id]; s.Status != discover.StatusRunning ||
 		!strings.Contains(s.EvidenceDetail, `approved call runs: pid 79 (child of pid 77) runs "touch codex-made-this"`) {
 		t.Errorf("the approved command runs: %s (%s), want running naming pid 79", s.Status, s.EvidenceDetail)
 	} else if !explainSays(a.Explain(context.Background(), testEnv(home, pt, nil), s), "approval", "approved: approved call runs: pid 79") {
 		t.Errorf("--explain does not name the approved run: %+v", a.Explain(context.Background(), testEnv(home, pt, nil), s))
 	}
-	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; !explainSays(a.Explain(context.Background(), testEnv(home, procs(77), nil), s), "approval", "still asking (waiting)") {
+	if s := discovertest.DiscoverAll(t, a, testEnv(home, procs(77), nil))[id]; !explainSays(a.Explain(context.Background(), testEnv(home, procs(77), nil), s), "approval", "still asking (waiting)") {
 		t.Errorf("--explain at the prompt: %+v", a.Explain(context.Background(), testEnv(home, procs(77), nil), s))
 	}
 
@@ -330,15 +331,15 @@ func TestWaitingOnEscalatedCall(t *testing.T) {
 	if err := os.WriteFile(path, []byte(never), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
+	if s := discovertest.DiscoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
 		t.Errorf("approval policy never: %s (%s), want running", s.Status, s.EvidenceDetail)
 	}
 
 	if err := os.WriteFile(path, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	appendFile(t, path, `{"timestamp":"2026-11-25T05:55:20.000Z","ordinal":11,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_165ded7a000001","output":"ok"}}`+"\n")
-	if s := discoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
+	discovertest.AppendFile(t, path, `{"timestamp":"2026-11-25T05:55:20.000Z","ordinal":11,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_165ded7a000001","output":"ok"}}`+"\n")
+	if s := discovertest.DiscoverAll(t, a, testEnv(home, procs(77), nil))[id]; s.Status != discover.StatusRunning {
 		t.Errorf("approved, the command ran: %s (%s), want running", s.Status, s.EvidenceDetail)
 	}
 }
@@ -349,8 +350,8 @@ func TestWaitingOnEscalatedCall(t *testing.T) {
 func TestBlockedOnQuotaAndAuth(t *testing.T) {
 	const auth, quota = "01a2114c-91ac-7330-b000-e59a6f8d439c", "01a2114c-d742-7d42-b3b9-b3e8e70dc5b1"
 	home := t.TempDir()
-	copyTree(t, "testdata/blocked", home)
-	ss := discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
+	discovertest.CopyTree(t, "testdata/blocked", home)
+	ss := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))
 	for id, want := range map[string]string{auth: discover.BlockedAuth, quota: discover.BlockedQuota} {
 		s := ss[id]
 		if s.Status != discover.StatusFailed || s.BlockedReason != want || !strings.Contains(s.EvidenceDetail, "error: ") {
@@ -358,7 +359,7 @@ func TestBlockedOnQuotaAndAuth(t *testing.T) {
 		}
 	}
 	writeLock(t, home, quota)
-	s := discoverAll(t, testAdapter(map[string]int{quota + ".lock": 77}), testEnv(home, procs(77), nil))[quota]
+	s := discovertest.DiscoverAll(t, testAdapter(map[string]int{quota + ".lock": 77}), testEnv(home, procs(77), nil))[quota]
 	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || !strings.Contains(s.EvidenceDetail, "429 Too Many Requests") {
 		t.Errorf("live after the error: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
@@ -386,19 +387,19 @@ func explainSays(sigs []discover.Signal, source, want string) bool {
 func TestTUIQuotaTurnFromThreadHistory(t *testing.T) {
 	const id = "01a212cd-b315-7d42-a970-d09d8dd9a300"
 	home := t.TempDir()
-	copyTree(t, "testdata/tui-quota", home)
+	discovertest.CopyTree(t, "testdata/tui-quota", home)
 	writeLock(t, home, id)
 	os.MkdirAll(filepath.Join(codexDir(home), "app-server-daemon"), 0o755)
 	os.WriteFile(filepath.Join(codexDir(home), "app-server-daemon", "daemon.pid"),
 		[]byte(`{"pid":5150,"processStartTime":1,"processIdentity":{"bootId":"b","startTicks":2}}`), 0o600)
 	held := testAdapter(map[string]int{id + ".lock": 5150})
-	s := discoverAll(t, held, testEnv(home, procs(5150), nil))[id]
+	s := discovertest.DiscoverAll(t, held, testEnv(home, procs(5150), nil))[id]
 	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || s.Extra["hosted_by"] != "app-server daemon" ||
 		!strings.Contains(s.EvidenceDetail, `"message":"exceeded retry limit, last status: 429 Too Many Requests","codexErrorInfo"`) {
 		t.Errorf("held by the daemon: %s blocked_reason %q hosted_by %v (%s); want idle, quota, hosted by the daemon naming the error",
 			s.Status, s.BlockedReason, s.Extra["hosted_by"], s.EvidenceDetail)
 	}
-	s = discoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
+	s = discovertest.DiscoverAll(t, testAdapter(nil), testEnv(home, nil, nil))[id]
 	if s.Status != discover.StatusFailed || s.BlockedReason != discover.BlockedQuota {
 		t.Errorf("the daemon stopped: %s blocked_reason %q (%s); want failed, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
@@ -407,16 +408,16 @@ func TestTUIQuotaTurnFromThreadHistory(t *testing.T) {
 	if err := os.Remove(filepath.Join(codexDir(home), "thread_history_1.sqlite")); err != nil {
 		t.Fatal(err)
 	}
-	s = discoverAll(t, held, testEnv(home, procs(5150), nil))[id]
+	s = discovertest.DiscoverAll(t, held, testEnv(home, procs(5150), nil))[id]
 	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || !strings.Contains(s.EvidenceDetail, "429 Too Many Requests") {
 		t.Errorf("from the rollout, held by the daemon: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
 
 	// A completed turn after it (the benchmark's next prompt) ends the block.
-	appendFile(t, rolloutPath(t, home, id),
+	discovertest.AppendFile(t, rolloutPath(t, home, id),
 		`{"timestamp":"2026-11-25T13:03:55.000Z","ordinal":25,"type":"event_msg","payload":{"type":"task_started","turn_id":"t-next","started_at":1795611835}}`+"\n"+
 			`{"timestamp":"2026-11-25T13:03:58.000Z","ordinal":26,"type":"event_msg","payload":{"type":"task_complete","turn_id":"t-next","last_agent_message":"ok"}}`+"\n")
-	s = discoverAll(t, held, testEnv(home, procs(5150), nil))[id]
+	s = discovertest.DiscoverAll(t, held, testEnv(home, procs(5150), nil))[id]
 	if s.Status != discover.StatusIdle || s.BlockedReason != "" {
 		t.Errorf("after a completed turn: %s blocked_reason %q (%s); want idle, not blocked", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}

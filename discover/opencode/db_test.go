@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/internal/sqlitero"
 )
 
@@ -32,7 +33,7 @@ func listAndPeekAll(t *testing.T, env *discover.Env) int {
 func TestFixtureDirsUntouched(t *testing.T) {
 	for _, dir := range []string{"home", "second-data-home"} {
 		root := testdata(t, dir)
-		before := snapshot(t, root)
+		before := discovertest.Snapshot(t, root)
 		vars := map[string]string{}
 		if dir == "second-data-home" {
 			vars["XDG_DATA_HOME"] = root
@@ -40,7 +41,7 @@ func TestFixtureDirsUntouched(t *testing.T) {
 		if n := listAndPeekAll(t, newEnv(testdata(t, "home"), vars, noProcs())); n == 0 {
 			t.Fatalf("%s: nothing listed", dir)
 		}
-		if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		if diff := cmp.Diff(before, discovertest.Snapshot(t, root)); diff != "" {
 			t.Errorf("%s changed (-before +after):\n%s", dir, diff)
 		}
 	}
@@ -59,11 +60,11 @@ func TestReadOnlyDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(data, 0o755) })
-	before := snapshot(t, data)
+	before := discovertest.Snapshot(t, data)
 	if n := listAndPeekAll(t, newEnv(home, nil, noProcs())); n != len(homeFacts) {
 		t.Errorf("listed %d, want %d", n, len(homeFacts))
 	}
-	if diff := cmp.Diff(before, snapshot(t, data)); diff != "" {
+	if diff := cmp.Diff(before, discovertest.Snapshot(t, data)); diff != "" {
 		t.Errorf("read-only data dir changed:\n%s", diff)
 	}
 }
@@ -102,7 +103,7 @@ func TestPitfall18_UncheckpointedWALRowVisible(t *testing.T) {
 	imm.Close()
 
 	data := filepath.Dir(path)
-	before := snapshot(t, data)
+	before := discovertest.Snapshot(t, data)
 	got, _ := list(t, newEnv(home, nil, noProcs()))
 	s, ok := got[id]
 	if !ok {
@@ -114,15 +115,15 @@ func TestPitfall18_UncheckpointedWALRowVisible(t *testing.T) {
 	if len(got) != len(homeFacts)+1 {
 		t.Errorf("listed %d sessions, want %d", len(got), len(homeFacts)+1)
 	}
-	after := snapshot(t, data)
+	after := discovertest.Snapshot(t, data)
 	for p := range after {
 		if _, ok := before[p]; !ok {
 			t.Errorf("listing created %s", p)
 		}
 	}
 	// The db file itself is untouched by the reader (no checkpoint).
-	if before[path] != after[path] {
-		t.Errorf("db file changed: %s → %s", before[path], after[path])
+	if db := filepath.Base(path); before[db] != after[db] {
+		t.Errorf("db file changed: %s → %s", before[db], after[db])
 	}
 }
 
@@ -149,7 +150,7 @@ func TestWALWithoutSHM(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := snapshot(t, data)
+	before := discovertest.Snapshot(t, data)
 	got, warns := list(t, newEnv(home, nil, noProcs()))
 	if len(got) != len(homeFacts) {
 		t.Errorf("listed %d, want the %d of the main file", len(got), len(homeFacts))
@@ -157,7 +158,7 @@ func TestWALWithoutSHM(t *testing.T) {
 	if len(warns) != 1 || !strings.Contains(warns[0], "-shm is missing") {
 		t.Errorf("warnings %q, want one about the missing -shm", warns)
 	}
-	if diff := cmp.Diff(before, snapshot(t, data)); diff != "" {
+	if diff := cmp.Diff(before, discovertest.Snapshot(t, data)); diff != "" {
 		t.Errorf("data dir changed:\n%s", diff)
 	}
 }
@@ -228,7 +229,7 @@ func TestDBPathOverrides(t *testing.T) {
 func TestChannelDatabases(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "opencode")
-	copyTree(t, testdata(t, "second-data-home/opencode"), data)
+	discovertest.CopyTree(t, testdata(t, "second-data-home/opencode"), data)
 	if err := os.Rename(filepath.Join(data, "opencode.db"), filepath.Join(data, "opencode-dev.db")); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestChannelDatabases(t *testing.T) {
 // Paths with spaces and URI metacharacters reach SQLite intact.
 func TestDataDirWithURIMetacharacters(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "My.Project dir #1 ?a=b %20")
-	copyTree(t, testdata(t, "home/.local/share/opencode"), filepath.Join(home, ".local", "share", "opencode"))
+	discovertest.CopyTree(t, testdata(t, "home/.local/share/opencode"), filepath.Join(home, ".local", "share", "opencode"))
 	env := newEnv(home, nil, noProcs())
 	if n := listAndPeekAll(t, env); n != len(homeFacts) {
 		t.Errorf("listed %d, want %d", n, len(homeFacts))
@@ -267,7 +268,7 @@ func TestCorruptDatabase(t *testing.T) {
 	if _, err := testAdapter().Discover(context.Background(), newEnv(home, nil, noProcs())); err == nil {
 		t.Error("a corrupt only store: want an adapter error")
 	}
-	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(data, "storage"))
+	discovertest.CopyTree(t, testdata(t, "legacy/storage"), filepath.Join(data, "storage"))
 	got, warns := list(t, newEnv(home, nil, noProcs()))
 	if _, ok := got[legacyOnly]; !ok || len(warns) != 1 || !strings.Contains(warns[0], "opencode.db") {
 		t.Errorf("got %d sessions, warnings %q; want the legacy ones and one warning", len(got), warns)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,17 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/e2e/synth"
 	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
-
-func byID(ss []discover.Session) []discover.Session {
-	out := append([]discover.Session(nil), ss...)
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
 
 // findTables are process tables covering every verdict: none, no table, a unique
 // tie, an ambiguous process, a host process, run --session.
@@ -47,9 +41,9 @@ func findTables() map[string]proc.Table {
 // what Discover lists, by full id, by prefix and by launch record id.
 func TestFindAgreesWithDiscover(t *testing.T) {
 	withLegacy, _ := dataCopy(t, testdata(t, "home/.local/share/opencode"))
-	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(withLegacy, ".local", "share", "opencode", "storage"))
+	discovertest.CopyTree(t, testdata(t, "legacy/storage"), filepath.Join(withLegacy, ".local", "share", "opencode", "storage"))
 	legacyOnly := t.TempDir()
-	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacyOnly, ".local", "share", "opencode", "storage"))
+	discovertest.CopyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacyOnly, ".local", "share", "opencode", "storage"))
 	synthLegacy := t.TempDir()
 	if err := synth.WriteOpenCodeLegacy(filepath.Join(synthLegacy, ".local", "share", "opencode", "storage"), 25, 7); err != nil {
 		t.Fatal(err)
@@ -85,7 +79,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 							out = append(out, s)
 						}
 					}
-					return byID(out)
+					return discovertest.ByID(out)
 				}
 				check := func(q discover.Query) {
 					t.Helper()
@@ -93,7 +87,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if diff := cmp.Diff(want(q), byID(got)); diff != "" {
+					if diff := cmp.Diff(want(q), discovertest.ByID(got)); diff != "" {
 						t.Errorf("Find(%+v) (-Discover +Find):\n%s", q, diff)
 					}
 				}
@@ -117,11 +111,11 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 // nothing but the sessions launch records name is read.
 func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
 	withLegacy, _ := dataCopy(t, testdata(t, "home/.local/share/opencode"))
-	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(withLegacy, ".local", "share", "opencode", "storage"))
+	discovertest.CopyTree(t, testdata(t, "legacy/storage"), filepath.Join(withLegacy, ".local", "share", "opencode", "storage"))
 	legacyOnly := t.TempDir()
-	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacyOnly, ".local", "share", "opencode", "storage"))
+	discovertest.CopyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacyOnly, ".local", "share", "opencode", "storage"))
 	homes := map[string]string{"db": testdata(t, "home"), "db+legacy": withLegacy, "legacy only": legacyOnly}
-	alive := func(ss []discover.Session) []discover.Session { return byID(discover.Filter{}.Apply(ss)) }
+	alive := func(ss []discover.Session) []discover.Session { return discovertest.ByID(discover.Filter{}.Apply(ss)) }
 	for hname, home := range homes {
 		for pname, procs := range findTables() {
 			for _, launched := range []bool{false, true} {

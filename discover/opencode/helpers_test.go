@@ -2,15 +2,9 @@ package opencode
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
-	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -35,12 +30,7 @@ func testdata(t testing.TB, rel string) string {
 // newEnv builds an Env whose variables come only from vars: no test reads the
 // developer's real environment or home (pitfall 21).
 func newEnv(home string, vars map[string]string, procs proc.Table) *discover.Env {
-	return &discover.Env{
-		Home:   home,
-		Getenv: func(k string) string { return vars[k] },
-		Procs:  procs,
-		Now:    func() time.Time { return time.UnixMilli(1795212000000) },
-	}
+	return discovertest.NewEnv(home, vars, procs, time.UnixMilli(1795212000000))
 }
 
 // noProcs is an available process table with nothing of OpenCode's in it.
@@ -105,75 +95,13 @@ func msgCounts(ms []discover.Message) (user, assistant int) {
 	return
 }
 
-// copyTree copies src into dst (created).
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// snapshot records every entry under dir: name, mode, size, mtime and content hash.
-func snapshot(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		st, err := d.Info()
-		if err != nil {
-			return err
-		}
-		sum := ""
-		if st.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h := sha256.Sum256(b)
-			sum = hex.EncodeToString(h[:])
-		}
-		out[p] = fmt.Sprintf("%v %d %d %s", st.Mode(), st.Size(), st.ModTime().UnixNano(), sum)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // dataCopy copies a fixture data dir to a fresh home's default data dir and
 // returns the home and the db path.
 func dataCopy(t testing.TB, fixtureData string) (home, db string) {
 	t.Helper()
 	home = t.TempDir()
 	data := filepath.Join(home, ".local", "share", "opencode")
-	copyTree(t, fixtureData, data)
+	discovertest.CopyTree(t, fixtureData, data)
 	return home, filepath.Join(data, "opencode.db")
 }
 

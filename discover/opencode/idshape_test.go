@@ -3,6 +3,8 @@ package opencode
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // MayHold must never turn away an id this adapter lists (discover.FindFor would
@@ -11,7 +13,7 @@ import (
 func TestMayHoldEveryListedID(t *testing.T) {
 	a := testAdapter()
 	legacy := t.TempDir()
-	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacy, ".local", "share", "opencode", "storage"))
+	discovertest.CopyTree(t, testdata(t, "legacy/storage"), filepath.Join(legacy, ".local", "share", "opencode", "storage"))
 	for home, dir := range map[string]string{"db": testdata(t, "home"), "legacy": legacy} {
 		got, _ := list(t, newEnv(dir, nil, noProcs()))
 		if len(got) == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/e2e/synth"
 	"github.com/agentctl/agentctl/internal/agentfs"
@@ -81,7 +82,7 @@ func discoverAll(t testing.TB, env *discover.Env) []discover.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return byID(ss)
+	return discovertest.ByID(ss)
 }
 
 // TestLegacyIndex: a warm listing of the legacy tree reads no session, message
@@ -378,7 +379,7 @@ func TestLegacyNamesNotIDs(t *testing.T) {
 	if err := os.WriteFile(dst, []byte(strings.Replace(string(b), src.ID, long, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	copyTree(t, filepath.Join(storage, "message", src.ID), filepath.Join(storage, "message", long))
+	discovertest.CopyTree(t, filepath.Join(storage, "message", src.ID), filepath.Join(storage, "message", long))
 	if diff := cmp.Diff(all, discoverAll(t, env)); diff != "" {
 		t.Errorf("a %d-character id was listed:\n%s", len(long), diff)
 	}
@@ -393,7 +394,7 @@ func TestLegacyNamesNotIDs(t *testing.T) {
 				want = append(want, s)
 			}
 		}
-		if diff := cmp.Diff(want, byID(got)); diff != "" {
+		if diff := cmp.Diff(want, discovertest.ByID(got)); diff != "" {
 			t.Errorf("Find(%+v) (-listing +Find):\n%s", q, diff)
 		}
 	}

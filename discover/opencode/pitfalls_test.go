@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/e2e/synth"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
@@ -275,7 +276,7 @@ func TestPitfall16_SubAgentChildren(t *testing.T) {
 // of other shapes are skipped.
 func TestPitfall17_LegacyTreeDeduped(t *testing.T) {
 	home, _ := dataCopy(t, testdata(t, "home/.local/share/opencode"))
-	copyTree(t, testdata(t, "legacy/storage"), filepath.Join(home, ".local", "share", "opencode", "storage"))
+	discovertest.CopyTree(t, testdata(t, "legacy/storage"), filepath.Join(home, ".local", "share", "opencode", "storage"))
 	env := newEnv(home, nil, noProcs())
 	got, warns := list(t, env)
 	if len(warns) > 0 {

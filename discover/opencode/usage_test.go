@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // Issue 19: a legacy message whose tokens cannot be true (discover.UsageOK) is left
@@ -29,7 +30,7 @@ func TestLegacyImpossibleUsageLeftOut(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
 			storage := filepath.Join(home, ".local", "share", "opencode", "storage")
-			copyTree(t, testdata(t, "legacy/storage"), storage)
+			discovertest.CopyTree(t, testdata(t, "legacy/storage"), storage)
 			p := filepath.Join(storage, "message", legacyOnly, "msg_0e9a1b2d1001DDDDDDDDDDDDDD.json")
 			replaceIn(t, p, good, tc.to)
 			env := newEnv(home, nil, noProcs())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/e2e/synth"
 )
 
@@ -49,7 +50,7 @@ func TestSynthHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, warns := testEnv(t, home, nil)
-	ss := discoverAll(t, New(), env)
+	ss := discovertest.DiscoverAll(t, New(), env)
 	if len(ss) != 200 || len(*warns) != 0 {
 		t.Fatalf("%d sessions, warnings %q", len(ss), *warns)
 	}

@@ -3,10 +3,8 @@ package pi
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,16 +14,11 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/dirnames"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
-
-func byID(ss []discover.Session) []discover.Session {
-	out := append([]discover.Session(nil), ss...)
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
 
 // TestFindAgreesWithDiscover: for every session under several process tables
 // (none, no table, a unique owner, two candidates, one candidate for two files)
@@ -42,7 +35,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 				env.Procs = pt
 			}
 			env.StateDir = t.TempDir()
-			ageDirs(t, filepath.Join(home, ".pi")) // lookups then use kept folder listings
+			discovertest.AgeDirs(t, filepath.Join(home, ".pi")) // lookups then use kept folder listings
 			a := &Adapter{StartTime: msStart}
 			all, err := a.Discover(context.Background(), env)
 			if err != nil {
@@ -58,7 +51,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 						out = append(out, s)
 					}
 				}
-				return byID(out)
+				return discovertest.ByID(out)
 			}
 			check := func(q discover.Query) {
 				t.Helper()
@@ -66,7 +59,7 @@ func TestFindAgreesWithDiscover(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(want(q), byID(got)); diff != "" {
+				if diff := cmp.Diff(want(q), discovertest.ByID(got)); diff != "" {
 					t.Errorf("Find(%+v) (-Discover +Find):\n%s", q, diff)
 				}
 			}
@@ -136,7 +129,7 @@ func piScenarios() []piScenario {
 // launch records are applied, are exactly the full listing's, field for field;
 // with no pi process alive only the sessions launch records name are opened.
 func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
-	alive := func(ss []discover.Session) []discover.Session { return byID(discover.Filter{}.Apply(ss)) }
+	alive := func(ss []discover.Session) []discover.Session { return discovertest.ByID(discover.Filter{}.Apply(ss)) }
 	for _, sc := range piScenarios() {
 		for _, launched := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/launched=%v", sc.name, launched), func(t *testing.T) {
@@ -185,29 +178,13 @@ func TestOnlyAliveAgreesWithDiscover(t *testing.T) {
 	}
 }
 
-// ageDirs dates every folder under root an hour back: a lookup keeps the
-// listings of folders not changed within the last seconds (discover/dirnames),
-// so the lookups after the first read the folders' names from the cache.
-func ageDirs(t *testing.T, root string) {
-	t.Helper()
-	past := time.Now().Add(-time.Hour)
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			if err := os.Chtimes(p, past, past); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return nil
-	})
-}
-
 // A lookup on an unchanged store lists no session folder; a folder that
 // changed is listed again, so a new session file is found at once.
 func TestLookupListsOnlyChangedFolders(t *testing.T) {
 	home := liveHome(t)
 	env, _ := liveEnv(t, home)
 	env.StateDir = t.TempDir()
-	ageDirs(t, filepath.Join(home, ".pi"))
+	discovertest.AgeDirs(t, filepath.Join(home, ".pi"))
 	a := &Adapter{StartTime: msStart}
 	var listed []string
 	restore := dirnames.SetListHook(func(dir string) { listed = append(listed, dir) })
@@ -229,8 +206,8 @@ func TestLookupListsOnlyChangedFolders(t *testing.T) {
 	}
 	const newID = "01a1fb00-0000-7000-8000-000000000001"
 	dir := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--")
-	writeLines(t, filepath.Join(dir, "2026-11-20T22-00-00-000Z_"+newID+".jsonl"), hdr(newID, "2026-11-20T22:00:00.000Z", liveCwd))
-	ageDirs(t, dir)
+	discovertest.WriteLines(t, filepath.Join(dir, "2026-11-20T22-00-00-000Z_"+newID+".jsonl"), hdr(newID, "2026-11-20T22:00:00.000Z", liveCwd))
+	discovertest.AgeDirs(t, dir)
 	if ss := find(newID); len(ss) != 1 {
 		t.Fatalf("a new session file is not found: %+v", ss)
 	}

@@ -1,9 +1,7 @@
 package pi
 
 import (
-	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -27,13 +26,7 @@ func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, 
 	t.Helper()
 	var mu sync.Mutex
 	var warns []string
-	env := &discover.Env{
-		Home:   home,
-		Getenv: func(k string) string { return vars[k] },
-		Procs:  &proc.Fake{Boot: "boot-1"},
-		Now:    func() time.Time { return now },
-	}
-	env = env.WithWarn(func(s string) {
+	env := discovertest.NewEnv(home, vars, &proc.Fake{Boot: "boot-1"}, now).WithWarn(func(s string) {
 		mu.Lock()
 		warns = append(warns, s)
 		mu.Unlock()
@@ -44,55 +37,6 @@ func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, 
 // msStart dates fake processes: their StartTicks are Unix milliseconds.
 func msStart(p proc.Process) (time.Time, bool) {
 	return time.UnixMilli(int64(p.StartTicks)).UTC(), true
-}
-
-func discoverAll(t *testing.T, a *Adapter, env *discover.Env) map[string]discover.Session {
-	t.Helper()
-	ss, err := a.Discover(context.Background(), env)
-	if err != nil {
-		t.Fatalf("Discover: %v", err)
-	}
-	out := map[string]discover.Session{}
-	for _, s := range ss {
-		if _, dup := out[s.ID]; dup {
-			t.Errorf("session %s listed twice", s.ID)
-		}
-		out[s.ID] = s
-	}
-	return out
-}
-
-// copyTree copies a directory (fixtures are read-only in the shared tree).
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeLines(t *testing.T, path string, lines ...string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func mustJSON(v any) string {
@@ -170,7 +114,7 @@ func simple(t *testing.T, dir, id, start, cwd, prompt string) string {
 	p := filepath.Join(dir, strings.NewReplacer(":", "-", ".", "-").Replace(start)+"_"+id+".jsonl")
 	st := ts(start)
 	at := func(d time.Duration) string { return st.Add(d).Format("2006-01-02T15:04:05.000Z") }
-	writeLines(t, p,
+	discovertest.WriteLines(t, p,
 		hdr(id, start, cwd),
 		modelChange("aa000001", "", at(10*time.Millisecond), "fakeoai", "fake-model"),
 		userMsg("aa000002", "aa000001", at(30*time.Millisecond), textBlocks(prompt)),

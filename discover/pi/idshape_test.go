@@ -1,13 +1,17 @@
 package pi
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentctl/agentctl/discover/discovertest"
+)
 
 // MayHold must never turn away an id this adapter lists (discover.FindFor would
 // then resolve without it): every fixture session passes, other agents' ids do not.
 func TestMayHoldEveryListedID(t *testing.T) {
 	a := &Adapter{StartTime: msStart}
 	env, _ := testEnv(t, fixtureHome, nil)
-	got := discoverAll(t, a, env)
+	got := discovertest.DiscoverAll(t, a, env)
 	if len(got) == 0 {
 		t.Fatal("no fixture sessions")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -22,8 +23,8 @@ const (
 func liveHome(t *testing.T) string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
-	copyTree(t, fixtureHome, home)
-	writeLines(t, filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-55-00-300Z_"+liveID+".jsonl"),
+	discovertest.CopyTree(t, fixtureHome, home)
+	discovertest.WriteLines(t, filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-55-00-300Z_"+liveID+".jsonl"),
 		hdr(liveID, liveHead, liveCwd),
 		modelChange("b0000001", "", "2026-11-20T21:55:00.310Z", "fakeoai", "fake-model"),
 		userMsg("b0000002", "b0000001", "2026-11-20T21:55:00.330Z", textBlocks("TOOL long job")),
@@ -58,7 +59,7 @@ func TestLiveProcessByCwdAndStart(t *testing.T) {
 	home := liveHome(t)
 	env, f := liveEnv(t, home)
 	piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
-	got := discoverAll(t, &Adapter{StartTime: msStart}, env)
+	got := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)
 
 	s := got[liveID]
 	if s.Status != discover.StatusRunning || s.Evidence != discover.EvidenceProcess || !s.Inferred || s.PID != 4242 {
@@ -86,7 +87,7 @@ func TestTwoCandidatesUnknown(t *testing.T) {
 	env, f := liveEnv(t, home)
 	piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
 	piProc(f, 4343, "2026-11-20T21:55:00.100Z", liveCwd)
-	got := discoverAll(t, &Adapter{StartTime: msStart}, env)
+	got := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)
 	s := got[liveID]
 	if s.Status != discover.StatusUnknown || s.Evidence != discover.EvidenceProcess || !s.Inferred || s.PID != 0 {
 		t.Errorf("session = %s/%s inferred=%v pid=%d, want unknown/process inferred, no pid", s.Status, s.Evidence, s.Inferred, s.PID)
@@ -107,7 +108,7 @@ func TestOneCandidateTwoFilesUnknown(t *testing.T) {
 	simple(t, filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--"), "01a1faf5-0000-7000-8000-00000000b0b0", "2026-11-20T21:55:02.000Z", liveCwd, "second")
 	env, f := liveEnv(t, home)
 	piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
-	got := discoverAll(t, &Adapter{StartTime: msStart}, env)
+	got := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)
 	for _, id := range []string{liveID, "01a1faf5-0000-7000-8000-00000000b0b0"} {
 		if s := got[id]; s.Status != discover.StatusUnknown || s.EvidenceDetail != "pi process 4242 could own 2 sessions in /home/dev/api-server" {
 			t.Errorf("%s = %s %q", id, s.Status, s.EvidenceDetail)
@@ -121,7 +122,7 @@ func TestResumedSessionIdle(t *testing.T) {
 	env, f := liveEnv(t, fixtureHome)
 	// 589b's "SLOW resumed turn" user message is at 21:48:39.818.
 	piProc(f, 777, "2026-11-20T21:48:39.500Z", liveCwd)
-	got := discoverAll(t, &Adapter{StartTime: msStart}, env)
+	got := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)
 	s := got["01a1faea-589b-73ae-a8a8-6fa4991c7bc7"]
 	if s.Status != discover.StatusIdle || s.Evidence != discover.EvidenceProcess || !s.Inferred || s.PID != 777 {
 		t.Errorf("resumed = %s/%s inferred=%v pid=%d %q, want idle/process pid 777", s.Status, s.Evidence, s.Inferred, s.PID, s.EvidenceDetail)
@@ -143,15 +144,15 @@ func TestCandidateEnvironOtherStore(t *testing.T) {
 	env, f := liveEnv(t, home)
 	piProc(f, 4242, "2026-11-20T21:55:00.000Z", liveCwd)
 	f.Envs[4242] = []string{"HOME=/somewhere/else", "PATH=/usr/bin"}
-	if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status != discover.StatusFailed || s.EvidenceDetail != "interrupted" {
+	if s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status != discover.StatusFailed || s.EvidenceDetail != "interrupted" {
 		t.Errorf("other HOME: %s %q, want failed interrupted", s.Status, s.EvidenceDetail)
 	}
 	f.Envs[4242] = []string{"HOME=/somewhere/else", "PI_CODING_AGENT_DIR=" + filepath.Join(home, ".pi/agent")}
-	if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status != discover.StatusRunning {
+	if s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status != discover.StatusRunning {
 		t.Errorf("PI_CODING_AGENT_DIR pointing here: %s, want running", s.Status)
 	}
 	f.Envs[4242] = []string{"HOME=" + home, "PI_CODING_AGENT_SESSION_DIR=/tmp/flat"}
-	if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status == discover.StatusRunning {
+	if s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status == discover.StatusRunning {
 		t.Errorf("PI_CODING_AGENT_SESSION_DIR elsewhere: %s, want not running", s.Status)
 	}
 }
@@ -185,7 +186,7 @@ func TestCandidateShapes(t *testing.T) {
 			} else {
 				f.Exes[4242] = tt.exe
 			}
-			if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status != tt.want {
+			if s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[liveID]; s.Status != tt.want {
 				t.Errorf("status = %s (%s), want %s", s.Status, s.EvidenceDetail, tt.want)
 			}
 		})
@@ -196,7 +197,7 @@ func TestCandidateShapes(t *testing.T) {
 func TestNoProcessTable(t *testing.T) {
 	env, _ := liveEnv(t, liveHome(t))
 	env.Procs = &proc.Fake{NoProcs: true}
-	got := discoverAll(t, &Adapter{StartTime: msStart}, env)
+	got := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)
 	if s := got[liveID]; s.Status != discover.StatusUnknown || s.Evidence != discover.EvidenceNone {
 		t.Errorf("open leaf = %s/%s, want unknown/none", s.Status, s.Evidence)
 	}
@@ -216,7 +217,7 @@ func TestLiveLaunchRecordIsCoreEvidence(t *testing.T) {
 	l.PID, l.StartTicks, l.BootID = 4242, uint64(msOf("2026-11-20T21:55:00.000Z")), "boot-1"
 	env.Launches = append(env.Launches, l)
 	a := &Adapter{StartTime: msStart}
-	if s := discoverAll(t, a, env)[liveID]; s.Evidence == discover.EvidenceProcess {
+	if s := discovertest.DiscoverAll(t, a, env)[liveID]; s.Evidence == discover.EvidenceProcess {
 		t.Errorf("adapter claimed process evidence for a launched session: %+v", s)
 	}
 	res := discover.All(context.Background(), env, []discover.Adapter{a}, 5*time.Second)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 const toolFile = fixtureHome + "/.pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-43-44-539Z_01a1faea-589b-73ae-a8a8-6fa4991c7bc7.jsonl"
@@ -161,7 +162,7 @@ func TestToolSummary(t *testing.T) {
 func TestPeekErrorToolResultAndSeparators(t *testing.T) {
 	dir := t.TempDir()
 	p := dir + "/s.jsonl"
-	writeLines(t, p,
+	discovertest.WriteLines(t, p,
 		hdr("01a1fb00-0000-7000-8000-0000000000c1", "2026-11-20T21:00:00.000Z", "/p"),
 		userMsg("u1", "", "2026-11-20T21:00:00.100Z", "read it"),
 		`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-20T21:00:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"reading"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"nope.txt"}}],"stopReason":"toolUse","timestamp":1795208401000}}`,
@@ -191,7 +192,7 @@ func TestPeekBigLines(t *testing.T) {
 	big := strings.Repeat("y", 300<<10)
 	dir := t.TempDir()
 	p := dir + "/s.jsonl"
-	writeLines(t, p,
+	discovertest.WriteLines(t, p,
 		hdr("01a1fb00-0000-7000-8000-0000000000e1", "2026-11-20T21:00:00.000Z", "/p"),
 		userMsg("u1", "", "2026-11-20T21:00:00.100Z", textBlocks("go")),
 		`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-20T21:00:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"cat big"}}],"stopReason":"toolUse","timestamp":1795208400900}}`,

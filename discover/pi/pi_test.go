@@ -12,13 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // TestFixtureFacts checks every fact of the fixture README's "Expected facts — Pi
 // sessions" table for the four real pi 0.73.1 files.
 func TestFixtureFacts(t *testing.T) {
 	env, warns := testEnv(t, fixtureHome, nil)
-	got := discoverAll(t, New(), env)
+	got := discovertest.DiscoverAll(t, New(), env)
 	if len(*warns) != 0 {
 		t.Errorf("warnings: %q", *warns)
 	}
@@ -124,7 +125,7 @@ func TestFixtureFacts(t *testing.T) {
 // no file: the adapter does not invent it (the core shows it from the launch record).
 func TestNoFileSessionNotListed(t *testing.T) {
 	env, _ := testEnv(t, fixtureHome, nil)
-	if _, ok := discoverAll(t, New(), env)["01a1faeb-1731-77e6-a2fa-666acad097a4"]; ok {
+	if _, ok := discovertest.DiscoverAll(t, New(), env)["01a1faeb-1731-77e6-a2fa-666acad097a4"]; ok {
 		t.Error("session without a file was listed by the adapter")
 	}
 }
@@ -143,12 +144,12 @@ func TestMissingDirIsEmpty(t *testing.T) {
 func TestAgentDirOverride(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
-	copyTree(t, fixtureHome+"/.pi/agent", filepath.Join(home, "custom-agent"))
+	discovertest.CopyTree(t, fixtureHome+"/.pi/agent", filepath.Join(home, "custom-agent"))
 	// The default location holds a different session, which must not be read.
 	simple(t, filepath.Join(home, ".pi/agent/sessions/--x--"), "01a1fb00-0000-7000-8000-000000000001", "2026-11-20T21:00:00.000Z", "/x", "default dir")
 
 	env, _ := testEnv(t, home, map[string]string{"PI_CODING_AGENT_DIR": "~/custom-agent"})
-	got := discoverAll(t, New(), env)
+	got := discovertest.DiscoverAll(t, New(), env)
 	if len(got) != 4 {
 		t.Errorf("got %d sessions, want the 4 of PI_CODING_AGENT_DIR", len(got))
 	}
@@ -163,10 +164,10 @@ func TestAgentDirOverride(t *testing.T) {
 func TestSettingsSessionDir(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
-	writeLines(t, filepath.Join(home, ".pi/agent/settings.json"), `{"sessionDir": "~/pi-sessions"}`)
+	discovertest.WriteLines(t, filepath.Join(home, ".pi/agent/settings.json"), `{"sessionDir": "~/pi-sessions"}`)
 	simple(t, filepath.Join(home, "pi-sessions"), "01a1fb00-0000-7000-8000-000000000002", "2026-11-20T21:00:00.000Z", "/srv/app", "from settings")
 	env, _ := testEnv(t, home, nil)
-	if s, ok := discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000002"]; !ok || s.Cwd != "/srv/app" {
+	if s, ok := discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000002"]; !ok || s.Cwd != "/srv/app" {
 		t.Errorf("settings sessionDir session = %+v, %v", s, ok)
 	}
 }
@@ -176,7 +177,7 @@ func TestLaunchRecordSessionDir(t *testing.T) {
 	simple(t, filepath.Join(root, "proj", ".sessions"), "01a1fb00-0000-7000-8000-000000000003", "2026-11-20T21:00:00.000Z", "/proj", "custom dir")
 	env, _ := testEnv(t, filepath.Join(root, "home"), nil)
 	env.Launches = append(env.Launches, launchRec("l-1", "pi", "", filepath.Join(root, "proj"), []string{"pi", "--mode", "json", "--session-dir", ".sessions", "-p"}))
-	if _, ok := discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000003"]; !ok {
+	if _, ok := discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000003"]; !ok {
 		t.Error("session in a launch record's --session-dir not found")
 	}
 }
@@ -186,18 +187,18 @@ func TestLaunchRecordSessionDir(t *testing.T) {
 func TestCostEstimate(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000004.jsonl")
-	writeLines(t, p,
+	discovertest.WriteLines(t, p,
 		hdr("01a1fb00-0000-7000-8000-000000000004", "2026-11-20T21:00:00.000Z", "/p"),
 		userMsg("a1", "", "2026-11-20T21:00:00.100Z", "hi"),
 		asstMsg("a2", "a1", "2026-11-20T21:00:01.000Z", "yo", "stop", 1000, 500, costObj(0)),
 	)
 	env, _ := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	s := discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000004"]
+	s := discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000004"]
 	if s.CostUSD != nil {
 		t.Errorf("without a price table cost = %v, want omitted", *s.CostUSD)
 	}
 	env.Config = configWithPrice("fake-model", 3, 15)
-	s = discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000004"]
+	s = discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000004"]
 	if s.CostUSD == nil || math.Abs(*s.CostUSD-(1000*3+500*15)/1e6) > 1e-12 || s.CostSource != "estimate" {
 		t.Errorf("cost = %v %q, want 0.0105 estimate", s.CostUSD, s.CostSource)
 	}
@@ -206,14 +207,14 @@ func TestCostEstimate(t *testing.T) {
 // docs/agents/pi.md §2: tolerate usage.cost as a bare number.
 func TestCostBareNumber(t *testing.T) {
 	dir := t.TempDir()
-	writeLines(t, filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000005.jsonl"),
+	discovertest.WriteLines(t, filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000005.jsonl"),
 		hdr("01a1fb00-0000-7000-8000-000000000005", "2026-11-20T21:00:00.000Z", "/p"),
 		userMsg("a1", "", "2026-11-20T21:00:00.100Z", "hi"),
 		asstMsg("a2", "a1", "2026-11-20T21:00:01.000Z", "yo", "stop", 10, 5, 0.25),
 		asstMsg("a3", "a2", "2026-11-20T21:00:02.000Z", "yo", "stop", 10, 5, costObj(0.5)),
 	)
 	env, _ := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	s := discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000005"]
+	s := discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000005"]
 	if s.CostUSD == nil || *s.CostUSD != 0.75 {
 		t.Errorf("cost = %v, want 0.75", s.CostUSD)
 	}
@@ -223,13 +224,13 @@ func TestCostBareNumber(t *testing.T) {
 // linear conversation.
 func TestVersion1File(t *testing.T) {
 	dir := t.TempDir()
-	writeLines(t, filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000006.jsonl"),
+	discovertest.WriteLines(t, filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000006.jsonl"),
 		`{"type":"session","id":"01a1fb00-0000-7000-8000-000000000006","timestamp":"2026-11-20T21:00:00.000Z","cwd":"/old"}`,
 		`{"type":"message","timestamp":"2026-11-20T21:00:00.100Z","message":{"role":"user","content":"old prompt","timestamp":1795208400100}}`,
 		`{"type":"message","timestamp":"2026-11-20T21:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"old reply"}],"provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"cost":{"total":0}},"stopReason":"stop","timestamp":1795208400200}}`,
 	)
 	env, _ := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	s := discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000006"]
+	s := discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000006"]
 	if s.Prompt != "old prompt" || s.Model != "p/m" || s.Status != "stopped" {
 		t.Errorf("v1 session = %+v", s)
 	}
@@ -243,12 +244,12 @@ func TestVersion1File(t *testing.T) {
 // (pi is creating it) silently.
 func TestNotAHeader(t *testing.T) {
 	dir := t.TempDir()
-	writeLines(t, filepath.Join(dir, "sessions/--p--/junk.jsonl"), `{"type":"message","id":"x"}`)
+	discovertest.WriteLines(t, filepath.Join(dir, "sessions/--p--/junk.jsonl"), `{"type":"message","id":"x"}`)
 	if err := os.WriteFile(filepath.Join(dir, "sessions/--p--/empty.jsonl"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env, warns := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	if got := discoverAll(t, New(), env); len(got) != 0 {
+	if got := discovertest.DiscoverAll(t, New(), env); len(got) != 0 {
 		t.Errorf("got %d sessions", len(got))
 	}
 	if len(*warns) != 1 {
@@ -269,7 +270,7 @@ func TestDiscoverCancelled(t *testing.T) {
 func TestTitleAndParent(t *testing.T) {
 	dir := t.TempDir()
 	id := "01a1fb00-0000-7000-8000-0000000000f1"
-	writeLines(t, filepath.Join(dir, "sessions/--p--/x_"+id+".jsonl"),
+	discovertest.WriteLines(t, filepath.Join(dir, "sessions/--p--/x_"+id+".jsonl"),
 		`{"type":"session","version":3,"id":"`+id+`","timestamp":"2026-11-20T21:00:00.000Z","cwd":"/p","parentSession":"/s/--p--/y_01a1fb00-0000-7000-8000-0000000000f0.jsonl"}`,
 		`{"type":"session_info","id":"i1","parentId":null,"timestamp":"2026-11-20T21:00:00.050Z","name":"first name"}`,
 		userMsg("u1", "i1", "2026-11-20T21:00:00.100Z", "hi"),
@@ -277,7 +278,7 @@ func TestTitleAndParent(t *testing.T) {
 		`{"type":"session_info","id":"i2","parentId":"a1","timestamp":"2026-11-20T21:05:00.000Z","name":"renamed"}`,
 	)
 	env, _ := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	s := discoverAll(t, New(), env)[id]
+	s := discovertest.DiscoverAll(t, New(), env)[id]
 	if s.Title != "renamed" || s.Extra["parent_session"] != "/s/--p--/y_01a1fb00-0000-7000-8000-0000000000f0.jsonl" {
 		t.Errorf("title %q extra %v", s.Title, s.Extra)
 	}
@@ -292,9 +293,9 @@ func TestTitleAndParent(t *testing.T) {
 // (scripted)" / "429 …". With no process: failed, blocked on auth / quota.
 func TestBlockedOnQuotaAndAuth(t *testing.T) {
 	home := t.TempDir()
-	copyTree(t, "testdata/blocked", home)
+	discovertest.CopyTree(t, "testdata/blocked", home)
 	env, _ := testEnv(t, home, nil)
-	ss := discoverAll(t, &Adapter{}, env)
+	ss := discovertest.DiscoverAll(t, &Adapter{}, env)
 	for id, want := range map[string]string{
 		"01a21156-1876-70a6-9371-bedc015f4052": discover.BlockedAuth,
 		"01a21156-4ef6-72bb-b464-0cef2844e2e6": discover.BlockedQuota,
@@ -310,7 +311,7 @@ func TestBlockedOnQuotaAndAuth(t *testing.T) {
 	const quota = "01a21156-4ef6-72bb-b464-0cef2844e2e6"
 	env, f := liveEnv(t, home)
 	piProc(f, 4242, "2026-11-25T06:13:18.500Z", "/home/dev/api")
-	s := discoverAll(t, &Adapter{StartTime: msStart}, env)[quota]
+	s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[quota]
 	if s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota || s.PID != 4242 {
 		t.Errorf("live after the error: %s blocked_reason %q pid %d (%s); want idle, quota, pid 4242", s.Status, s.BlockedReason, s.PID, s.EvidenceDetail)
 	}
@@ -325,7 +326,7 @@ func TestBlockedOnQuotaAndAuth(t *testing.T) {
 func TestLivePiRetrying(t *testing.T) {
 	const quota, auth = "01a21156-4ef6-72bb-b464-0cef2844e2e6", "01a21156-1876-70a6-9371-bedc015f4052"
 	home := t.TempDir()
-	copyTree(t, "testdata/blocked", home)
+	discovertest.CopyTree(t, "testdata/blocked", home)
 	files, _ := filepath.Glob(filepath.Join(home, ".pi/agent/sessions/*/*"+quota+".jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("quota fixture: %v", files)
@@ -340,14 +341,14 @@ func TestLivePiRetrying(t *testing.T) {
 	}
 	env, f := liveEnv(t, home)
 	piProc(f, 4242, "2026-11-25T06:13:18.500Z", "/home/dev/api")
-	s := discoverAll(t, &Adapter{StartTime: msStart}, env)[quota]
+	s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[quota]
 	if s.Status != discover.StatusRunning || s.BlockedReason != "" || !strings.Contains(s.EvidenceDetail, "pi retries the provider: 2 of 4 attempts failed") {
 		t.Errorf("retrying: %s blocked_reason %q (%s); want running, not blocked, saying pi retries", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
 	if err := os.WriteFile(filepath.Join(home, ".pi/agent/settings.json"), []byte(`{"retry":{"maxRetries":1}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[quota]; s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota {
+	if s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[quota]; s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedQuota {
 		t.Errorf("maxRetries 1, 2 failed attempts: %s blocked_reason %q (%s); want idle, quota", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
 
@@ -356,7 +357,7 @@ func TestLivePiRetrying(t *testing.T) {
 	}
 	env, f = liveEnv(t, home)
 	piProc(f, 4343, "2026-11-25T06:13:04.500Z", "/home/dev/api")
-	if s := discoverAll(t, &Adapter{StartTime: msStart}, env)[auth]; s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedAuth {
+	if s := discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env)[auth]; s.Status != discover.StatusIdle || s.BlockedReason != discover.BlockedAuth {
 		t.Errorf("401 (not retried by pi): %s blocked_reason %q (%s); want idle, auth", s.Status, s.BlockedReason, s.EvidenceDetail)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // 1. Invisible first turn: a live launch whose file does not exist yet. The
@@ -61,14 +62,14 @@ func TestPitfall02ProcessTitle(t *testing.T) {
 // 3. Birth time / mtime as start: the file was first written 15 s after the header.
 func TestPitfall03StartedAtFromHeader(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	copyTree(t, fixtureHome, home)
+	discovertest.CopyTree(t, fixtureHome, home)
 	p := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-44-08-069Z_01a1faea-b485-714f-9f73-af5206c9d06d.jsonl")
 	late := ts("2026-11-20T21:44:23.069Z")
 	if err := os.Chtimes(p, late, late); err != nil {
 		t.Fatal(err)
 	}
 	env, _ := testEnv(t, home, nil)
-	s := discoverAll(t, New(), env)["01a1faea-b485-714f-9f73-af5206c9d06d"]
+	s := discovertest.DiscoverAll(t, New(), env)["01a1faea-b485-714f-9f73-af5206c9d06d"]
 	if s.StartedAt == nil || !s.StartedAt.Equal(ts("2026-11-20T21:44:08.069Z")) {
 		t.Errorf("started_at = %v, want the header's 21:44:08.069", s.StartedAt)
 	}
@@ -78,20 +79,20 @@ func TestPitfall03StartedAtFromHeader(t *testing.T) {
 // model_change, replaced by a later assistant message's provider/model.
 func TestPitfall04ModelFromRecords(t *testing.T) {
 	env, _ := testEnv(t, fixtureHome, nil)
-	for id, s := range discoverAll(t, New(), env) {
+	for id, s := range discovertest.DiscoverAll(t, New(), env) {
 		if s.Model != "fakeoai/fake-model" {
 			t.Errorf("%s model = %q", id, s.Model)
 		}
 	}
 	dir := t.TempDir()
-	writeLines(t, filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000040.jsonl"),
+	discovertest.WriteLines(t, filepath.Join(dir, "sessions/--p--/x_01a1fb00-0000-7000-8000-000000000040.jsonl"),
 		hdr("01a1fb00-0000-7000-8000-000000000040", "2026-11-20T21:00:00.000Z", "/p"),
 		modelChange("m1", "", "2026-11-20T21:00:00.010Z", "openai", "gpt-x"),
 		userMsg("u1", "m1", "2026-11-20T21:00:00.020Z", "hi"),
 		asstMsg("a1", "u1", "2026-11-20T21:00:01.000Z", "yo", "stop", 1, 1, costObj(0)), // fakeoai/fake-model
 	)
 	env, _ = testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	s := discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000040"]
+	s := discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000040"]
 	if s.Model != "fakeoai/fake-model" || !cmp.Equal(s.Models, []string{"openai/gpt-x", "fakeoai/fake-model"}) {
 		t.Errorf("model = %q, models %q; want the assistant's fakeoai/fake-model", s.Model, s.Models)
 	}
@@ -104,14 +105,14 @@ func TestPitfall05StringOrBlocks(t *testing.T) {
 		"01a1fb00-0000-7000-8000-000000000051": "plain string prompt",
 		"01a1fb00-0000-7000-8000-000000000052": []map[string]any{{"type": "text", "text": "plain string"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}, {"type": "text", "text": "prompt"}},
 	} {
-		writeLines(t, filepath.Join(dir, "sessions/--p--/x_"+id+".jsonl"),
+		discovertest.WriteLines(t, filepath.Join(dir, "sessions/--p--/x_"+id+".jsonl"),
 			hdr(id, "2026-11-20T21:00:00.000Z", "/p"),
 			userMsg("u1", "", "2026-11-20T21:00:00.020Z", content),
 			asstMsg("a1", "u1", "2026-11-20T21:00:01.000Z", "yo", "stop", 1, 1, costObj(0)),
 		)
 	}
 	env, _ := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	got := discoverAll(t, New(), env)
+	got := discovertest.DiscoverAll(t, New(), env)
 	if p := got["01a1fb00-0000-7000-8000-000000000051"].Prompt; p != "plain string prompt" {
 		t.Errorf("string content prompt = %q", p)
 	}
@@ -131,7 +132,7 @@ func TestPitfall06OneListingTwoFlavours(t *testing.T) {
 	slug := filepath.Join(dir, "agent/sessions/--home-dev-x--")
 	simple(t, slug, "01a1fb00-0000-7000-8000-000000000061", "2026-11-20T21:00:00.000Z", "/home/dev/x", "pi one")
 	rustID := "3f2b8c1e-9d4a-4b7e-8c21-5a6f7e8d9c0b" // UUIDv4
-	writeLines(t, filepath.Join(slug, "2026-11-20T21-01-00.000Z_3f2b8c1e.jsonl"),
+	discovertest.WriteLines(t, filepath.Join(slug, "2026-11-20T21-01-00.000Z_3f2b8c1e.jsonl"),
 		mustJSON(map[string]any{"type": "session", "version": 3, "id": rustID, "timestamp": "2026-11-20T21:01:00.000Z", "cwd": "/home/dev/x", "provider": "anthropic", "modelId": "claude-x"}),
 		userMsg("u1", "", "2026-11-20T21:01:00.100Z", "rust one"),
 		asstMsg("a1", "u1", "2026-11-20T21:01:02.000Z", "ok", "stop", 5, 6, costObj(0.01)),
@@ -140,7 +141,7 @@ func TestPitfall06OneListingTwoFlavours(t *testing.T) {
 		"PI_CODING_AGENT_DIR": filepath.Join(dir, "agent"),
 		"PI_SESSIONS_DIR":     filepath.Join(dir, "agent/sessions/"), // same root again (pi-rust)
 	})
-	got := discoverAll(t, New(), env)
+	got := discovertest.DiscoverAll(t, New(), env)
 	if len(got) != 2 {
 		t.Fatalf("got %d sessions, want 2", len(got))
 	}
@@ -153,7 +154,7 @@ func TestPitfall06OneListingTwoFlavours(t *testing.T) {
 
 	// A launch record's flavour wins over the classification.
 	env.Launches = append(env.Launches, launchRec("l-2", "pi-rust", "01a1fb00-0000-7000-8000-000000000061", "/home/dev/x", nil))
-	if a := discoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000061"].Adapter; a != "pi-rust" {
+	if a := discovertest.DiscoverAll(t, New(), env)["01a1fb00-0000-7000-8000-000000000061"].Adapter; a != "pi-rust" {
 		t.Errorf("with a pi-rust launch record adapter = %q", a)
 	}
 }
@@ -184,9 +185,9 @@ func TestPitfall07FlatCustomDir(t *testing.T) {
 	flat := filepath.Join(root, "s")
 	simple(t, flat, "01a1fb00-0000-7000-8000-000000000071", "2026-11-20T21:00:00.000Z", "/work/one", "flat one")
 	simple(t, flat, "01a1fb00-0000-7000-8000-000000000072", "2026-11-20T21:00:05.000Z", "/work/two", "flat two")
-	writeLines(t, filepath.Join(flat, "session-index.sqlite"), "not a session")
+	discovertest.WriteLines(t, filepath.Join(flat, "session-index.sqlite"), "not a session")
 	env, warns := testEnv(t, filepath.Join(root, "home"), map[string]string{"PI_CODING_AGENT_SESSION_DIR": flat})
-	got := discoverAll(t, New(), env)
+	got := discovertest.DiscoverAll(t, New(), env)
 	if got["01a1fb00-0000-7000-8000-000000000071"].Cwd != "/work/one" || got["01a1fb00-0000-7000-8000-000000000072"].Cwd != "/work/two" || len(got) != 2 {
 		t.Errorf("flat dir sessions = %+v", got)
 	}
@@ -203,7 +204,7 @@ func TestPitfall08LossySlug(t *testing.T) {
 	simple(t, slug, "01a1fb00-0000-7000-8000-000000000081", "2026-11-20T21:00:00.000Z", "/home/dev/a-b", "dash")
 	simple(t, slug, "01a1fb00-0000-7000-8000-000000000082", "2026-11-20T21:00:01.000Z", "/home/dev/a/b", "slash")
 	env, _ := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	got := discoverAll(t, New(), env)
+	got := discovertest.DiscoverAll(t, New(), env)
 	if c := got["01a1fb00-0000-7000-8000-000000000081"].Cwd; c != "/home/dev/a-b" {
 		t.Errorf("cwd = %q", c)
 	}
@@ -215,7 +216,7 @@ func TestPitfall08LossySlug(t *testing.T) {
 // 9. Partial last line: prior entries count, no error, leaf = last complete entry.
 func TestPitfall09PartialLastLine(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	copyTree(t, fixtureHome, home)
+	discovertest.CopyTree(t, fixtureHome, home)
 	p := filepath.Join(home, ".pi/agent/sessions/--home-dev-api-server--/2026-11-20T21-43-44-539Z_01a1faea-589b-73ae-a8a8-6fa4991c7bc7.jsonl")
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -230,7 +231,7 @@ func TestPitfall09PartialLastLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, warns := testEnv(t, home, nil)
-	s := discoverAll(t, New(), env)["01a1faea-589b-73ae-a8a8-6fa4991c7bc7"]
+	s := discovertest.DiscoverAll(t, New(), env)["01a1faea-589b-73ae-a8a8-6fa4991c7bc7"]
 	if s.Tokens == nil || s.Tokens.Input != 246 || s.Tokens.Output != 90 {
 		t.Errorf("tokens = %+v, want the two complete assistant rows 246/90", s.Tokens)
 	}
@@ -257,7 +258,7 @@ func TestPitfall10MtimeIsNotLiveness(t *testing.T) {
 	}
 	env, _ := liveEnv(t, home)
 	env.Now = func() time.Time { return real }
-	for id, s := range discoverAll(t, &Adapter{StartTime: msStart}, env) {
+	for id, s := range discovertest.DiscoverAll(t, &Adapter{StartTime: msStart}, env) {
 		if s.Status == discover.StatusRunning || s.Status == discover.StatusIdle {
 			t.Errorf("%s is %s without a process", id, s.Status)
 		}
@@ -272,7 +273,7 @@ func TestPitfall11CwdOnly(t *testing.T) { TestLiveProcessByCwdAndStart(t) }
 // errorMessage, after 3 error rows.
 func TestPitfall12ErrorRows(t *testing.T) {
 	env, _ := testEnv(t, fixtureHome, nil)
-	s := discoverAll(t, New(), env)["01a1faf0-7eef-715d-8e3d-80e07b008804"]
+	s := discovertest.DiscoverAll(t, New(), env)["01a1faf0-7eef-715d-8e3d-80e07b008804"]
 	if s.Status != discover.StatusFailed || s.EvidenceDetail != "Connection error." {
 		t.Errorf("status = %s %q, want failed \"Connection error.\"", s.Status, s.EvidenceDetail)
 	}
@@ -295,7 +296,7 @@ func TestPitfall12ErrorRows(t *testing.T) {
 func TestPitfall17Branches(t *testing.T) {
 	dir := t.TempDir()
 	id := "01a1fb00-0000-7000-8000-000000000171"
-	writeLines(t, filepath.Join(dir, "sessions/--p--/x_"+id+".jsonl"),
+	discovertest.WriteLines(t, filepath.Join(dir, "sessions/--p--/x_"+id+".jsonl"),
 		hdr(id, "2026-11-20T21:00:00.000Z", "/p"),
 		userMsg("u1", "", "2026-11-20T21:00:00.100Z", textBlocks("root question")),
 		asstMsg("a1", "u1", "2026-11-20T21:00:01.000Z", "root answer", "stop", 100, 10, costObj(0.1)),
@@ -305,7 +306,7 @@ func TestPitfall17Branches(t *testing.T) {
 		asstMsg("a2b", "u2b", "2026-11-20T21:00:05.000Z", "kept answer", "stop", 300, 30, costObj(0.3)),
 	)
 	env, _ := testEnv(t, dir, map[string]string{"PI_CODING_AGENT_DIR": dir})
-	s := discoverAll(t, New(), env)[id]
+	s := discovertest.DiscoverAll(t, New(), env)[id]
 	if s.Tokens == nil || *s.Tokens != (discover.Tokens{Input: 600, Output: 60}) || s.CostUSD == nil || *s.CostUSD < 0.6-1e-9 || *s.CostUSD > 0.6+1e-9 {
 		t.Errorf("tokens %+v cost %v, want 600/60 and 0.6 over both branches", s.Tokens, s.CostUSD)
 	}

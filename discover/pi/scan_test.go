@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/discover/index"
 )
 
@@ -28,7 +29,7 @@ func sessionsOf(t *testing.T, env *discover.Env) []discover.Session {
 // rewrite, the output equals a run without it.
 func TestIndexIsACache(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	copyTree(t, fixtureHome, home)
+	discovertest.CopyTree(t, fixtureHome, home)
 	env, warns := testEnv(t, home, nil)
 	env.StateDir = t.TempDir()
 	noCache := func() []discover.Session {
@@ -257,7 +258,7 @@ func TestMustRead(t *testing.T) {
 func indexedFixture(t *testing.T) (env *discover.Env, warns *[]string, paths []string, cache string, all []*file) {
 	t.Helper()
 	home := t.TempDir()
-	copyTree(t, fixtureHome, home)
+	discovertest.CopyTree(t, fixtureHome, home)
 	env, warns = testEnv(t, home, nil)
 	paths = listFiles(env, roots(env), nil, nil, nil)
 	cache = t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // Issue 19: an assistant usage record with a negative or impossible count is left
@@ -34,7 +35,7 @@ func TestImpossibleUsageLeftOut(t *testing.T) {
 			home := t.TempDir()
 			dir := filepath.Join(home, ".pi/agent/sessions/--home-dev-x--")
 			p := filepath.Join(dir, "2026-11-20T21-40-00-000Z_"+id+".jsonl")
-			writeLines(t, p,
+			discovertest.WriteLines(t, p,
 				hdr(id, start, "/home/dev/x"),
 				userMsg("b0000002", "", "2026-11-20T21:40:01.000Z", textBlocks("go")),
 				good,
@@ -49,7 +50,7 @@ func TestImpossibleUsageLeftOut(t *testing.T) {
 			check := func(pass string, want *discover.Tokens, bad int) {
 				t.Helper()
 				*warns = nil
-				s := discoverAll(t, New(), env)[id]
+				s := discovertest.DiscoverAll(t, New(), env)[id]
 				if diff := cmp.Diff(want, s.Tokens); diff != "" {
 					t.Errorf("%s: tokens (-want +got):\n%s", pass, diff)
 				}
