@@ -72,6 +72,14 @@ func CopyTree(t testing.TB, src, dst string) {
 // mtime and content hash. Two equal snapshots mean nothing under dir changed.
 func Snapshot(t testing.TB, dir string) map[string]string {
 	t.Helper()
+	out, err := tree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func tree(dir string) (map[string]string, error) {
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -94,10 +102,7 @@ func Snapshot(t testing.TB, dir string) map[string]string {
 		out[rel] = fmt.Sprintf("%v %d %d %s", st.Mode(), st.Size(), st.ModTime().UnixNano(), sum)
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out, err
 }
 
 // AgeDirs sets every directory's mtime under root an hour back: a listing
