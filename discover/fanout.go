@@ -41,22 +41,6 @@ func FindAll(ctx context.Context, env *Env, adapters []Adapter, timeout time.Dur
 	return fanOut(ctx, env, adapters, timeout, &q)
 }
 
-// FindFor is FindAll for resolving arg (Resolve): it stops waiting for an
-// adapter as soon as that adapter's answer can no longer change what Resolve
-// returns. Exact ids win, so once an answered adapter has a session whose id is
-// arg, a pending adapter matters only if it could hold a session with that very
-// id too (the answer would then be ambiguous) or if a launch record that arg
-// names belongs to it. An adapter says which ids it can hold by implementing
-// IDShaper; one that does not is always waited for. The adapters left out give
-// no warning and are not in Up or Elapsed; Resolve(FindFor(…).Sessions, arg)
-// equals Resolve(FindAll(…).Sessions, arg).
-func FindFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, arg string) Result {
-	q := QueryFor(arg, env.Launches)
-	res, ls := gatherFor(ctx, env, adapters, timeout, &q, arg, false)
-	res.Sessions = ls.Sessions()
-	return res
-}
-
 // List is All for a caller that reads the sessions once, in order (`list`): the
 // Listing never copies the sessions into one array, and a large one (Env.Large)
 // keeps each adapter's sessions packed (packed.go) from the moment it answers,

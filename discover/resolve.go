@@ -67,6 +67,22 @@ func QueryFor(arg string, launches []meta.Launch) Query {
 	return q
 }
 
+// FindFor is FindAll for resolving arg (Resolve): it stops waiting for an
+// adapter as soon as that adapter's answer can no longer change what Resolve
+// returns. Exact ids win, so once an answered adapter has a session whose id is
+// arg, a pending adapter matters only if it could hold a session with that very
+// id too (the answer would then be ambiguous) or if a launch record that arg
+// names belongs to it. An adapter says which ids it can hold by implementing
+// IDShaper; one that does not is always waited for. The adapters left out give
+// no warning and are not in Up or Elapsed; Resolve(FindFor(…).Sessions, arg)
+// equals Resolve(FindAll(…).Sessions, arg).
+func FindFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration, arg string) Result {
+	q := QueryFor(arg, env.Launches)
+	res, ls := gatherFor(ctx, env, adapters, timeout, &q, arg, false)
+	res.Sessions = ls.Sessions()
+	return res
+}
+
 // Resolve finds the one session arg names: an exact id (or launch id) anywhere
 // wins; otherwise the prefix must match exactly one session.
 func Resolve(sessions []Session, arg string) (Session, error) {
