@@ -260,7 +260,6 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	if err != nil {
 		return err
 	}
-	e.rememberHome()
 	adapter := ""
 	if len(o.Args) == 1 {
 		adapter = o.Args[0]
