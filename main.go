@@ -478,15 +478,7 @@ func (e *cmdEnv) newEnv() *discover.Env {
 	env.Getenv = e.s.getenv
 	if e.homeFlag {
 		// --home replaces $HOME, and the XDG dirs that default from it.
-		env.Getenv = func(k string) string {
-			switch k {
-			case "HOME":
-				return e.home
-			case "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME":
-				return ""
-			}
-			return e.s.getenv(k)
-		}
+		env = env.AtHome(e.home)
 	}
 	env.Now = e.s.now
 	env.Config = e.config

@@ -173,3 +173,29 @@ func provesLife(evidence string) bool {
 	}
 	return false
 }
+
+// AtHome is env reading the agents' files under home instead (`--home DIR`, or
+// the home a launch record was launched with): HOME is home, and the XDG dirs
+// that default from it are unset. "" is env itself (a record launched
+// without --home).
+func (e *Env) AtHome(home string) *Env {
+	if home == "" {
+		return e
+	}
+	c := *e
+	c.Home = home
+	getenv := e.Getenv
+	c.Getenv = func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME":
+			return ""
+		}
+		if getenv == nil {
+			return ""
+		}
+		return getenv(k)
+	}
+	return &c
+}
