@@ -85,3 +85,35 @@ func TestPlainSweepFinalisesLaunchUnderOtherHome(t *testing.T) {
 		t.Errorf("something wrote under the launch's home: %v %v", ents, err)
 	}
 }
+
+// agentctl run inside a `launch --home DIR` agent's environment (its hooks,
+// the agent's own calls) shares the launching state dir, not DIR/.agentctl,
+// though its HOME is DIR; an --env AGENTCTL_HOME of the user's still wins.
+func TestLaunchHomeKeepsStateDirForTheRun(t *testing.T) {
+	c := newCLI(t)
+	env := c.env[:0:0]
+	for _, kv := range c.env {
+		if !strings.HasPrefix(kv, "AGENTCTL_HOME=") {
+			env = append(env, kv)
+		}
+	}
+	c.env = env
+	c.state = filepath.Join(c.home, ".agentctl")
+	other := mkdir(t, "otherhome")
+	dir := mkdir(t, "proj")
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, c.state},
+		{[]string{"--env", "AGENTCTL_HOME=/elsewhere"}, "/elsewhere"},
+	} {
+		hook := filepath.Join(t.TempDir(), "hook")
+		c.ok(append([]string{"launch", "--wait", "--cwd", dir, "-p", "hello", "--home", other,
+			"--on-complete", `echo "$HOME $AGENTCTL_HOME" > ` + hook}, tc.env...)...)
+		waitFor(t, 10*time.Second, "the on-complete hook", func() bool { b, _ := os.ReadFile(hook); return len(b) > 0 })
+		if got, want := strings.TrimSpace(readAll(t, hook)), other+" "+tc.want; got != want {
+			t.Errorf("the run's HOME and AGENTCTL_HOME (%v): %q, want %q", tc.env, got, want)
+		}
+	}
+}
