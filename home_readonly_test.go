@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,7 +51,8 @@ func snapshotTree(t *testing.T, root string) []string {
 
 // `--home DIR` only reads DIR: the reading commands leave it byte for byte as
 // it was (agentctl's state, the parse indexes among it, is the caller's own,
-// never DIR/.agentctl), and over a read-only DIR they warn about nothing there.
+// never DIR/.agentctl), and over a read-only DIR they warn about nothing there
+// (run as nobody when the test runs as root, whom modes do not stop).
 func TestHomeFlagOnlyReads(t *testing.T) {
 	fixtures, err := filepath.Abs("testdata/home")
 	if err != nil {
@@ -60,9 +65,6 @@ func TestHomeFlagOnlyReads(t *testing.T) {
 				t.Fatal(err)
 			}
 			if readOnly {
-				if os.Geteuid() == 0 {
-					t.Log("running as root: modes do not stop writes, so only the byte-for-byte check binds")
-				}
 				if err := os.Chmod(home, 0o555); err != nil {
 					t.Fatal(err)
 				}
@@ -71,6 +73,11 @@ func TestHomeFlagOnlyReads(t *testing.T) {
 			caller := t.TempDir()
 			// No AGENTCTL_HOME: the state dir is the caller's ~/.agentctl.
 			env := map[string]string{"HOME": caller, "AGENTCTL_HOME": "", "NO_COLOR": "1", "TZ": "UTC"}
+			runCLI := runCLI
+			if readOnly && os.Geteuid() == 0 {
+				// Modes do not stop root: run agentctl as nobody instead.
+				runCLI = runAsNobody(t, home, caller)
+			}
 			before := snapshotTree(t, home)
 			for _, args := range [][]string{
 				{"list"},
@@ -95,5 +102,57 @@ func TestHomeFlagOnlyReads(t *testing.T) {
 				t.Errorf("the caller's state dir: %v", err)
 			}
 		})
+	}
+}
+
+// runAsNobody is runCLI for a test running as root: the agentctl on PATH
+// (TestMain's), copied where nobody may run it, run as nobody (uid 65534)
+// with env alone, after opening the dirs of home and caller to it (caller
+// writable: it is nobody's own home).
+func runAsNobody(t *testing.T, home, caller string) func(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	bin, err := exec.LookPath("agentctl")
+	if err != nil {
+		t.Fatalf("agentctl not on PATH (TestMain sets it up): %v", err)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	nb := filepath.Join(dir, "agentctl")
+	if err := os.WriteFile(nb, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Dir(dir), filepath.Dir(home), filepath.Dir(filepath.Dir(home)), filepath.Dir(caller)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(caller, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return func(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+		t.Helper()
+		cmd := exec.Command(nb, args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		for k, v := range env {
+			if v != "" {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return o.String(), e.String(), 0
+		case errors.As(err, &ee):
+			return o.String(), e.String(), ee.ExitCode()
+		}
+		t.Fatalf("agentctl %v as nobody: %v", args, err)
+		return "", "", -1
 	}
 }
