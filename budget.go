@@ -57,7 +57,8 @@ func sessionTotals(newEnv func() *discover.Env) func(ctx context.Context, r *met
 		if len(ad) == 0 || sid == "" {
 			return meta.Usage{}, fmt.Errorf("no reader for %s session %q", r.Adapter, sid)
 		}
-		env := newEnv()
+		// The run's files are under the home it was launched with.
+		env := newEnv().AtHome(r.Home)
 		env.Procs = noProcs{} // totals come from the agent's files alone: no /proc scan per poll
 		res := discover.FindAll(ctx, env, ad, discover.DefaultTimeout, discover.Query{IDs: []string{sid}})
 		for i := range res.Sessions {

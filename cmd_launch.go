@@ -260,7 +260,6 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	if err != nil {
 		return err
 	}
-	e.rememberHome()
 	adapter := ""
 	if len(o.Args) == 1 {
 		adapter = o.Args[0]
@@ -404,6 +403,11 @@ func (e *cmdEnv) agentSpec(o agentOptions, g globalOptions, adapter string) (*la
 	}
 	if g.Home != "" {
 		sp.Home = e.home
+		// HOME=DIR must not move the state of agentctl run inside the agent
+		// (its hooks, its own calls) to DIR/.agentctl; --env may still say otherwise.
+		if dir, err := filepath.Abs(e.store.Dir); err == nil {
+			sp.UserEnv = append([]string{"AGENTCTL_HOME=" + dir}, sp.UserEnv...)
+		}
 	}
 	if v := o.CallbackSession; v != "" {
 		sp.Meta = map[string]string{"callback_session_key": v}

@@ -71,9 +71,6 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 	if err != nil {
 		return err
 	}
-	if !o.PrintCommand {
-		e.rememberHome()
-	}
 	if _, err := e.budget(o.agentOptions); err != nil {
 		return err // before looking for the session: a bad flag is a usage error
 	}

@@ -3,42 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/locks"
-	"github.com/agentctl/agentctl/meta"
 )
-
-// rememberHome notes this command's state dir in the default one when --home
-// moved it (DIR/.agentctl, no AGENTCTL_HOME), so that a plain `sweep` finds
-// the launches kept there (meta.HomesFile). Launch and resume call it.
-func (e *cmdEnv) rememberHome() {
-	if !e.homeFlag || e.s.getenv("AGENTCTL_HOME") != "" {
-		return
-	}
-	home := e.s.getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return
-		}
-	}
-	def := filepath.Join(home, ".agentctl")
-	if abs, err := filepath.Abs(def); err == nil {
-		def = abs
-	}
-	if def == e.store.Dir {
-		return
-	}
-	st := meta.NewStore(def)
-	st.Now = e.s.now
-	if err := st.AddHome(e.home, e.store.Dir); err != nil {
-		warn(e.s, fmt.Sprintf("a plain sweep will not see this launch (sweep --home %s will): %v", e.home, err))
-	}
-}
 
 // sweepReport is what one sweep did (--json prints it as is).
 type sweepReport struct {
@@ -49,9 +18,6 @@ type sweepReport struct {
 	WebhooksSent     int      `json:"webhooks_delivered"`
 	WebhooksPending  int      `json:"webhooks_pending"`
 	LaunchRecordsNow int      `json:"launch_records"`
-	// OtherStates are the state dirs of `launch --home DIR` runs this sweep
-	// also swept (meta.HomesFile); their work is in the figures above.
-	OtherStates []string `json:"other_state_dirs"`
 }
 
 func sweepCommand(s *host) *cli.Command {
@@ -65,9 +31,9 @@ finalises launches whose agent died without its supervisor noticing (firing
 on-complete and the webhook exactly once), evicts launch records (and their logs)
 7 days after their session ended, drops locks whose owner is dead or whose TTL
 passed, and retries webhook deliveries waiting in the outbox. Idempotent and safe
-to run concurrently. Without --home it also sweeps the state dirs that
-` + "`launch --home DIR`" + ` runs used (DIR/.agentctl, noted in the default state dir when
-they were launched), until they have no launch records left.
+to run concurrently. It sweeps agentctl's one state dir ($AGENTCTL_HOME, else
+~/.agentctl): ` + "`launch --home DIR`" + ` keeps its records there too, each with the home
+its agent's files are under, so a plain sweep finalises those runs as well.
 
 Example crontab line:
   * * * * * agentctl sweep >/dev/null`,
@@ -99,10 +65,6 @@ func runSweep(ctx context.Context, s *host, o sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	rep.OtherStates = []string{}
-	if !e.homeFlag {
-		e.sweepOtherHomes(ctx, &rep)
-	}
 	if o.JSON {
 		return writeJSON(s.Out, rep)
 	}
@@ -115,56 +77,12 @@ func runSweep(ctx context.Context, s *host, o sweepOptions) error {
 	for _, id := range rep.Finalised {
 		printHuman(s.Out, "finalised launch %s (agent gone, supervisor gone)\n", id)
 	}
-	for _, dir := range rep.OtherStates {
-		printHuman(s.Out, "swept %s too (a launch --home state dir)\n", dir)
-	}
 	printHuman(s.Out, "finalised %d launches, dropped %d dead locks, delivered %d webhooks (%d pending), %d launch records kept\n",
 		len(rep.Finalised), rep.LocksDropped, rep.WebhooksSent, rep.WebhooksPending, rep.LaunchRecordsNow)
 	return nil
 }
 
-// sweepOtherHomes sweeps the state dirs `launch --home DIR` runs noted in this
-// one (meta.HomesFile) and adds what it did to rep; a dir that is gone, or has
-// no launch records left, is forgotten.
-func (e *cmdEnv) sweepOtherHomes(ctx context.Context, rep *sweepReport) {
-	homes, err := e.store.ReadHomes()
-	if err != nil {
-		warn(e.s, fmt.Sprintf("other state dirs (%s): %v", e.store.Path(meta.HomesFile), err))
-		return
-	}
-	for _, h := range homes {
-		if h.State == e.store.Dir {
-			continue
-		}
-		if st, err := os.Stat(h.State); err != nil || !st.IsDir() {
-			_ = e.store.DropHome(h.State)
-			continue
-		}
-		o, err := setup(e.s, globalOptions{Home: h.Home})
-		if err != nil || o.store.Dir != h.State {
-			// --home is gone, or AGENTCTL_HOME points this sweep elsewhere.
-			continue
-		}
-		r, err := o.sweepOne(ctx)
-		if err != nil {
-			warn(e.s, fmt.Sprintf("sweep %s: %v", h.State, err))
-			continue
-		}
-		rep.OtherStates = append(rep.OtherStates, h.State)
-		rep.FusesFired = append(rep.FusesFired, r.FusesFired...)
-		rep.BudgetStopped = append(rep.BudgetStopped, r.BudgetStopped...)
-		rep.Finalised = append(rep.Finalised, r.Finalised...)
-		rep.LocksDropped += r.LocksDropped
-		rep.WebhooksSent += r.WebhooksSent
-		rep.WebhooksPending += r.WebhooksPending
-		rep.LaunchRecordsNow += r.LaunchRecordsNow
-		if r.LaunchRecordsNow == 0 {
-			_ = e.store.DropHome(h.State)
-		}
-	}
-}
-
-// sweepOne does one state dir's sweep.
+// sweepOne does the sweep of the state dir.
 func (e *cmdEnv) sweepOne(ctx context.Context) (sweepReport, error) {
 	s := e.s
 	d := e.deps()

@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, s *host) int {
 // globalFlags are accepted before and after the command name.
 func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (demos, tests)"},
+		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (and launch agents with HOME=DIR); never writes there: agentctl's state stays in $AGENTCTL_HOME or your ~/.agentctl"},
 		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(agents.Names(), ", ")},
 		&cli.StringFlag{Name: "timeout", Usage: "per-adapter discovery timeout (`DUR`, default 5s; env AGENTCTL_ADAPTER_TIMEOUT)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR); colour is only used on a terminal"},
@@ -343,9 +343,20 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 		}
 		e.home = abs
 	}
+	// agentctl's own state is the caller's, never under --home: --home only
+	// points at the agents' files, and a command run over someone else's home
+	// (root over /home/alice, a read-only fixture) must not write there.
 	stateDir := s.getenv("AGENTCTL_HOME")
 	if stateDir == "" {
-		stateDir = filepath.Join(e.home, ".agentctl")
+		own := s.getenv("HOME")
+		if own == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return nil, usageErrorf("cannot tell where agentctl keeps its state; set AGENTCTL_HOME or HOME")
+			}
+			own = h
+		}
+		stateDir = filepath.Join(own, ".agentctl")
 	}
 	e.store = meta.NewStore(stateDir)
 	e.store.Now = s.now
@@ -466,15 +477,7 @@ func (e *cmdEnv) newEnv() *discover.Env {
 	env.Getenv = e.s.getenv
 	if e.homeFlag {
 		// --home replaces $HOME, and the XDG dirs that default from it.
-		env.Getenv = func(k string) string {
-			switch k {
-			case "HOME":
-				return e.home
-			case "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME":
-				return ""
-			}
-			return e.s.getenv(k)
-		}
+		env = env.AtHome(e.home)
 	}
 	env.Now = e.s.now
 	env.Config = e.config

@@ -370,6 +370,7 @@ collect:
 		}
 	}
 	ls := &Listing{chunks: got}
+	ls.addRecordHomes(ctx, lenv, adapters, timeout)
 	ls.applyLaunches(lenv, names, res.Up)
 	ls.sort()
 	return res, ls

@@ -1,7 +1,9 @@
 package discover
 
 import (
+	"context"
 	"sort"
+	"time"
 
 	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
@@ -172,4 +174,85 @@ func provesLife(evidence string) bool {
 		return true
 	}
 	return false
+}
+
+// AtHome is env reading the agents' files under home instead (`--home DIR`, or
+// the home a launch record was launched with): HOME is home, and the XDG dirs
+// that default from it are unset. "" is env itself (a record launched
+// without --home).
+func (e *Env) AtHome(home string) *Env {
+	if home == "" {
+		return e
+	}
+	c := *e
+	c.Home = home
+	getenv := e.Getenv
+	c.Getenv = func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME":
+			return ""
+		}
+		if getenv == nil {
+			return ""
+		}
+		return getenv(k)
+	}
+	return &c
+}
+
+// addRecordHomes adds the sessions of the launch records in env that were
+// launched under another home than the one env reads (`launch --home DIR`,
+// read without --home or with another one): agentctl's state stays in one
+// place, but such a run's own files are under its record's home, so they are
+// looked up there — only those sessions, and only by the adapters that read
+// them — into a chunk of their own, which applyLaunches then folds the records
+// into (a session of the same id under env's home stays as it is). What that
+// lookup cannot read, it passes over quietly: the record alone still shows
+// the run.
+func (ls *Listing) addRecordHomes(ctx context.Context, env *Env, adapters []Adapter, timeout time.Duration) {
+	type want struct {
+		ids     []string
+		readers map[string]bool
+	}
+	byHome := map[string]*want{}
+	for _, l := range env.Launches {
+		sid := l.CurrentSessionID()
+		if l.Home == "" || l.Home == env.Home || sid == "" {
+			continue
+		}
+		w := byHome[l.Home]
+		if w == nil {
+			w = &want{readers: map[string]bool{}}
+			byHome[l.Home] = w
+		}
+		w.ids = append(w.ids, sid)
+		w.readers[agents.ReaderOf(l.Adapter)] = true
+	}
+	homes := make([]string, 0, len(byHome))
+	for h := range byHome {
+		homes = append(homes, h)
+	}
+	sort.Strings(homes)
+	var found []Session
+	for _, h := range homes {
+		w := byHome[h]
+		var ad []Adapter
+		for _, a := range adapters {
+			if w.readers[a.Name()] {
+				ad = append(ad, a)
+			}
+		}
+		if len(ad) == 0 {
+			continue
+		}
+		henv := env.AtHome(h).WithWarn(nil)
+		henv.Launches, henv.OnlyAlive = nil, false // the records are applied once, by the caller
+		_, hls := gatherFor(ctx, henv, ad, timeout, &Query{IDs: w.ids}, "", false)
+		found = append(found, hls.Sessions()...)
+	}
+	if len(found) > 0 {
+		ls.chunks = append(ls.chunks, chunk{ss: found})
+	}
 }

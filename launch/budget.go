@@ -278,7 +278,7 @@ func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan st
 func (d *Deps) gatewayRunActive(ctx context.Context, r *meta.Launch) bool {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	conn, _, err := d.dialGateway(cctx, d.gatewayEnv(d.Environ, ""), []string{gateway.ScopeRead}, []string{"sessions.list"})
+	conn, _, err := d.dialGateway(cctx, d.gatewayEnv(d.Environ, r.Home), []string{gateway.ScopeRead}, []string{"sessions.list"})
 	if err != nil {
 		d.warn("openclaw: %v", err)
 		return false

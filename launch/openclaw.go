@@ -449,7 +449,7 @@ func (d *Deps) gatewayEnded(ctx context.Context, r *meta.Launch) (code int, o Ou
 	}
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	conn, _, err := d.dialGateway(cctx, d.gatewayEnv(d.Environ, ""), []string{gateway.ScopeRead}, []string{"sessions.list"})
+	conn, _, err := d.dialGateway(cctx, d.gatewayEnv(d.Environ, r.Home), []string{gateway.ScopeRead}, []string{"sessions.list"})
 	if err != nil {
 		d.warn("openclaw: cannot finalise %s now: %v", r.ID, err)
 		return 0, Outcome{}, false

@@ -228,7 +228,7 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	rec := meta.Launch{ID: id, Kind: sp.Kind, Adapter: sp.Adapter, SessionID: plan.SessionID, Model: sp.Model, Cwd: sp.Cwd,
 		Prompt: sp.Summary, Group: sp.Group, Spec: sp.SpecPath, Branch: sp.Branch, Worktree: sp.Worktree, BaseBranch: sp.BaseBranch,
 		BaseCommit: sp.BaseCommit, Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
-		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User,
+		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User, Home: sp.Home,
 		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now, Background: sp.Background}
 	if !sp.Budget.Empty() {
 		b := *sp.Budget

@@ -62,6 +62,10 @@ type Launch struct {
 	BaseBranch string   `json:"base_branch,omitempty"` // --worktree launches
 	BaseCommit string   `json:"base_commit,omitempty"` // matrix launches: the commit every slot started from
 	User       string   `json:"user,omitempty"`
+	// Home is the --home the run was launched with (its HOME, where its own
+	// files are); "" is the launching user's own home. agentctl's state never
+	// moves with it, so readers and finalisers look for the run's files here.
+	Home string `json:"home,omitempty"`
 	// Webhook target resolved at launch time (env wins over config), so that a lazy
 	// finaliser run from another shell delivers to the same place.
 	WebhookURL    string `json:"webhook_url,omitempty"`

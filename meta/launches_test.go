@@ -176,3 +176,41 @@ func TestOutboxExpiry(t *testing.T) {
 		t.Errorf("dropping an expired delivery must warn; warnings %v", warned)
 	}
 }
+
+// A launch record keeps the home it was launched with (launch --home); a
+// record without one (launched without --home, or written before the field
+// existed) reads as "" and is written without the key.
+func TestLaunchHome(t *testing.T) {
+	s := newStore(t)
+	s.Now = func() time.Time { return t0 }
+	if err := s.EnsureDir(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, meta.LaunchesFile), []byte(`{"schema":1,"launches":[{"id":"l-old","kind":"launch","adapter":"claude-code","cwd":"/p","launched_at":"2026-11-20T12:00:00Z"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateLaunches(func(ls *meta.Launches) (bool, error) {
+		ls.Records = append(ls.Records, meta.Launch{ID: "l-new", Kind: "launch", Adapter: "claude-code", Cwd: "/p", Home: "/home/alice", LaunchedAt: t0})
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.ReadLaunches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var homes []string
+	for _, r := range recs {
+		homes = append(homes, r.ID+"="+r.Home)
+	}
+	if diff := cmp.Diff([]string{"l-old=", "l-new=/home/alice"}, homes); diff != "" {
+		t.Errorf("homes (-want +got):\n%s", diff)
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir, meta.LaunchesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"home"`); n != 1 {
+		t.Errorf(`launches.json has %d "home" keys, want 1 (omitempty):\n%s`, n, b)
+	}
+}
