@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,100 +79,145 @@ func runStatus(ctx context.Context, s *host, o statusOptions) error {
 	return nil
 }
 
-func (e *cmdEnv) printStatus(s discover.Session) {
+func (e *cmdEnv) printStatus(s discover.Session) { writeStatus(e.s.Out, &s, e.s.now()) }
+
+// writeStatus prints s as `status` does: one line per field of statusFields
+// that has a value, in the table's order, aligned.
+func writeStatus(w io.Writer, s *discover.Session, now time.Time) {
 	var t table
-	add := func(k, v string) {
-		if v != "" {
-			t.add(k+":", v)
+	for _, f := range statusFields {
+		if f.lines != nil {
+			for _, l := range f.lines(s) {
+				if l[1] != "" {
+					t.add(l[0]+":", l[1])
+				}
+			}
+		} else if v := f.value(s, now); v != "" {
+			t.add(f.label+":", v)
 		}
 	}
-	ts := func(p *time.Time) string {
-		if p == nil {
+	t.write(w, nil)
+}
+
+// statusField is one line of `status`: its label and the value it shows (an
+// empty value leaves the line out), or, for a map, one line per key (lines).
+type statusField struct {
+	label string
+	value func(s *discover.Session, now time.Time) string
+	lines func(s *discover.Session) [][2]string // label, value; in order
+}
+
+// statusFields is what `status` shows of a session, in order: the one list of
+// its lines (the JSON's is discover.Session itself). Never modified.
+var statusFields = []statusField{
+	{label: "id", value: func(s *discover.Session, _ time.Time) string { return s.ID }},
+	{label: "adapter", value: func(s *discover.Session, _ time.Time) string { return s.Adapter }},
+	{label: "status", value: func(s *discover.Session, _ time.Time) string {
+		if s.Inferred {
+			return s.Status + " (inferred)"
+		}
+		return s.Status
+	}},
+	{label: "blocked", value: func(s *discover.Session, _ time.Time) string {
+		switch s.BlockedReason {
+		case "":
+			return ""
+		case discover.BlockedAPIErrors:
+			return s.BlockedReason + " (the provider's API kept failing until the agent gave up retrying; check the provider or switch model, then resume)"
+		}
+		return s.BlockedReason + " (the latest turn failed on the agent's account; fix it, then resume)"
+	}},
+	{label: "evidence", value: func(s *discover.Session, _ time.Time) string {
+		if s.EvidenceDetail != "" {
+			return s.Evidence + " — " + s.EvidenceDetail
+		}
+		return s.Evidence
+	}},
+	{label: "pid", value: func(s *discover.Session, _ time.Time) string {
+		if s.PID > 0 {
+			return fmt.Sprint(s.PID)
+		}
+		return ""
+	}},
+	{label: "cwd", value: func(s *discover.Session, _ time.Time) string { return s.Cwd }},
+	{label: "last cwd", value: func(s *discover.Session, _ time.Time) string {
+		if s.LastCwd != s.Cwd {
+			return s.LastCwd
+		}
+		return ""
+	}},
+	{label: "model", value: func(s *discover.Session, _ time.Time) string { return s.Model }},
+	{label: "models", value: func(s *discover.Session, _ time.Time) string {
+		if len(s.Models) > 1 {
+			return strings.Join(s.Models, ", ")
+		}
+		return ""
+	}},
+	{label: "title", value: func(s *discover.Session, _ time.Time) string { return discover.OneLine(s.Title, 200) }},
+	{label: "prompt", value: func(s *discover.Session, _ time.Time) string { return discover.OneLine(s.Prompt, 200) }},
+	{label: "started", value: func(s *discover.Session, now time.Time) string { return statusTime(s.StartedAt, now) }},
+	{label: "last activity", value: func(s *discover.Session, now time.Time) string { return statusTime(s.LastActivity, now) }},
+	{label: "ended", value: func(s *discover.Session, now time.Time) string { return statusTime(s.EndedAt, now) }},
+	{label: "exit code", value: func(s *discover.Session, _ time.Time) string {
+		if s.ExitCode != nil {
+			return fmt.Sprint(*s.ExitCode)
+		}
+		return ""
+	}},
+	{label: "exit reason", value: func(s *discover.Session, _ time.Time) string { return s.ExitReason }},
+	{label: "budget", value: func(s *discover.Session, _ time.Time) string { return s.Budget.String() }},
+	{label: "tokens", value: func(s *discover.Session, _ time.Time) string {
+		if s.Tokens != nil {
+			return s.Tokens.String()
+		}
+		return ""
+	}},
+	{label: "cost", value: func(s *discover.Session, _ time.Time) string {
+		if s.CostUSD == nil {
 			return ""
 		}
-		return fmt.Sprintf("%s (%s ago)", p.UTC().Format(time.RFC3339), age(e.s.now().Sub(*p)))
-	}
-	add("id", s.ID)
-	add("adapter", s.Adapter)
-	status := s.Status
-	if s.Inferred {
-		status += " (inferred)"
-	}
-	add("status", status)
-	if s.BlockedReason != "" {
-		if s.BlockedReason == discover.BlockedAPIErrors {
-			add("blocked", s.BlockedReason+" (the provider's API kept failing until the agent gave up retrying; check the provider or switch model, then resume)")
-		} else {
-			add("blocked", s.BlockedReason+" (the latest turn failed on the agent's account; fix it, then resume)")
-		}
-	}
-	ev := s.Evidence
-	if s.EvidenceDetail != "" {
-		ev += " — " + s.EvidenceDetail
-	}
-	add("evidence", ev)
-	if s.PID > 0 {
-		add("pid", fmt.Sprint(s.PID))
-	}
-	add("cwd", s.Cwd)
-	if s.LastCwd != "" && s.LastCwd != s.Cwd {
-		add("last cwd", s.LastCwd)
-	}
-	add("model", s.Model)
-	if len(s.Models) > 1 {
-		add("models", strings.Join(s.Models, ", "))
-	}
-	add("title", discover.OneLine(s.Title, 200))
-	add("prompt", discover.OneLine(s.Prompt, 200))
-	add("started", ts(s.StartedAt))
-	add("last activity", ts(s.LastActivity))
-	add("ended", ts(s.EndedAt))
-	if s.ExitCode != nil {
-		add("exit code", fmt.Sprint(*s.ExitCode))
-	}
-	add("exit reason", s.ExitReason)
-	add("budget", s.Budget.String())
-	if s.Tokens != nil {
-		add("tokens", s.Tokens.String())
-	}
-	if s.CostUSD != nil {
 		src := s.CostSource
 		if src == "estimate" {
 			src = "estimate from the price table"
 		}
-		add("cost", fmt.Sprintf("$%.6f (%s)", *s.CostUSD, src))
-	}
-	add("git branch", s.GitBranch)
-	add("agent version", s.AgentVersion)
-	add("entrypoint", s.Entrypoint)
-	if s.Kind != "" {
-		k := s.Kind
-		if s.JobID != "" {
-			k += " (job " + s.JobID + "; `claude attach " + s.JobID + "` opens it)"
+		return fmt.Sprintf("$%.6f (%s)", *s.CostUSD, src)
+	}},
+	{label: "git branch", value: func(s *discover.Session, _ time.Time) string { return s.GitBranch }},
+	{label: "agent version", value: func(s *discover.Session, _ time.Time) string { return s.AgentVersion }},
+	{label: "entrypoint", value: func(s *discover.Session, _ time.Time) string { return s.Entrypoint }},
+	{label: "kind", value: func(s *discover.Session, _ time.Time) string {
+		if s.Kind != "" && s.JobID != "" {
+			return s.Kind + " (job " + s.JobID + "; `claude attach " + s.JobID + "` opens it)"
 		}
-		add("kind", k)
+		return s.Kind
+	}},
+	{label: "permission mode", value: func(s *discover.Session, _ time.Time) string { return s.PermissionMode }},
+	{label: "group", value: func(s *discover.Session, _ time.Time) string { return s.Group }},
+	{label: "spec", value: func(s *discover.Session, _ time.Time) string { return s.Spec }},
+	{label: "launch id", value: func(s *discover.Session, _ time.Time) string { return s.LaunchID }},
+	{label: "log", value: func(s *discover.Session, _ time.Time) string { return s.Log }},
+	{label: "file", value: func(s *discover.Session, _ time.Time) string { return s.Path }},
+	{label: "meta", lines: func(s *discover.Session) [][2]string {
+		return sortedLines(s.Meta, func(k string) string { return "meta." + k }, func(v string) string { return v })
+	}},
+	{label: "extra", lines: func(s *discover.Session) [][2]string {
+		return sortedLines(s.Extra, func(k string) string { return strings.ReplaceAll(k, "_", " ") }, func(v any) string { return fmt.Sprint(v) })
+	}},
+}
+
+// statusTime shows a time in UTC with how long ago it was.
+func statusTime(p *time.Time, now time.Time) string {
+	if p == nil {
+		return ""
 	}
-	add("permission mode", s.PermissionMode)
-	add("group", s.Group)
-	add("spec", s.Spec)
-	add("launch id", s.LaunchID)
-	add("log", s.Log)
-	add("file", s.Path)
-	keys := make([]string, 0, len(s.Meta))
-	for k := range s.Meta {
-		keys = append(keys, k)
+	return fmt.Sprintf("%s (%s ago)", p.UTC().Format(time.RFC3339), age(now.Sub(*p)))
+}
+
+// sortedLines is one line per key of m, in key order.
+func sortedLines[V any](m map[string]V, label func(string) string, value func(V) string) [][2]string {
+	out := make([][2]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, [2]string{label(k), value(m[k])})
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		add("meta."+k, s.Meta[k])
-	}
-	keys = keys[:0]
-	for k := range s.Extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		add(strings.ReplaceAll(k, "_", " "), fmt.Sprint(s.Extra[k]))
-	}
-	t.write(e.s.Out, nil)
+	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -13,160 +14,150 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
+//go:generate go run ./discover/internal/sessiongen -src discover/session.go -json jsonsession_gen.go
+
 // appendSessionJSON appends s as encoding/json (elemEncoder) would print it: an
 // element of an indented array (encoding/json with SetIndent("  ", "  ") and
 // SetEscapeHTML(false)), without the leading "  " and the trailing newline.
 // Listings print tens of thousands of sessions, and encoding them by reflection
-// was most of `list --json`'s CPU and garbage. ok is false when a value needs
+// was most of `list --json`'s CPU and garbage (README "Performance": the mixed
+// home's listing would miss its time target). ok is false when a value needs
 // encoding/json's own handling (an error such as a NaN cost or a year beyond
 // 9999): the caller then encodes that session the generic way, so the output —
-// and every error — stays exactly encoding/json's. TestSessionJSONMatchesStdlib
-// compares the two on every field.
+// and every error — stays exactly encoding/json's. The fields, their names,
+// order and omissions come from discover.Session itself (sessionFields, written
+// by go generate); TestSessionJSONMatchesStdlib compares the two on every field.
 func appendSessionJSON(b []byte, s *discover.Session) (_ []byte, ok bool) {
-	const ind = "\n    " // one field of an array element
-	b = append(b, '{')
-	first := true
-	key := func(k string) {
-		if first {
-			first = false
-		} else {
-			b = append(b, ',')
-		}
-		b = append(b, ind...)
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, `": `...)
-	}
-	str := func(k, v string) {
-		if v != "" {
-			key(k)
-			b = appendJSONString(b, v)
-		}
-	}
-	tm := func(k string, t *time.Time) bool {
-		if t == nil {
-			return true
-		}
-		key(k)
-		b, ok = appendJSONTime(b, *t)
-		return ok
-	}
-	key("id")
-	b = appendJSONString(b, s.ID)
-	key("adapter")
-	b = appendJSONString(b, s.Adapter)
-	key("status")
-	b = appendJSONString(b, s.Status)
-	key("evidence")
-	b = appendJSONString(b, s.Evidence)
-	str("evidence_detail", s.EvidenceDetail)
-	str("blocked_reason", s.BlockedReason)
-	if s.Inferred {
-		key("inferred")
-		b = append(b, "true"...)
-	}
-	if s.PID != 0 {
-		key("pid")
-		b = strconv.AppendInt(b, int64(s.PID), 10)
-	}
-	str("cwd", s.Cwd)
-	str("last_cwd", s.LastCwd)
-	str("model", s.Model)
-	if len(s.Models) > 0 {
-		key("models")
-		b = append(b, '[')
-		for i, m := range s.Models {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, "\n      "...)
-			b = appendJSONString(b, m)
-		}
-		b = append(b, "\n    ]"...)
-	}
-	str("title", s.Title)
-	str("prompt", s.Prompt)
-	if !tm("started_at", s.StartedAt) || !tm("last_activity", s.LastActivity) || !tm("ended_at", s.EndedAt) {
-		return b, false
-	}
-	if s.ExitCode != nil {
-		key("exit_code")
-		b = strconv.AppendInt(b, int64(*s.ExitCode), 10)
-	}
-	str("exit_reason", s.ExitReason)
-	if s.Budget != nil {
-		// Only launched sessions with a budget: rare, so the generic way.
-		key("budget")
-		sub, err := json.MarshalIndent(s.Budget, "    ", "  ")
-		if err != nil {
-			return b, false
-		}
-		b = append(b, sub...)
-	}
-	if t := s.Tokens; t != nil {
-		key("tokens")
-		b = append(b, "{\n      \"input\": "...)
-		b = strconv.AppendInt(b, t.Input, 10)
-		b = append(b, ",\n      \"output\": "...)
-		b = strconv.AppendInt(b, t.Output, 10)
-		b = append(b, ",\n      \"cache_read\": "...)
-		b = strconv.AppendInt(b, t.CacheRead, 10)
-		b = append(b, ",\n      \"cache_write\": "...)
-		b = strconv.AppendInt(b, t.CacheWrite, 10)
-		b = append(b, "\n    }"...)
-	}
-	if s.CostUSD != nil {
-		key("cost_usd")
-		if b, ok = appendJSONFloat(b, *s.CostUSD); !ok {
-			return b, false
-		}
-	}
-	str("cost_source", s.CostSource)
-	str("git_branch", s.GitBranch)
-	str("agent_version", s.AgentVersion)
-	str("entrypoint", s.Entrypoint)
-	str("permission_mode", s.PermissionMode)
-	str("group", s.Group)
-	str("spec", s.Spec)
-	if len(s.Meta) > 0 {
-		key("meta")
-		keys := make([]string, 0, len(s.Meta))
-		for k := range s.Meta {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, strings.Compare)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, "\n      "...)
-			b = appendJSONString(b, k)
-			b = append(b, ": "...)
-			b = appendJSONString(b, s.Meta[k])
-		}
-		b = append(b, "\n    }"...)
-	}
-	str("launch_id", s.LaunchID)
-	str("log", s.Log)
-	str("host", s.Host)
-	str("path", s.Path)
-	str("kind", s.Kind)
-	str("job_id", s.JobID)
-	if len(s.Extra) > 0 {
-		key("extra")
-		if b, ok = appendExtraJSON(b, s.Extra); !ok {
-			return b, false
-		}
-	}
-	b = append(b, "\n  }"...)
-	return b, true
+	w := jsonElem{b: append(b, '{'), ind: indents[:len("\n    ")], first: true, ok: true}
+	w.sessionFields(s)
+	w.b = append(w.b, "\n  }"...)
+	return w.b, w.ok
 }
 
-// appendExtraJSON appends the extra map at field depth. Strings, booleans and
+// jsonElem writes one array element's object as encoding/json indents it; ok
+// turns false at the first value encoding/json would refuse.
+type jsonElem struct {
+	b     []byte
+	ind   string // a field's newline and indentation: a prefix of indents
+	first bool   // no field written yet at this depth
+	ok    bool
+}
+
+// key starts a field.
+func (w *jsonElem) key(k string) {
+	if w.first {
+		w.first = false
+	} else {
+		w.b = append(w.b, ',')
+	}
+	w.b = append(w.b, w.ind...)
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, `": `...)
+}
+
+// str writes a string field that is omitted when empty.
+func (w *jsonElem) str(k, v string) {
+	if v != "" {
+		w.key(k)
+		w.string(v)
+	}
+}
+
+func (w *jsonElem) string(v string) { w.b = appendJSONString(w.b, v) }
+func (w *jsonElem) raw(v string)    { w.b = append(w.b, v...) }
+func (w *jsonElem) int(v int64)     { w.b = strconv.AppendInt(w.b, v, 10) }
+
+func (w *jsonElem) float(f float64) {
+	var ok bool
+	if w.b, ok = appendJSONFloat(w.b, f); !ok {
+		w.ok = false
+	}
+}
+
+func (w *jsonElem) time(t time.Time) {
+	var ok bool
+	if w.b, ok = appendJSONTime(w.b, t); !ok {
+		w.ok = false
+	}
+}
+
+// open starts an object value whose fields follow, one level deeper; close
+// ends it.
+func (w *jsonElem) open() {
+	w.b = append(w.b, '{')
+	w.ind = indents[:len(w.ind)+2]
+	w.first = true
+}
+
+// indents is every depth's newline and indentation (a prefix), deeper than
+// any Session field goes.
+const indents = "\n                    "
+
+func (w *jsonElem) close() {
+	w.ind = w.ind[:len(w.ind)-2]
+	w.b = append(w.b, w.ind...)
+	w.b = append(w.b, '}')
+	w.first = false
+}
+
+// strings writes a non-empty array of strings.
+func (w *jsonElem) strings(v []string) {
+	w.b = append(w.b, '[')
+	for i, m := range v {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = append(w.b, w.ind...)
+		w.b = append(w.b, "  "...)
+		w.b = appendJSONString(w.b, m)
+	}
+	w.b = append(w.b, w.ind...)
+	w.b = append(w.b, ']')
+}
+
+// stringMap writes a non-empty map of strings, keys sorted as encoding/json
+// sorts them.
+func (w *jsonElem) stringMap(m map[string]string) {
+	w.b = append(w.b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = append(w.b, w.ind...)
+		w.b = append(w.b, "  "...)
+		w.b = appendJSONString(w.b, k)
+		w.b = append(w.b, ": "...)
+		w.b = appendJSONString(w.b, m[k])
+	}
+	w.b = append(w.b, w.ind...)
+	w.b = append(w.b, '}')
+}
+
+// anyMap writes a non-empty map[string]any (appendExtraJSON).
+func (w *jsonElem) anyMap(m map[string]any) {
+	var ok bool
+	if w.b, ok = appendExtraJSON(w.b, m, w.ind); !ok {
+		w.ok = false
+	}
+}
+
+// value writes v the generic way (encoding/json at this depth): for values
+// rare in a listing, such as a launch's budget.
+func (w *jsonElem) value(v any) {
+	sub, err := json.MarshalIndent(v, w.ind[1:], "  ")
+	if err != nil {
+		w.ok = false
+		return
+	}
+	w.b = append(w.b, sub...)
+}
+
+// appendExtraJSON appends the extra map as a field's value at indentation ind
+// (a newline and spaces). Strings, booleans and
 // numbers are written directly; any other value (nested maps, slices, nil) is
 // encoded by encoding/json at its indentation.
-func appendExtraJSON(b []byte, m map[string]any) (_ []byte, ok bool) {
+func appendExtraJSON(b []byte, m map[string]any, ind string) (_ []byte, ok bool) {
 	var arr [16]string
 	keys := arr[:0]
 	for k := range m {
@@ -178,7 +169,8 @@ func appendExtraJSON(b []byte, m map[string]any) (_ []byte, ok bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, "\n      "...)
+		b = append(b, ind...)
+		b = append(b, "  "...)
 		b = appendJSONString(b, k)
 		b = append(b, ": "...)
 		switch v := m[k].(type) {
@@ -198,14 +190,15 @@ func appendExtraJSON(b []byte, m map[string]any) (_ []byte, ok bool) {
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)
-			enc.SetIndent("      ", "  ")
+			enc.SetIndent(ind[1:]+"  ", "  ")
 			if enc.Encode(v) != nil {
 				return b, false
 			}
 			b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 		}
 	}
-	b = append(b, "\n    }"...)
+	b = append(b, ind...)
+	b = append(b, '}')
 	return b, true
 }
 

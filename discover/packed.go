@@ -7,6 +7,8 @@ import (
 	"time"
 )
 
+//go:generate go run ./internal/sessiongen -src session.go -pack session_pack_gen.go
+
 // packed is one adapter's sessions in a listing (List), kept encoded until they
 // are printed: a Session is 536 bytes of fields, most of them empty, plus an
 // allocation per string, time, token count and extra map, about 1 KB a session
@@ -20,6 +22,9 @@ import (
 // string but its path. A session holding what the encoding does not know (a
 // budget, usage slots, a time in another zone, an extra value of another type)
 // is kept as it is, in spill.
+//
+// Which string fields go through the shared table and which are written in
+// place is said by Session's tags (session_pack_gen.go, written by go generate).
 type packed struct {
 	arena  string
 	off    []uint32 // session i starts at arena[off[i]]; spilled: spillBit|index in spill
@@ -84,8 +89,8 @@ type packer struct {
 	p      *packed
 	// last is each field's value in the session before and its entry: in a
 	// listing the next session's is mostly the same, and comparing is cheaper
-	// than looking it up.
-	last [20]struct {
+	// than looking it up. The last entry is the path's directory's.
+	last [nShared + 1]struct {
 		v   string
 		ref uint32
 	}
@@ -216,12 +221,10 @@ func (pk *packer) session(s *Session) bool {
 	}
 	pk.str(s.ID)
 	pk.uvarint(flags)
-	for f, v := range [...]string{s.Adapter, s.Status, s.Evidence, s.EvidenceDetail, s.BlockedReason, s.Cwd, s.LastCwd,
-		s.Model, s.ExitReason, s.CostSource, s.GitBranch, s.AgentVersion, s.Entrypoint, s.PermissionMode, s.Group,
-		s.Spec, s.Host, s.Kind} {
+	for f, v := range sharedStrings(s) {
 		pk.shField(f, v)
 	}
-	for _, v := range [...]string{s.LaunchID, s.Log, s.JobID, s.Prompt} {
+	for _, v := range inlineStrings(s) {
 		pk.str(v)
 	}
 	if flags&fTitleIsPrompt == 0 {
@@ -412,12 +415,10 @@ func (d *unpacker) session(u *unpacked) {
 	s := &u.s
 	s.ID = d.str()
 	flags := d.uvarint()
-	for _, p := range [...]*string{&s.Adapter, &s.Status, &s.Evidence, &s.EvidenceDetail, &s.BlockedReason, &s.Cwd, &s.LastCwd,
-		&s.Model, &s.ExitReason, &s.CostSource, &s.GitBranch, &s.AgentVersion, &s.Entrypoint, &s.PermissionMode, &s.Group,
-		&s.Spec, &s.Host, &s.Kind} {
+	for _, p := range sharedStringPtrs(s) {
 		*p = d.sh()
 	}
-	for _, p := range [...]*string{&s.LaunchID, &s.Log, &s.JobID, &s.Prompt} {
+	for _, p := range inlineStringPtrs(s) {
 		*p = d.str()
 	}
 	s.Title = s.Prompt

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"reflect"
 	"testing"
 	"time"
 
@@ -216,4 +217,72 @@ func FuzzPackRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPackedEveryField: a session with every field the encoding holds set (by
+// reflection, so a field added to Session is in it before anyone remembers to
+// teach packed.go) decodes to itself, unspilled.
+func TestPackedEveryField(t *testing.T) {
+	var s Session
+	fillEvery(t, reflect.ValueOf(&s).Elem(), "Session")
+	s.Budget, s.Slots = nil, nil // never packed: such a session is kept whole
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); v.Field(i).IsZero() && f.Name != "Budget" && f.Name != "Slots" {
+			t.Fatalf("premise: Session.%s not filled", f.Name)
+		}
+	}
+	p := packSessions([]Session{s, s})
+	if len(p.spill) != 0 {
+		t.Fatalf("%d of 2 sessions spilled", len(p.spill))
+	}
+	for i := range 2 {
+		if diff := cmp.Diff(s, *p.session(i)); diff != "" {
+			t.Fatalf("session %d (-packed +decoded):\n%s", i, diff)
+		}
+	}
+}
+
+// fillEvery sets every exported field reachable from v to a non-zero value.
+func fillEvery(t *testing.T, v reflect.Value, name string) {
+	t.Helper()
+	if v.Type() == reflect.TypeFor[time.Time]() {
+		v.Set(reflect.ValueOf(time.Date(2026, 11, 20, 21, 55, 1, 500, time.UTC)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("v-" + name)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(0.125)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillEvery(t, v.Elem(), name)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillEvery(t, v.Index(0), name)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k := reflect.New(v.Type().Key()).Elem()
+		fillEvery(t, k, name+"-key")
+		e := reflect.New(v.Type().Elem()).Elem()
+		fillEvery(t, e, name)
+		v.SetMapIndex(k, e)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("any-" + name))
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				fillEvery(t, v.Field(i), name+"."+f.Name)
+			}
+		}
+	default:
+		t.Fatalf("%s: fillEvery does not know kind %s; teach it", name, v.Kind())
+	}
 }

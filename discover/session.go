@@ -103,8 +103,16 @@ func (t Tokens) String() string {
 func (t Tokens) Zero() bool { return t == Tokens{} }
 
 // Session is one conversation of one agent. Unknown fields are omitted, never faked.
+//
+// This is the one list of a session's fields: `go generate ./...` writes the
+// copies listings need for speed from it (discover/internal/sessiongen: the
+// JSON encoder's field sequence in jsonsession_gen.go, the packed listing's
+// string fields in session_pack_gen.go), and a test fails while they are stale.
+// A string field goes through a packed listing's shared table unless tagged
+// `pack:"inline"` (a value few sessions share: written in place) or
+// `pack:"own"` (packed.go writes it with code of its own).
 type Session struct {
-	ID             string `json:"id"`
+	ID             string `json:"id" pack:"own"`
 	Adapter        string `json:"adapter"`
 	Status         string `json:"status"`
 	Evidence       string `json:"evidence"`
@@ -118,8 +126,8 @@ type Session struct {
 	LastCwd       string     `json:"last_cwd,omitempty"`
 	Model         string     `json:"model,omitempty"`
 	Models        []string   `json:"models,omitempty"`
-	Title         string     `json:"title,omitempty"`
-	Prompt        string     `json:"prompt,omitempty"`
+	Title         string     `json:"title,omitempty" pack:"own"`
+	Prompt        string     `json:"prompt,omitempty" pack:"inline"`
 	StartedAt     *time.Time `json:"started_at,omitempty"`
 	LastActivity  *time.Time `json:"last_activity,omitempty"`
 	EndedAt       *time.Time `json:"ended_at,omitempty"`
@@ -138,16 +146,16 @@ type Session struct {
 	Group          string            `json:"group,omitempty"`
 	Spec           string            `json:"spec,omitempty"`
 	Meta           map[string]string `json:"meta,omitempty"`
-	LaunchID       string            `json:"launch_id,omitempty"`
-	Log            string            `json:"log,omitempty"`
+	LaunchID       string            `json:"launch_id,omitempty" pack:"inline"`
+	Log            string            `json:"log,omitempty" pack:"inline"`
 	Host           string            `json:"host,omitempty"`
 	// Path is the agent file the session was read from (transcript, rollout, db).
-	Path string `json:"path,omitempty"`
+	Path string `json:"path,omitempty" pack:"own"`
 	// Kind is "background" for a session the agent's own daemon hosts (Claude
 	// Code's `claude --bg`); JobID is the agent's short id for it, accepted
 	// wherever an id is.
 	Kind  string `json:"kind,omitempty"`
-	JobID string `json:"job_id,omitempty"`
+	JobID string `json:"job_id,omitempty" pack:"inline"`
 	// Extra carries agent-specific fields for `status` (e.g. tokens_subagents).
 	Extra map[string]any `json:"extra,omitempty"`
 	// Slots spread Tokens over time by the records' own timestamps (`usage --by
