@@ -135,10 +135,10 @@ type summary struct {
 	// The latest turn: Last is the kind of its last conversation record, LastTS
 	// when it was written; ErrAfter is the last main-turn api_error written after
 	// it ("" when none), ErrStatus its HTTP status.
-	Last      int
-	LastTS    time.Time
-	ErrAfter  string
-	ErrStatus int64
+	Last        int
+	LastTS      time.Time
+	ErrAfter    string
+	ErrStatus   int64
 	PendingTool string // name of the tool of an unanswered call
 }
 
