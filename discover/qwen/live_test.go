@@ -132,6 +132,10 @@ func headless(cwd string, start time.Time, args ...string) (*proc.Fake, func(pro
 func TestHeadlessProcess(t *testing.T) {
 	home := t.TempDir()
 	writeChat(t, home, "/w", sid, prompt("00", "go"), apiResponse("01", "r1", 10, 1, 0, 0, ""), reply("02", "ok", 10, 1, 0, 0))
+	// An older, finished session of the same cwd that no process may take.
+	older := strings.Replace(sid, "0b7f", "2b7f", 1)
+	old := func(l string) string { return strings.ReplaceAll(strings.ReplaceAll(l, sid, older), "T10:", "T09:") }
+	writeChat(t, home, "/w", older, old(prompt("00", "earlier")), old(reply("05", "ok", 1, 1, 0, 0)))
 	start := tsPtr("2026-12-01T09:59:59Z").UTC()
 	for _, tc := range []struct {
 		name     string
@@ -148,7 +152,11 @@ func TestHeadlessProcess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			procs, st := headless(tc.cwd, start, tc.args...)
 			env, _ := testEnv(t, home, procs, nil)
-			s := discoverAll(t, &Adapter{StartTime: st}, env)[sid]
+			got := discoverAll(t, &Adapter{StartTime: st}, env)
+			if o := got[older]; o.Status != discover.StatusStopped || o.PID != 0 {
+				t.Errorf("older session: status %s pid %d (%s), want stopped", o.Status, o.PID, o.EvidenceDetail)
+			}
+			s := got[sid]
 			if s.Status != tc.status || s.Evidence != tc.evidence || s.Inferred != tc.inferred {
 				t.Errorf("status %s evidence %s inferred %v (%s); want %s %s %v", s.Status, s.Evidence, s.Inferred, s.EvidenceDetail, tc.status, tc.evidence, tc.inferred)
 			}

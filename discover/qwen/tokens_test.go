@@ -129,10 +129,41 @@ func TestBadLinesSkipped(t *testing.T) {
 	if d := cmp.Diff(&discover.Tokens{Input: 900, Output: 50, CacheRead: 100}, s.Tokens); d != "" {
 		t.Errorf("tokens (-want +got):\n%s", d)
 	}
+	if !s.StartedAt.Equal(*tsPtr("2026-12-01T10:00:00Z")) {
+		t.Errorf("started %v, want the first record's time", s.StartedAt)
+	}
 	if s.Prompt != "go" || s.Status != discover.StatusStopped || s.LastActivity.Format("05") != "04" {
 		t.Errorf("prompt %q status %s last %v", s.Prompt, s.Status, s.LastActivity)
 	}
 	if len(*warns) != 1 || !strings.Contains((*warns)[0], "2 api_response record(s)") {
 		t.Errorf("warnings %q, want one naming the 2 damaged records", *warns)
+	}
+}
+
+// TestBlockedByStatusCode: the HTTP status Qwen recorded decides the blocked
+// reason, whatever the provider's message says.
+func TestBlockedByStatusCode(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		msg    string
+		want   string
+	}{
+		{429, "slow down", discover.BlockedQuota},
+		{401, "who are you", discover.BlockedAuth},
+		{403, "nope", discover.BlockedAuth},
+		{500, "internal", ""},
+	} {
+		s := parseLines(t, prompt("00", "go"), apiError("01", tc.status, tc.msg, ""))
+		if o, _ := s.outcome(); o != discover.OutcomeError {
+			t.Errorf("%d: outcome %v, want error", tc.status, o)
+		}
+		if got := s.blocked(); got != tc.want {
+			t.Errorf("%d %q: blocked %q, want %q", tc.status, tc.msg, got, tc.want)
+		}
+	}
+	// An error that a retry then answered leaves the turn done.
+	s := parseLines(t, prompt("00", "go"), apiError("01", 429, "slow down", ""), reply("02", "ok", 1, 1, 0, 0))
+	if o, _ := s.outcome(); o != discover.OutcomeDone {
+		t.Errorf("answered after a retry: outcome %v, want done", o)
 	}
 }
