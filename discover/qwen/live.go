@@ -76,17 +76,22 @@ type candidate struct {
 const cliMarker = "qwen-code/cli.js"
 
 // candidates finds qwen CLI processes in the snapshot, leaving out skip (the
-// pids of live registry records).
+// pids of live registry records). A cli.js process may relaunch itself once
+// more (QWEN_CODE_NO_RELAUNCH in the child's environment; seen with a headless
+// run): the innermost one does the work, so a cli.js process whose child is
+// one too stands aside.
 func candidates(env *discover.Env, startTime func(proc.Process) (time.Time, bool), skip map[int]bool) []candidate {
 	t := env.Procs
 	if t == nil || !t.Available() {
 		return nil
 	}
-	var out []candidate
+	type cli struct {
+		p    proc.Process
+		args []string
+	}
+	var clis []cli
+	hasCLIChild := map[int]bool{}
 	for _, p := range t.All() {
-		if skip[p.PID] {
-			continue
-		}
 		argv, err := t.Argv(p.PID)
 		if err != nil {
 			continue
@@ -95,7 +100,15 @@ func candidates(env *discover.Env, startTime func(proc.Process) (time.Time, bool
 		if i < 0 {
 			continue
 		}
-		args := argv[i+1:]
+		clis = append(clis, cli{p, argv[i+1:]})
+		hasCLIChild[p.PPID] = true
+	}
+	var out []candidate
+	for _, c := range clis {
+		p, args := c.p, c.args
+		if skip[p.PID] || hasCLIChild[p.PID] {
+			continue
+		}
 		if len(args) > 0 && (args[0] == "mcp" || args[0] == "serve") {
 			continue // not a chat of its own
 		}

@@ -111,17 +111,20 @@ func TestLiveTUIStates(t *testing.T) {
 	}
 }
 
-// headless is a table with one headless qwen (its node child) in cwd, started
-// at start, with the given CLI arguments; its bin wrapper is its parent.
+// headless is a table with one headless qwen in cwd, started at start, with
+// the given CLI arguments, as seen running 0.24.4: the bin wrapper (700), its
+// node --expose-gc …/cli.js child (701), and that one's relaunch of itself
+// (702, QWEN_CODE_NO_RELAUNCH=true), which does the work.
 func headless(cwd string, start time.Time, args ...string) (*proc.Fake, func(proc.Process) (time.Time, bool)) {
 	f := &proc.Fake{
 		Boot:  "b",
-		Procs: []proc.Process{{PID: 700, Comm: "qwen", StartTicks: 1}, {PID: 701, PPID: 700, Comm: "node", StartTicks: 2}},
+		Procs: []proc.Process{{PID: 700, Comm: "node", StartTicks: 1}, {PID: 701, PPID: 700, Comm: "node", StartTicks: 2}, {PID: 702, PPID: 701, Comm: "node", StartTicks: 3}},
 		Args: map[int][]string{
-			700: append([]string{"node", "/usr/lib/node_modules/@qwen-code/qwen-code/cli-entry.js"}, args...),
+			700: append([]string{"node", "/usr/lib/node_modules/.bin/qwen"}, args...),
 			701: append([]string{"/usr/bin/node", "--expose-gc", "/usr/lib/node_modules/@qwen-code/qwen-code/cli.js"}, args...),
+			702: append([]string{"/usr/bin/node", "--expose-gc", "/usr/lib/node_modules/@qwen-code/qwen-code/cli.js"}, args...),
 		},
-		Cwds: map[int]string{700: cwd, 701: cwd},
+		Cwds: map[int]string{700: cwd, 701: cwd, 702: cwd},
 	}
 	return f, func(proc.Process) (time.Time, bool) { return start, true }
 }
@@ -160,8 +163,8 @@ func TestHeadlessProcess(t *testing.T) {
 			if s.Status != tc.status || s.Evidence != tc.evidence || s.Inferred != tc.inferred {
 				t.Errorf("status %s evidence %s inferred %v (%s); want %s %s %v", s.Status, s.Evidence, s.Inferred, s.EvidenceDetail, tc.status, tc.evidence, tc.inferred)
 			}
-			if discover.Alive(s.Status) && s.PID != 701 {
-				t.Errorf("pid %d, want the node child 701", s.PID)
+			if discover.Alive(s.Status) && s.PID != 702 {
+				t.Errorf("pid %d, want the innermost cli.js 702", s.PID)
 			}
 		})
 	}
