@@ -236,3 +236,24 @@ func TestQwenHomeOverride(t *testing.T) {
 		t.Errorf("QWEN_RUNTIME_DIR: %d sessions, want 5", len(got))
 	}
 }
+
+// TestMisnamedCopySkipped: a transcript saved under another session's name is
+// not listed (with a warning), so Find by name and Discover agree.
+func TestMisnamedCopySkipped(t *testing.T) {
+	home := t.TempDir()
+	writeChat(t, home, "/w", sid, prompt("00", "go"))
+	other := strings.Replace(sid, "0b7f", "3b7f", 1)
+	writeChat(t, home, "/w", other, prompt("00", "go")) // records say sid
+	env, warns := testEnv(t, home, nil, nil)
+	got := discoverAll(t, New(), env)
+	if _, ok := got[other]; ok || len(got) != 1 {
+		t.Errorf("sessions %v, want only %s", got, sid)
+	}
+	if len(*warns) != 1 || !strings.Contains((*warns)[0], other) {
+		t.Errorf("warnings %q", *warns)
+	}
+	found, err := New().Find(context.Background(), env, discover.Query{Prefix: "3b7f"})
+	if err != nil || len(found) != 0 {
+		t.Errorf("Find: %v %v, want nothing", found, err)
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/jsonl"
 )
 
-// record is one line of a chat file (docs/agents/qwen-code.md §2). Every line
+// record is one line of a chat file (docs/agents/qwen.md §2). Every line
 // carries the base fields; the rest depends on type and subtype.
 type record struct {
 	UUID          string          `json:"uuid"`

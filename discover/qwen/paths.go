@@ -12,7 +12,7 @@ import (
 	"github.com/agentctl/agentctl/internal/agentfs"
 )
 
-// Env overrides the CLI honours (docs/agents/qwen-code.md §1).
+// Env overrides the CLI honours (docs/agents/qwen.md §1).
 const (
 	// EnvHome replaces ~/.qwen: settings, the sessions/ registry, usage ledgers,
 	// and (unless relocated) projects/.

@@ -94,8 +94,17 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			env.Warnf("qwen: %v", err)
 			continue
 		}
-		if s.ID == "" {
+		switch {
+		case s.ID == "":
 			s.ID = f.Name // a file with no readable record yet
+		case s.ID != f.Name:
+			// Qwen names every transcript by its session id: this is a copy
+			// saved under another name. Skipped by every listing, so that a
+			// lookup by name and the full listing agree.
+			if q == nil || q.Match(s.ID) || q.Match(f.Name) {
+				env.Warnf("qwen: %s holds session %s, not the one its name says; skipped", f.Path, s.ID)
+			}
+			continue
 		}
 		if prev, dup := byID[s.ID]; dup {
 			keepNew := s.Activity.After(prev.Activity)
