@@ -257,3 +257,17 @@ func TestMisnamedCopySkipped(t *testing.T) {
 		t.Errorf("Find: %v %v, want nothing", found, err)
 	}
 }
+
+// TestExplain: --explain names the killed TUI's leftover registry record as
+// what its status rests on, and says no process names it.
+func TestExplain(t *testing.T) {
+	env, _ := testEnv(t, fixtureHome, nil, nil)
+	a := New()
+	s := discoverAll(t, a, env)[tuiID]
+	var _ discover.Explainer = a
+	sigs := a.Explain(context.Background(), env, s)
+	if len(sigs) != 3 || sigs[0].Source != "registry" || !sigs[0].Found || !sigs[0].Decides || sigs[0].Evidence != discover.EvidenceStaleRegistry ||
+		!strings.Contains(sigs[0].Says, "22735.json") || sigs[1].Found || sigs[2].Found {
+		t.Errorf("signals: %+v", sigs)
+	}
+}
