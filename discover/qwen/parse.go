@@ -3,6 +3,7 @@ package qwen
 import (
 	"bytes"
 	"encoding/json"
+	"hash/fnv"
 	"io"
 	"strconv"
 	"strings"
@@ -130,7 +131,9 @@ type summary struct {
 	Responses            int
 	BadUsage             int
 	Slots                discover.Slots
-	seen                 map[string]bool
+	// Seen holds a hash of every response_id counted (the parse index keeps
+	// it, so that appended lines are deduplicated against the whole file).
+	Seen map[uint64]bool
 
 	// The latest turn: Last is the kind of its last conversation record, LastTS
 	// when it was written; ErrAfter is the last main-turn api_error written after
@@ -147,6 +150,18 @@ func (s *summary) Tokens() discover.Tokens {
 	t := s.Main
 	t.Add(s.Sub)
 	return t
+}
+
+// clone copies a summary so that the index's copy is never mutated.
+func (s summary) clone() summary {
+	s.Models = append([]string(nil), s.Models...)
+	s.Slots = s.Slots.Clone()
+	seen := make(map[uint64]bool, len(s.Seen))
+	for k := range s.Seen {
+		seen[k] = true
+	}
+	s.Seen = seen
+	return s
 }
 
 // parse reads a whole chat file. A line that does not parse is skipped; a final
@@ -266,13 +281,16 @@ func (s *summary) telemetry(r *record, ts time.Time) {
 	switch e.Name {
 	case "qwen-code.api_response":
 		if e.ResponseID != "" {
-			if s.seen[e.ResponseID] {
+			h := fnv.New64a()
+			h.Write([]byte(e.ResponseID))
+			k := h.Sum64()
+			if s.Seen[k] {
 				return
 			}
-			if s.seen == nil {
-				s.seen = map[string]bool{}
+			if s.Seen == nil {
+				s.Seen = map[uint64]bool{}
 			}
-			s.seen[e.ResponseID] = true
+			s.Seen[k] = true
 		}
 		if e.Input.Bad || e.Output.Bad || e.Cached.Bad || !discover.UsageOK(e.Input.N, e.Output.N, e.Cached.N) || e.Cached.N > e.Input.N {
 			s.BadUsage++

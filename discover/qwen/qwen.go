@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -82,16 +81,16 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	files := listChats(chatRoots(env), keep)
 
 	// One session per id: two roots may both hold it (a relocated runtime dir).
+	parsed, err := summarise(ctx, env, files, keep != nil)
+	if err != nil {
+		return nil, err
+	}
 	sums := make([]*summary, 0, len(files))
 	paths := map[*summary]string{}
 	byID := map[string]*summary{}
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s, err := parseFile(f.Path)
-		if err != nil {
-			env.Warnf("qwen: %v", err)
+	for i, f := range files {
+		s := parsed[i]
+		if s == nil {
 			continue
 		}
 		switch {
@@ -168,19 +167,6 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		out = append(out, registryOnly(r))
 	}
 	return out, nil
-}
-
-func parseFile(path string) (*summary, error) {
-	f, err := agentfs.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	s, err := parse(f)
-	if err != nil {
-		return nil, discover.Errorf(path, err)
-	}
-	return s, nil
 }
 
 // registryBySession keeps one record per session: a live one, else the one
