@@ -104,4 +104,3 @@ func update(ix *index.Index[indexed], path string, buf *jsonl.Buffer) (*summary,
 	}
 	return s, nil
 }
-
