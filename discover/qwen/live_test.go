@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -269,5 +270,24 @@ func TestExplain(t *testing.T) {
 	if len(sigs) != 3 || sigs[0].Source != "registry" || !sigs[0].Found || !sigs[0].Decides || sigs[0].Evidence != discover.EvidenceStaleRegistry ||
 		!strings.Contains(sigs[0].Says, "22735.json") || sigs[1].Found || sigs[2].Found {
 		t.Errorf("signals: %+v", sigs)
+	}
+}
+
+// TestOnlyAlive: with nothing of Qwen's running, an alive-only listing reads
+// only the sessions agentctl launched; with a qwen process it lists as usual.
+func TestOnlyAlive(t *testing.T) {
+	env, _ := testEnv(t, fixtureHome, nil, nil)
+	env.OnlyAlive = true
+	if got := discoverAll(t, New(), env); len(got) != 0 {
+		t.Errorf("nothing alive: %d sessions, want 0", len(got))
+	}
+	env.Launches = []meta.Launch{{Adapter: Name, SessionID: tuiID}}
+	if got := discoverAll(t, New(), env); len(got) != 1 || got[tuiID].ID != tuiID {
+		t.Errorf("a launched session: %v, want only %s", got, tuiID)
+	}
+	env, _ = testEnv(t, fixtureHome, tuiAlive(339157, tuiBoot), nil)
+	env.OnlyAlive = true
+	if s := discoverAll(t, New(), env)[tuiID]; s.Status != discover.StatusIdle {
+		t.Errorf("live TUI: %s, want idle", s.Status)
 	}
 }

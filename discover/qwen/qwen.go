@@ -74,6 +74,21 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	if procsOK {
 		cands = candidates(env, a.startTime(env), livePIDs)
 	}
+	if q == nil && env.OnlyAlive && procsOK && len(cands) == 0 && allDead(regs) {
+		// Nothing of Qwen's runs: only agentctl's launch records can make a
+		// session alive, so only their sessions are read.
+		q = &discover.Query{}
+		for _, l := range env.LaunchesFor(Name) {
+			for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
+				if id != "" {
+					q.IDs = append(q.IDs, id)
+				}
+			}
+		}
+		if len(q.IDs) == 0 {
+			return nil, nil
+		}
+	}
 	var keep func(string) bool
 	if q != nil && len(cands) == 0 {
 		keep = q.Match
@@ -167,6 +182,16 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		out = append(out, registryOnly(r))
 	}
 	return out, nil
+}
+
+// allDead reports whether every registry record is known not to be alive.
+func allDead(regs []regCheck) bool {
+	for _, r := range regs {
+		if r.Live || !r.Known {
+			return false
+		}
+	}
+	return true
 }
 
 // registryBySession keeps one record per session: a live one, else the one
