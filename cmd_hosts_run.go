@@ -7,13 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-
+	"github.com/agentctl/agentctl/metrics"
 	"github.com/agentctl/agentctl/remote"
 )
 
@@ -409,41 +406,15 @@ func runRemoteDoctorText(ctx context.Context, s *host, o remoteOptions) error {
 	return nil
 }
 
-// printRemoteMetrics merges the hosts' expositions: every sample gets a host
-// label, each family keeps one HELP and TYPE.
+// printRemoteMetrics merges the hosts' expositions (metrics.Merge).
 func printRemoteMetrics(s *host, outs []hostOut) error {
-	fams := map[string]*dto.MetricFamily{}
-	for _, h := range outs {
-		dec := expfmt.NewDecoder(bytes.NewReader(h.out), expfmt.NewFormat(expfmt.TypeTextPlain))
-		for {
-			var mf dto.MetricFamily
-			if err := dec.Decode(&mf); err == io.EOF {
-				break
-			} else if err != nil {
-				warn(s, fmt.Sprintf("%s: unreadable metrics: %v", h.host.Name, err))
-				break
-			}
-			for _, m := range mf.Metric {
-				m.Label = append([]*dto.LabelPair{{Name: strPtr("host"), Value: strPtr(h.host.Name)}}, m.Label...)
-			}
-			if have, ok := fams[mf.GetName()]; ok {
-				have.Metric = append(have.Metric, mf.Metric...)
-			} else {
-				fams[mf.GetName()] = &mf
-			}
-		}
+	in := make([]metrics.Exposition, len(outs))
+	for i, h := range outs {
+		in[i] = metrics.Exposition{Host: h.host.Name, Text: h.out}
 	}
-	names := make([]string, 0, len(fams))
-	for n := range fams {
-		names = append(names, n)
+	fams, warnings := metrics.Merge(in)
+	for _, w := range warnings {
+		warn(s, w)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		if _, err := expfmt.MetricFamilyToText(s.Out, fams[n]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return fams.Write(s.Out)
 }
-
-func strPtr(s string) *string { return &s }
