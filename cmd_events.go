@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 // eventTypes are the journal's event types (product.md §7) that --type accepts;
@@ -245,4 +246,10 @@ func humanEvent(ev meta.Event, home string) string {
 		cols = append(cols, what)
 	}
 	return strings.Join(cols, "  ")
+}
+
+// eventsAcross is how events runs across hosts: every host's NDJSON lines,
+// each with its host; with --follow, one stream per host.
+func eventsAcross() remoteSpec {
+	return same(fleet.Spec{Mode: fleet.Merged, Print: fleet.PrintNDJSON, Follow: true})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 func listCommand(s *host) *cli.Command {
@@ -285,4 +287,70 @@ func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 		case <-tick.C:
 		}
 	}
+}
+
+// listAcross is how list runs across hosts: on every host named, the
+// sessions merged with their host; -q and --count apply here, to the merged
+// sessions (each host answers --json); --watch is refused.
+func listAcross(s *host) remoteSpec {
+	return func(c *cli.Context) fleet.Spec {
+		o := listAcrossOptions{json: c.Bool("json"), quiet: c.Bool("quiet"), count: c.Bool("count")}
+		sp := fleet.Spec{Mode: fleet.Merged, AskJSON: true,
+			Drop: []string{"-q", "--quiet", "-quiet", "--count", "-count"},
+			Print: func(_ *fleet.Streams, outs []fleet.Answer) (bool, error) {
+				failed := false
+				err := printRemoteList(s, o, outs, &failed)
+				return failed, err
+			}}
+		if c.Bool("watch") {
+			sp.Refuse = "list --watch runs on this machine only; across hosts use: watch -n 2 agentctl list --host …"
+		}
+		return sp
+	}
+}
+
+// listAcrossOptions are the flags list across hosts applies here.
+type listAcrossOptions struct{ json, quiet, count bool }
+
+// mergeSessions decodes each host's `list --json` and marks every session
+// with its host, keeping each host's order, hosts in the order named.
+func mergeSessions(outs []fleet.Answer) ([]discover.Session, error) {
+	var all []discover.Session
+	for _, h := range outs {
+		var ss []discover.Session
+		if err := json.Unmarshal(h.Out, &ss); err != nil {
+			return nil, fmt.Errorf("%s: the answer of list --json is not a JSON array of sessions: %v; is agentctl there the same version?", h.Host.Name, err)
+		}
+		for i := range ss {
+			ss[i].Host = h.Host.Name
+		}
+		all = append(all, ss...)
+	}
+	return all, nil
+}
+
+func printRemoteList(s *host, o listAcrossOptions, outs []fleet.Answer, failed *bool) error {
+	ss, err := mergeSessions(outs)
+	if err != nil {
+		warn(s, err.Error())
+		*failed = true
+	}
+	at := func(i int) *discover.Session { return &ss[i] }
+	switch {
+	case o.count:
+		fmt.Fprintln(s.Out, len(ss))
+		return nil
+	case o.quiet:
+		for _, x := range ss {
+			fmt.Fprintln(s.Out, x.Host+":"+x.ID)
+		}
+		return nil
+	}
+	if o.json {
+		return writeSessionsJSON(s.Out, len(ss), at, func(m string) { warn(s, m); *failed = true })
+	}
+	// No ~ shortening: each cwd is under its own host's home, not this one's.
+	e := &cmdEnv{s: s, color: s.IsTTY() && s.getenv("NO_COLOR") == ""}
+	e.printSessions(len(ss), at, s.now())
+	return nil
 }

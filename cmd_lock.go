@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 func lockCommand(s *host) *cli.Command {
@@ -208,6 +210,43 @@ func runLocks(s *host, o locksOptions) error {
 	now := s.now()
 	for _, l := range ls {
 		t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+	}
+	t.write(s.Out, nil)
+	return nil
+}
+
+// locksAcross is how locks runs across hosts: on every host named, the locks
+// in one table with their host (or one JSON array).
+func locksAcross(s *host) remoteSpec {
+	return func(c *cli.Context) fleet.Spec {
+		asJSON := c.Bool("json")
+		return fleet.Spec{Mode: fleet.Merged, AskJSON: true,
+			Print: func(st *fleet.Streams, outs []fleet.Answer) (bool, error) {
+				if asJSON {
+					return fleet.PrintArray(st, outs)
+				}
+				return false, printRemoteLocks(s, outs)
+			}}
+	}
+}
+
+func printRemoteLocks(s *host, outs []fleet.Answer) error {
+	var t table
+	t.add("HOST", "DIRECTORY", "TYPE", "BY", "REASON", "SINCE")
+	now := s.now()
+	for _, h := range outs {
+		var ls []locks.Lock
+		if err := json.Unmarshal(h.Out, &ls); err != nil {
+			warn(s, fmt.Sprintf("%s: the answer of locks --json is not a JSON array: %v", h.Host.Name, err))
+			continue
+		}
+		for _, l := range ls {
+			t.add(h.Host.Name, l.Directory, l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+		}
+	}
+	if len(t.rows) == 1 {
+		fmt.Fprintln(s.Out, "No active locks.")
+		return nil
 	}
 	t.write(s.Out, nil)
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/metrics"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 // metricsOptions is everything `metrics` takes from its command line.
@@ -140,4 +141,24 @@ func countFuses(s *meta.Store) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// metricsAcross is how metrics runs across hosts: the hosts' expositions
+// merged, every sample with a host label.
+func metricsAcross(s *host) remoteSpec {
+	return same(fleet.Spec{Mode: fleet.Merged,
+		Print: func(_ *fleet.Streams, outs []fleet.Answer) (bool, error) { return false, printRemoteMetrics(s, outs) }})
+}
+
+// printRemoteMetrics merges the hosts' expositions (metrics.Merge).
+func printRemoteMetrics(s *host, outs []fleet.Answer) error {
+	in := make([]metrics.Exposition, len(outs))
+	for i, h := range outs {
+		in[i] = metrics.Exposition{Host: h.Host.Name, Text: h.Out}
+	}
+	fams, warnings := metrics.Merge(in)
+	for _, w := range warnings {
+		warn(s, w)
+	}
+	return fams.Write(s.Out)
 }
