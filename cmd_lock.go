@@ -33,8 +33,11 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing lock on DIR"},
 		},
 		Action: func(c *cli.Context) error {
-			return runLock(s, lockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				By: c.String("by"), Reason: c.String("reason"), TTL: c.String("ttl"), Force: c.Bool("force")})
+			o, err := lockOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runLock(s, o)
 		},
 	}
 }
@@ -54,7 +57,11 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "also remove a running launch's auto-lock"},
 		},
 		Action: func(c *cli.Context) error {
-			return runUnlock(s, unlockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), Force: c.Bool("force")})
+			o, err := unlockOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runUnlock(s, o)
 		},
 	}
 }
@@ -73,7 +80,11 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {
-			return runLocks(s, locksOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")})
+			o, err := locksOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runLocks(s, o)
 		},
 	}
 }
@@ -93,8 +104,34 @@ type lockOptions struct {
 	Force           bool
 }
 
-func runLock(s *host, o lockOptions) error {
+// lockOptionsFrom reads lock's command line and checks it, before any I/O.
+func lockOptionsFrom(c *cli.Context) (lockOptions, error) {
+	o := lockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		By: c.String("by"), Reason: c.String("reason"), TTL: c.String("ttl"), Force: c.Bool("force")}
+	_, err := o.check()
+	return o, err
+}
+
+// check checks the options and returns the --ttl (0: none). It reads nothing.
+func (o lockOptions) check() (ttl time.Duration, err error) {
 	if err := needArgs("lock", o.Args, 1, "one directory"); err != nil {
+		return 0, err
+	}
+	if v := o.TTL; v != "" {
+		d, err := meta.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, usageErrorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", v)
+		}
+		ttl = d
+	}
+	return ttl, nil
+}
+
+// runLock takes the lock. It checks the options again, so that a caller that
+// builds them in code gets the same usage errors before any I/O.
+func runLock(s *host, o lockOptions) error {
+	ttl, err := o.check()
+	if err != nil {
 		return err
 	}
 	e, err := setup(s, o.globalOptions)
@@ -110,12 +147,8 @@ func runLock(s *host, o lockOptions) error {
 	if l.LockedBy == "" {
 		l.LockedBy = userName(s)
 	}
-	if v := o.TTL; v != "" {
-		d, err := meta.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return usageErrorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", v)
-		}
-		t := now.Add(d)
+	if ttl > 0 {
+		t := now.Add(ttl)
 		l.ExpiresAt = &t
 	}
 	e.store.Now = s.now
@@ -145,8 +178,17 @@ type unlockOptions struct {
 	Force bool
 }
 
+// unlockOptionsFrom reads unlock's command line and checks it, before any I/O.
+func unlockOptionsFrom(c *cli.Context) (unlockOptions, error) {
+	o := unlockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), Force: c.Bool("force")}
+	return o, o.check()
+}
+
+func (o unlockOptions) check() error { return needArgs("unlock", o.Args, 1, "one directory") }
+
+// runUnlock removes the lock; it checks the options again, as runLock does.
 func runUnlock(s *host, o unlockOptions) error {
-	if err := needArgs("unlock", o.Args, 1, "one directory"); err != nil {
+	if err := o.check(); err != nil {
 		return err
 	}
 	e, err := setup(s, o.globalOptions)
@@ -183,9 +225,23 @@ type locksOptions struct {
 	JSON bool
 }
 
-func runLocks(s *host, o locksOptions) error {
+// locksOptionsFrom reads locks' command line and checks it, before any I/O.
+func locksOptionsFrom(c *cli.Context) (locksOptions, error) {
+	o := locksOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")}
+	return o, o.check()
+}
+
+func (o locksOptions) check() error {
 	if len(o.Args) > 0 {
 		return usageErrorf("locks takes no arguments")
+	}
+	return nil
+}
+
+// runLocks lists the locks; it checks the options again, as runLock does.
+func runLocks(s *host, o locksOptions) error {
+	if err := o.check(); err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
