@@ -79,7 +79,7 @@ func metricsOptionsFrom(c *cli.Context) (metricsOptions, error) {
 // runMetrics gathers the inputs with the same fan-out `list` runs and prints or
 // writes the exposition.
 func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
-	in, err := e.metricsInput(ctx, o.since)
+	in, err := (&metricsGatherer{e: e}).input(ctx, o.since)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,12 @@ func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
 	return nil
 }
 
-func (e *cmdEnv) metricsInput(ctx context.Context, since time.Duration) (metrics.Input, error) {
+// metricsGatherer does the I/O of metrics: the same fan-out `list` runs, the
+// locks and fuses files and the journal's reader, into a metrics.Input.
+type metricsGatherer struct{ e *cmdEnv }
+
+func (g *metricsGatherer) input(ctx context.Context, since time.Duration) (metrics.Input, error) {
+	e := g.e
 	res, ls := e.listing(ctx)
 	f := discover.Filter{All: true, Since: since, Now: e.s.now()}
 	ls.Filter(f)
