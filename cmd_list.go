@@ -200,9 +200,9 @@ func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listin
 	return res, ls
 }
 
-// printSessions prints n sessions, the i-th at(i) (used only until the next
-// call, as Listing.View's); a HOST column when they come from several machines
-// (cmd_hosts.go).
+// sessions prints n sessions, the i-th at(i) (used only until the next call,
+// as Listing.View's); a HOST column when they come from several machines
+// (listAcross).
 func (l *lister) sessions(n int, at func(int) *discover.Session, now time.Time) {
 	e := l.e
 	if n == 0 {
