@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 // eventTypes are the journal's event types (product.md §7) that --type accepts;
@@ -152,7 +153,7 @@ func runEvents(ctx context.Context, e *cmdEnv, o eventsOptions) error {
 	// Adapters are polled in their own goroutine: a slow fan-out (up to
 	// --timeout) must not hold back the journal's lines.
 	polled := make(chan []meta.Event)
-	go e.pollSessions(ctx, o.Interval, polled)
+	go (&sessionPoller{e: e, interval: o.Interval}).run(ctx, polled)
 	tick := time.NewTicker(min(o.Interval, 500*time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -171,9 +172,17 @@ func runEvents(ctx context.Context, e *cmdEnv, o eventsOptions) error {
 	}
 }
 
-// pollSessions runs the fan-out every interval and sends the lifecycle events
-// between consecutive snapshots (diffSnapshots) until ctx ends.
-func (e *cmdEnv) pollSessions(ctx context.Context, interval time.Duration, out chan<- []meta.Event) {
+// sessionPoller is events --follow's watch on the adapters: the sessions
+// agentctl did not launch have no journal lines of their own.
+type sessionPoller struct {
+	e        *cmdEnv
+	interval time.Duration
+}
+
+// run runs the fan-out every interval and sends the lifecycle events between
+// consecutive snapshots (diffSnapshots) until ctx ends.
+func (p *sessionPoller) run(ctx context.Context, out chan<- []meta.Event) {
+	e, interval := p.e, p.interval
 	names := make([]string, 0, len(e.adapters))
 	for _, a := range e.adapters {
 		names = append(names, a.Name())
@@ -245,4 +254,10 @@ func humanEvent(ev meta.Event, home string) string {
 		cols = append(cols, what)
 	}
 	return strings.Join(cols, "  ")
+}
+
+// eventsAcross is how events runs across hosts: every host's NDJSON lines,
+// each with its host; with --follow, one stream per host.
+func eventsAcross() remoteSpec {
+	return same(fleet.Spec{Mode: fleet.Merged, Print: fleet.PrintNDJSON, Follow: true})
 }

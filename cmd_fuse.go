@@ -158,16 +158,9 @@ Examples:
 			&cli.StringFlag{Name: "ttl", Usage: "expire `DUR` from now (default: the fuse's own TTL)"},
 		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
+			o, err := fuseDirOptionsFrom(c, true)
+			if err != nil {
 				return err
-			}
-			o := fuseDirOptions{Dir: c.Args().First()}
-			if v := c.String("ttl"); v != "" {
-				d, err := meta.ParseDuration(v)
-				if err != nil || d <= 0 {
-					return usageErrorf("--ttl %q: want a positive duration such as 10m, 2h or 1d", v)
-				}
-				o.TTL = d
 			}
 			e, err := setup(s, globalsFrom(c))
 			if err != nil {
@@ -178,8 +171,25 @@ Examples:
 	}
 }
 
+// fuseDirOptionsFrom reads the command line of `fuse extend` (withTTL) or
+// `fuse cancel` and checks it, before any I/O.
+func fuseDirOptionsFrom(c *cli.Context, withTTL bool) (fuseDirOptions, error) {
+	if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
+		return fuseDirOptions{}, err
+	}
+	o := fuseDirOptions{Dir: c.Args().First()}
+	if v := c.String("ttl"); withTTL && v != "" {
+		d, err := meta.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return o, usageErrorf("--ttl %q: want a positive duration such as 10m, 2h or 1d", v)
+		}
+		o.TTL = d
+	}
+	return o, nil
+}
+
 func runFuseExtend(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
-	dir, err := e.fuseDir(o.Dir)
+	dir, err := fuseDir(e, o.Dir)
 	if err != nil {
 		return err
 	}
@@ -203,10 +213,10 @@ cannot be cancelled.
 Examples:
   agentctl fuse cancel ~/code/api`,
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one directory"); err != nil {
+			o, err := fuseDirOptionsFrom(c, false)
+			if err != nil {
 				return err
 			}
-			o := fuseDirOptions{Dir: c.Args().First()}
 			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
@@ -217,7 +227,7 @@ Examples:
 }
 
 func runFuseCancel(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
-	dir, err := e.fuseDir(o.Dir)
+	dir, err := fuseDir(e, o.Dir)
 	if err != nil {
 		return err
 	}
@@ -231,7 +241,7 @@ func runFuseCancel(ctx context.Context, e *cmdEnv, o fuseDirOptions) error {
 
 // fuseDir is the canonical directory of an extend or cancel argument; a
 // directory that is gone can still be named by its path.
-func (e *cmdEnv) fuseDir(arg string) (string, error) {
+func fuseDir(e *cmdEnv, arg string) (string, error) {
 	arg = e.expand(arg)
 	if dir, err := locks.Canonical(arg); err == nil {
 		return dir, nil
@@ -274,10 +284,10 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("fuses takes no arguments")
+			o, err := fusesOptionsFrom(c)
+			if err != nil {
+				return err
 			}
-			o := fusesOptions{JSON: c.Bool("json")}
 			e, err := setup(s, globalsFrom(c))
 			if err != nil {
 				return err
@@ -285,6 +295,14 @@ Examples:
 			return runFuses(c.Context, e, o)
 		},
 	}
+}
+
+// fusesOptionsFrom reads the command line of fuses and checks it, before any I/O.
+func fusesOptionsFrom(c *cli.Context) (fusesOptions, error) {
+	if c.NArg() > 0 {
+		return fusesOptions{}, usageErrorf("fuses takes no arguments")
+	}
+	return fusesOptions{JSON: c.Bool("json")}, nil
 }
 
 // fuseJSON is one element of `fuses --json`: the fuse without its webhook

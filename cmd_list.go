@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 func listCommand(s *host) *cli.Command {
@@ -43,7 +45,11 @@ Examples:
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},
 		},
 		Action: func(c *cli.Context) error {
-			return runList(c.Context, s, listOptionsFrom(c))
+			o, err := listOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runList(c.Context, s, o)
 		},
 	}
 }
@@ -59,22 +65,23 @@ type listOptions struct {
 	Group, Cwd, Since string
 }
 
-func listOptionsFrom(c *cli.Context) listOptions {
-	return listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
+// listOptionsFrom reads list's command line and checks it, before any I/O.
+func listOptionsFrom(c *cli.Context) (listOptions, error) {
+	o := listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
 		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Quiet: c.Bool("quiet"), Count: c.Bool("count"), Statuses: c.StringSlice("status"),
 		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since")}
+	_, err := o.filter()
+	return o, err
 }
 
-func runList(ctx context.Context, s *host, o listOptions) error {
+// filter checks the options and builds the listing's filter (all but --cwd,
+// which is resolved under the home once it is known). It reads nothing.
+func (o listOptions) filter() (discover.Filter, error) {
 	if len(o.Args) > 0 {
-		return usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", o.Args[0])
+		return discover.Filter{}, usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", o.Args[0])
 	}
 	if n := countTrue(o.Quiet, o.Count, o.JSON); n > 1 {
-		return usageErrorf("-q, --count and --json exclude each other: pick one output")
-	}
-	e, err := setup(s, o.globalOptions)
-	if err != nil {
-		return err
+		return discover.Filter{}, usageErrorf("-q, --count and --json exclude each other: pick one output")
 	}
 	f := discover.Filter{All: o.All, Group: o.Group, Since: 7 * 24 * time.Hour}
 	for _, st := range o.Statuses {
@@ -84,18 +91,33 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 			case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting, discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked":
 				f.Statuses = append(f.Statuses, st)
 			default:
-				return usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown, blocked", st)
+				return f, usageErrorf("--status %q: want one of running, idle, waiting, stopped, failed, unknown, blocked", st)
 			}
 		}
 	}
 	if v := o.Since; v != "" {
 		d, err := meta.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return usageErrorf("--since %q: want a duration such as 2h or 30d", v)
+			return f, usageErrorf("--since %q: want a duration such as 2h or 30d", v)
 		}
 		f.Since = d
 		f.All = true
 	}
+	return f, nil
+}
+
+// runList prints the listing. It checks the options again (filter), so that a
+// caller that builds them in code gets the same usage errors before any I/O.
+func runList(ctx context.Context, s *host, o listOptions) error {
+	f, err := o.filter()
+	if err != nil {
+		return err
+	}
+	e, err := setup(s, o.globalOptions)
+	if err != nil {
+		return err
+	}
+	l := &lister{e: e}
 	if v := o.Cwd; v != "" {
 		abs, err := filepath.Abs(e.expand(v))
 		if err != nil {
@@ -107,13 +129,13 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 		f.Cwd = abs
 	}
 	if o.Watch {
-		return e.watch(ctx, f, o.JSON)
+		return l.watch(ctx, f, o.JSON)
 	}
 	var failed bool
 	if o.Quiet || o.Count {
-		failed, err = e.listIDs(ctx, f, o.Count)
+		failed, err = l.ids(ctx, f, o.Count)
 	} else {
-		failed, err = e.listOnce(ctx, f, o.JSON)
+		failed, err = l.once(ctx, f, o.JSON)
 	}
 	if err != nil {
 		return err
@@ -134,8 +156,12 @@ func (e *cmdEnv) expand(p string) string {
 	return p
 }
 
-// listOnce prints one listing; failed reports whether any adapter failed.
-func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (failed bool, err error) {
+// lister prints listings: list's own methods over the command's environment.
+type lister struct{ e *cmdEnv }
+
+// once prints one listing; failed reports whether any adapter failed.
+func (l *lister) once(ctx context.Context, f discover.Filter, asJSON bool) (failed bool, err error) {
+	e := l.e
 	e.onlyAlive = !f.All && len(f.Statuses) == 0 // adapters may skip the dead; Keep drops them anyway
 	res, ls := e.listing(ctx)
 	f.Now = e.s.now()
@@ -146,7 +172,7 @@ func (e *cmdEnv) listOnce(ctx context.Context, f discover.Filter, asJSON bool) (
 		err := writeSessionsJSON(e.s.Out, ls.Len(), ls.View, func(m string) { warn(e.s, m); dropped = true })
 		return len(res.Warnings) > 0 || dropped, err
 	}
-	e.printTable(ls, f.Now)
+	l.sessions(ls.Len(), ls.View, f.Now)
 	return len(res.Warnings) > 0, nil
 }
 
@@ -174,14 +200,11 @@ func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listin
 	return res, ls
 }
 
-func (e *cmdEnv) printTable(ls *discover.Listing, now time.Time) {
-	e.printSessions(ls.Len(), ls.View, now)
-}
-
-// printSessions prints n sessions, the i-th at(i) (used only until the next
-// call, as Listing.View's); a HOST column when they come from several machines
-// (cmd_hosts.go).
-func (e *cmdEnv) printSessions(n int, at func(int) *discover.Session, now time.Time) {
+// sessions prints n sessions, the i-th at(i) (used only until the next call,
+// as Listing.View's); a HOST column when they come from several machines
+// (listAcross).
+func (l *lister) sessions(n int, at func(int) *discover.Session, now time.Time) {
+	e := l.e
 	if n == 0 {
 		fmt.Fprintln(e.s.Out, "No sessions found.")
 		return
@@ -268,7 +291,8 @@ func orDash(s string) string {
 }
 
 // watch redraws the listing every 2 s until the context ends (Ctrl-C).
-func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) error {
+func (l *lister) watch(ctx context.Context, f discover.Filter, asJSON bool) error {
+	e := l.e
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
@@ -276,7 +300,7 @@ func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 			fmt.Fprint(e.s.Out, "\x1b[H\x1b[2J")
 			fmt.Fprintf(e.s.Out, "agentctl list — %s (Ctrl-C to stop)\n\n", e.s.now().Format("15:04:05"))
 		}
-		if _, err := e.listOnce(ctx, f, asJSON); err != nil {
+		if _, err := l.once(ctx, f, asJSON); err != nil {
 			return err
 		}
 		select {
@@ -285,4 +309,70 @@ func (e *cmdEnv) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 		case <-tick.C:
 		}
 	}
+}
+
+// listAcross is how list runs across hosts: on every host named, the
+// sessions merged with their host; -q and --count apply here, to the merged
+// sessions (each host answers --json); --watch is refused.
+func listAcross(s *host) remoteSpec {
+	return func(c *cli.Context) fleet.Spec {
+		o := listAcrossOptions{json: c.Bool("json"), quiet: c.Bool("quiet"), count: c.Bool("count")}
+		sp := fleet.Spec{Mode: fleet.Merged, AskJSON: true,
+			Drop: []string{"-q", "--quiet", "-quiet", "--count", "-count"},
+			Print: func(_ *fleet.Streams, outs []fleet.Answer) (bool, error) {
+				failed := false
+				err := printRemoteList(s, o, outs, &failed)
+				return failed, err
+			}}
+		if c.Bool("watch") {
+			sp.Refuse = "list --watch runs on this machine only; across hosts use: watch -n 2 agentctl list --host …"
+		}
+		return sp
+	}
+}
+
+// listAcrossOptions are the flags list across hosts applies here.
+type listAcrossOptions struct{ json, quiet, count bool }
+
+// mergeSessions decodes each host's `list --json` and marks every session
+// with its host, keeping each host's order, hosts in the order named.
+func mergeSessions(outs []fleet.Answer) ([]discover.Session, error) {
+	var all []discover.Session
+	for _, h := range outs {
+		var ss []discover.Session
+		if err := json.Unmarshal(h.Out, &ss); err != nil {
+			return nil, fmt.Errorf("%s: the answer of list --json is not a JSON array of sessions: %v; is agentctl there the same version?", h.Host.Name, err)
+		}
+		for i := range ss {
+			ss[i].Host = h.Host.Name
+		}
+		all = append(all, ss...)
+	}
+	return all, nil
+}
+
+func printRemoteList(s *host, o listAcrossOptions, outs []fleet.Answer, failed *bool) error {
+	ss, err := mergeSessions(outs)
+	if err != nil {
+		warn(s, err.Error())
+		*failed = true
+	}
+	at := func(i int) *discover.Session { return &ss[i] }
+	switch {
+	case o.count:
+		fmt.Fprintln(s.Out, len(ss))
+		return nil
+	case o.quiet:
+		for _, x := range ss {
+			fmt.Fprintln(s.Out, x.Host+":"+x.ID)
+		}
+		return nil
+	}
+	if o.json {
+		return writeSessionsJSON(s.Out, len(ss), at, func(m string) { warn(s, m); *failed = true })
+	}
+	// No ~ shortening: each cwd is under its own host's home, not this one's.
+	l := &lister{e: &cmdEnv{s: s, color: s.IsTTY() && s.getenv("NO_COLOR") == ""}}
+	l.sessions(len(ss), at, s.now())
+	return nil
 }

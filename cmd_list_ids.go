@@ -7,9 +7,10 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// listIDs is list -q (full ids, one per line) or --count (the number, 0
+// ids is list -q (full ids, one per line) or --count (the number, 0
 // included): the scriptable forms, e.g. `list --status waiting,blocked -q`.
-func (e *cmdEnv) listIDs(ctx context.Context, f discover.Filter, count bool) (failed bool, err error) {
+func (l *lister) ids(ctx context.Context, f discover.Filter, count bool) (failed bool, err error) {
+	e := l.e
 	// Only live statuses asked for (the usual "who needs me"): the adapters may
 	// skip ended sessions, as for a plain list.
 	e.onlyAlive = !f.All

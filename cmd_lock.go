@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 func lockCommand(s *host) *cli.Command {
@@ -31,8 +33,11 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing lock on DIR"},
 		},
 		Action: func(c *cli.Context) error {
-			return runLock(s, lockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				By: c.String("by"), Reason: c.String("reason"), TTL: c.String("ttl"), Force: c.Bool("force")})
+			o, err := lockOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runLock(s, o)
 		},
 	}
 }
@@ -52,7 +57,11 @@ Examples:
 			&cli.BoolFlag{Name: "force", Usage: "also remove a running launch's auto-lock"},
 		},
 		Action: func(c *cli.Context) error {
-			return runUnlock(s, unlockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), Force: c.Bool("force")})
+			o, err := unlockOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runUnlock(s, o)
 		},
 	}
 }
@@ -71,7 +80,11 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {
-			return runLocks(s, locksOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")})
+			o, err := locksOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runLocks(s, o)
 		},
 	}
 }
@@ -91,8 +104,34 @@ type lockOptions struct {
 	Force           bool
 }
 
-func runLock(s *host, o lockOptions) error {
+// lockOptionsFrom reads lock's command line and checks it, before any I/O.
+func lockOptionsFrom(c *cli.Context) (lockOptions, error) {
+	o := lockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		By: c.String("by"), Reason: c.String("reason"), TTL: c.String("ttl"), Force: c.Bool("force")}
+	_, err := o.check()
+	return o, err
+}
+
+// check checks the options and returns the --ttl (0: none). It reads nothing.
+func (o lockOptions) check() (ttl time.Duration, err error) {
 	if err := needArgs("lock", o.Args, 1, "one directory"); err != nil {
+		return 0, err
+	}
+	if v := o.TTL; v != "" {
+		d, err := meta.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, usageErrorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", v)
+		}
+		ttl = d
+	}
+	return ttl, nil
+}
+
+// runLock takes the lock. It checks the options again, so that a caller that
+// builds them in code gets the same usage errors before any I/O.
+func runLock(s *host, o lockOptions) error {
+	ttl, err := o.check()
+	if err != nil {
 		return err
 	}
 	e, err := setup(s, o.globalOptions)
@@ -108,12 +147,8 @@ func runLock(s *host, o lockOptions) error {
 	if l.LockedBy == "" {
 		l.LockedBy = userName(s)
 	}
-	if v := o.TTL; v != "" {
-		d, err := meta.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return usageErrorf("--ttl %q: want a positive duration such as 30m, 2h or 1d", v)
-		}
-		t := now.Add(d)
+	if ttl > 0 {
+		t := now.Add(ttl)
 		l.ExpiresAt = &t
 	}
 	e.store.Now = s.now
@@ -143,8 +178,17 @@ type unlockOptions struct {
 	Force bool
 }
 
+// unlockOptionsFrom reads unlock's command line and checks it, before any I/O.
+func unlockOptionsFrom(c *cli.Context) (unlockOptions, error) {
+	o := unlockOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), Force: c.Bool("force")}
+	return o, o.check()
+}
+
+func (o unlockOptions) check() error { return needArgs("unlock", o.Args, 1, "one directory") }
+
+// runUnlock removes the lock; it checks the options again, as runLock does.
 func runUnlock(s *host, o unlockOptions) error {
-	if err := needArgs("unlock", o.Args, 1, "one directory"); err != nil {
+	if err := o.check(); err != nil {
 		return err
 	}
 	e, err := setup(s, o.globalOptions)
@@ -181,9 +225,23 @@ type locksOptions struct {
 	JSON bool
 }
 
-func runLocks(s *host, o locksOptions) error {
+// locksOptionsFrom reads locks' command line and checks it, before any I/O.
+func locksOptionsFrom(c *cli.Context) (locksOptions, error) {
+	o := locksOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")}
+	return o, o.check()
+}
+
+func (o locksOptions) check() error {
 	if len(o.Args) > 0 {
 		return usageErrorf("locks takes no arguments")
+	}
+	return nil
+}
+
+// runLocks lists the locks; it checks the options again, as runLock does.
+func runLocks(s *host, o locksOptions) error {
+	if err := o.check(); err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
@@ -208,6 +266,43 @@ func runLocks(s *host, o locksOptions) error {
 	now := s.now()
 	for _, l := range ls {
 		t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+	}
+	t.write(s.Out, nil)
+	return nil
+}
+
+// locksAcross is how locks runs across hosts: on every host named, the locks
+// in one table with their host (or one JSON array).
+func locksAcross(s *host) remoteSpec {
+	return func(c *cli.Context) fleet.Spec {
+		asJSON := c.Bool("json")
+		return fleet.Spec{Mode: fleet.Merged, AskJSON: true,
+			Print: func(st *fleet.Streams, outs []fleet.Answer) (bool, error) {
+				if asJSON {
+					return fleet.PrintArray(st, outs)
+				}
+				return false, printRemoteLocks(s, outs)
+			}}
+	}
+}
+
+func printRemoteLocks(s *host, outs []fleet.Answer) error {
+	var t table
+	t.add("HOST", "DIRECTORY", "TYPE", "BY", "REASON", "SINCE")
+	now := s.now()
+	for _, h := range outs {
+		var ls []locks.Lock
+		if err := json.Unmarshal(h.Out, &ls); err != nil {
+			warn(s, fmt.Sprintf("%s: the answer of locks --json is not a JSON array: %v", h.Host.Name, err))
+			continue
+		}
+		for _, l := range ls {
+			t.add(h.Host.Name, l.Directory, l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+		}
+	}
+	if len(t.rows) == 1 {
+		fmt.Fprintln(s.Out, "No active locks.")
+		return nil
 	}
 	t.write(s.Out, nil)
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/metrics"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 // metricsOptions is everything `metrics` takes from its command line.
@@ -78,7 +79,7 @@ func metricsOptionsFrom(c *cli.Context) (metricsOptions, error) {
 // runMetrics gathers the inputs with the same fan-out `list` runs and prints or
 // writes the exposition.
 func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
-	in, err := e.metricsInput(ctx, o.since)
+	in, err := (&metricsGatherer{e: e}).input(ctx, o.since)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,12 @@ func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
 	return nil
 }
 
-func (e *cmdEnv) metricsInput(ctx context.Context, since time.Duration) (metrics.Input, error) {
+// metricsGatherer does the I/O of metrics: the same fan-out `list` runs, the
+// locks and fuses files and the journal's reader, into a metrics.Input.
+type metricsGatherer struct{ e *cmdEnv }
+
+func (g *metricsGatherer) input(ctx context.Context, since time.Duration) (metrics.Input, error) {
+	e := g.e
 	res, ls := e.listing(ctx)
 	f := discover.Filter{All: true, Since: since, Now: e.s.now()}
 	ls.Filter(f)
@@ -140,4 +146,24 @@ func countFuses(s *meta.Store) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// metricsAcross is how metrics runs across hosts: the hosts' expositions
+// merged, every sample with a host label.
+func metricsAcross(s *host) remoteSpec {
+	return same(fleet.Spec{Mode: fleet.Merged,
+		Print: func(_ *fleet.Streams, outs []fleet.Answer) (bool, error) { return false, printRemoteMetrics(s, outs) }})
+}
+
+// printRemoteMetrics merges the hosts' expositions (metrics.Merge).
+func printRemoteMetrics(s *host, outs []fleet.Answer) error {
+	in := make([]metrics.Exposition, len(outs))
+	for i, h := range outs {
+		in[i] = metrics.Exposition{Host: h.Host.Name, Text: h.Out}
+	}
+	fams, warnings := metrics.Merge(in)
+	for _, w := range warnings {
+		warn(s, w)
+	}
+	return fams.Write(s.Out)
 }

@@ -67,10 +67,11 @@ the state dir is not writable; 2 usage.`,
 			&cli.StringFlag{Name: "interval", Value: "2s", Usage: "with --follow: poll every `DUR`"},
 		},
 		Action: func(c *cli.Context) error {
-			return runNotify(c.Context, s, notifyOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				notifyRule: notifyRule{Name: c.String("name"), On: c.String("on"), Exec: c.String("exec"),
-					Desktop: c.Bool("desktop"), Webhook: c.String("webhook")},
-				Follow: c.Bool("follow"), Interval: c.String("interval")})
+			o, err := notifyOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runNotify(c.Context, s, o)
 		},
 	}
 }
@@ -142,27 +143,50 @@ func defaultWatcherName(w *watcher) string {
 	return "w-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-func runNotify(ctx context.Context, s *host, o notifyOptions) error {
+// notifyOptionsFrom reads notify's command line and checks it, before any I/O.
+func notifyOptionsFrom(c *cli.Context) (notifyOptions, error) {
+	o := notifyOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		notifyRule: notifyRule{Name: c.String("name"), On: c.String("on"), Exec: c.String("exec"),
+			Desktop: c.Bool("desktop"), Webhook: c.String("webhook")},
+		Follow: c.Bool("follow"), Interval: c.String("interval")}
+	_, _, err := o.check()
+	return o, err
+}
+
+// check checks the options and returns the watcher and the --follow
+// interval. It reads nothing.
+func (o notifyOptions) check() (*watcher, time.Duration, error) {
 	if len(o.Args) > 0 {
-		return usageErrorf("notify takes no arguments (got %q); see agentctl notify --help", o.Args[0])
+		return nil, 0, usageErrorf("notify takes no arguments (got %q); see agentctl notify --help", o.Args[0])
 	}
 	w, err := parseRule(o.notifyRule)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	interval := 2 * time.Second
 	if v := o.Interval; v != "" {
 		d, err := meta.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return usageErrorf("--interval %q: want a duration such as 2s or 500ms", v)
+			return nil, 0, usageErrorf("--interval %q: want a duration such as 2s or 500ms", v)
 		}
 		interval = d
+	}
+	return w, interval, nil
+}
+
+// runNotify polls once, or until ctx ends with --follow. It checks the
+// options again, so that a caller that builds them in code gets the same
+// usage errors before any I/O.
+func runNotify(ctx context.Context, s *host, o notifyOptions) error {
+	w, interval, err := o.check()
+	if err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
 	}
-	n := e.notifier()
+	n := newNotifier(e)
 	if !o.Follow {
 		failed, err := n.poll(ctx, []*watcher{w}, "")
 		if err != nil {
@@ -194,7 +218,7 @@ type notifier struct {
 	desktopWarned bool
 }
 
-func (e *cmdEnv) notifier() *notifier {
+func newNotifier(e *cmdEnv) *notifier {
 	return &notifier{e: e, deps: e.deps()}
 }
 

@@ -71,7 +71,7 @@ func notifyWatchers(rules []meta.NotifyRule, logw func(string, ...any)) []*watch
 // notifyOwn polls one session (its id from sessionOf, "" while not known yet)
 // every interval until ctx ends, firing the watchers' transitions.
 func notifyOwn(ctx context.Context, e *cmdEnv, ws []*watcher, sessionOf func() string, interval time.Duration, logw func(string, ...any)) {
-	n := e.notifier()
+	n := newNotifier(e)
 	for {
 		if id := sessionOf(); id != "" {
 			if _, err := n.poll(ctx, ws, id); err != nil && ctx.Err() == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -52,8 +53,11 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object {since, until, by, rows, total}"},
 		},
 		Action: func(c *cli.Context) error {
-			return runUsage(c.Context, s, usageOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				By: c.StringSlice("by"), Since: c.String("since"), Until: c.String("until"), JSON: c.Bool("json")})
+			o, err := usageOptionsFrom(c, s.now())
+			if err != nil {
+				return err
+			}
+			return runUsage(c.Context, s, o)
 		},
 	}
 }
@@ -102,16 +106,26 @@ func parseWhen(flag, v string, now time.Time) (time.Time, error) {
 	return time.Time{}, usageErrorf("--%s %q: want a duration back from now (30d, 12h) or a date (2026-11-01)", flag, v)
 }
 
-func runUsage(ctx context.Context, s *host, o usageOptions) error {
+// usageOptionsFrom reads usage's command line and checks it against the
+// clock's now, before any I/O.
+func usageOptionsFrom(c *cli.Context, now time.Time) (usageOptions, error) {
+	o := usageOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		By: c.StringSlice("by"), Since: c.String("since"), Until: c.String("until"), JSON: c.Bool("json")}
+	_, _, _, err := o.check(now)
+	return o, err
+}
+
+// check checks the options and returns the grouping keys and the window. It
+// reads nothing.
+func (o usageOptions) check(now time.Time) (by []string, since, until time.Time, err error) {
 	if len(o.Args) > 0 {
-		return usageErrorf("usage takes no arguments (got %q); see agentctl usage --help", o.Args[0])
+		return nil, since, until, usageErrorf("usage takes no arguments (got %q); see agentctl usage --help", o.Args[0])
 	}
-	var by []string
 	for _, v := range o.By {
 		for _, k := range strings.Split(v, ",") {
 			k = strings.TrimSpace(k)
 			if !slices.Contains(usageKeys, k) {
-				return usageErrorf("--by %q: want one or more of %s, comma-separated", k, strings.Join(usageKeys, ", "))
+				return nil, since, until, usageErrorf("--by %q: want one or more of %s, comma-separated", k, strings.Join(usageKeys, ", "))
 			}
 			if !slices.Contains(by, k) {
 				by = append(by, k)
@@ -121,21 +135,30 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	if len(by) == 0 {
 		by = []string{"adapter"}
 	}
-	now := s.now()
-	since, until := now.Add(-7*24*time.Hour), now
-	var err error
+	since, until = now.Add(-7*24*time.Hour), now
 	if o.Since != "" {
 		if since, err = parseWhen("since", o.Since, now); err != nil {
-			return err
+			return nil, since, until, err
 		}
 	}
 	if o.Until != "" {
 		if until, err = parseWhen("until", o.Until, now); err != nil {
-			return err
+			return nil, since, until, err
 		}
 	}
 	if !until.After(since) {
-		return usageErrorf("--until %s is not after --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
+		return nil, since, until, usageErrorf("--until %s is not after --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	return by, since, until, nil
+}
+
+// runUsage sums and prints. It checks the options again, so that a caller
+// that builds them in code gets the same usage errors before any I/O.
+func runUsage(ctx context.Context, s *host, o usageOptions) error {
+	now := s.now()
+	by, since, until, err := o.check(now)
+	if err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
@@ -197,7 +220,7 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	if o.JSON {
 		return writeJSON(s.Out, out)
 	}
-	e.printUsage(out)
+	printUsage(e.s.Out, e.home, out)
 	return nil
 }
 
@@ -358,9 +381,10 @@ func (r usageRow) cost() string {
 	return fmt.Sprintf("%s$%.2f", prefix, r.CostUSD)
 }
 
-func (e *cmdEnv) printUsage(out usageOut) {
+// printUsage prints the table of usage (cwd keys shortened under home).
+func printUsage(w io.Writer, home string, out usageOut) {
 	if len(out.Rows) == 0 {
-		printHuman(e.s.Out, "No sessions between %s and %s.\n", out.Since.Local().Format(time.RFC3339), out.Until.Local().Format(time.RFC3339))
+		printHuman(w, "No sessions between %s and %s.\n", out.Since.Local().Format(time.RFC3339), out.Until.Local().Format(time.RFC3339))
 		return
 	}
 	var t table
@@ -380,7 +404,7 @@ func (e *cmdEnv) printUsage(out usageOut) {
 		for _, k := range out.By {
 			v := r.Key[k]
 			if k == "cwd" {
-				v = shortHome(v, e.home)
+				v = shortHome(v, home)
 			}
 			keys = append(keys, v)
 		}
@@ -389,6 +413,6 @@ func (e *cmdEnv) printUsage(out usageOut) {
 	keys := make([]string, len(out.By))
 	keys[0] = "TOTAL"
 	row(keys, out.Total)
-	t.write(e.s.Out, nil)
-	fmt.Fprintln(e.s.Out, "~ marks costs estimated from the price table (in whole or in part); the others are the agents' own.")
+	t.write(w, nil)
+	fmt.Fprintln(w, "~ marks costs estimated from the price table (in whole or in part); the others are the agents' own.")
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/agentctl/agentctl/discover/pi"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/remote"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -146,6 +147,7 @@ func globalFlags() []cli.Flag {
 }
 
 func newApp(s *host) *cli.App {
+	hosts := newAcrossHosts(s)
 	app := &cli.App{
 		Name:                 "agentctl",
 		Usage:                "see, inspect and control every AI coding-agent session on this machine",
@@ -175,32 +177,32 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 		Action:         func(c *cli.Context) error { return unknownCommand(c, c.App.Commands, "agentctl") },
 		ExitErrHandler: func(*cli.Context, error) {}, // errors are printed once, in run
 		Commands: []*cli.Command{
-			listCommand(s),
-			statusCommand(s),
-			peekCommand(s, "peek", 20),
-			peekCommand(s, "logs", 50),
+			hosts.on(listCommand(s), listAcross(s)),
+			hosts.on(statusCommand(s), same(fleet.Spec{Mode: fleet.OneHost, IDs: fleet.FirstID})),
+			hosts.on(peekCommand(s, "peek", 20), same(fleet.Spec{Mode: fleet.OneHost, IDs: fleet.FirstID})),
+			hosts.on(peekCommand(s, "logs", 50), same(fleet.Spec{Mode: fleet.OneHost, IDs: fleet.FirstID})),
 			versionCommand(s),
-			launchCommand(s),
+			hosts.on(launchCommand(s), same(fleet.Spec{Mode: fleet.OneHost, Stdin: fleet.PromptFlag})),
 			compareCommand(s),
 			acceptCommand(s),
 			worktreeCommand(s),
-			stopCommand(s),
-			resumeCommand(s),
-			waitCommand(s),
+			hosts.on(stopCommand(s), same(fleet.Spec{Mode: fleet.OneHost, IDs: fleet.FirstID})),
+			hosts.on(resumeCommand(s), same(fleet.Spec{Mode: fleet.OneHost, IDs: fleet.FirstID, Stdin: fleet.SecondArg})),
+			hosts.on(waitCommand(s), same(fleet.Spec{Mode: fleet.PerHost, IDs: fleet.AllIDs})),
 			notifyCommand(s),
 			lockCommand(s),
 			unlockCommand(s),
-			locksCommand(s),
+			hosts.on(locksCommand(s), locksAcross(s)),
 			sweepCommand(s),
-			metricsCommand(s),
+			hosts.on(metricsCommand(s), metricsAcross(s)),
 			usageCommand(s),
-			doctorCommand(s),
+			hosts.on(doctorCommand(s), same(fleet.Spec{Mode: fleet.Merged, AskJSON: true, Print: fleet.PrintArray, Verdict: true})),
 			completionCommand(s),
 			completeCommand(s),
 			superviseCommand(s),
 			fuseCommand(s),
 			fusesCommand(s),
-			eventsCommand(s),
+			hosts.on(eventsCommand(s), eventsAcross()),
 			finaliseCommand(s),
 			fireFusesCommand(s),
 		},
@@ -213,7 +215,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			sc.OnUsageError = app.OnUsageError
 		}
 	}
-	wrapRemote(app, s)
+	hosts.refuseOthers(app)
 	return app
 }
 
