@@ -13,15 +13,6 @@ import (
 	"github.com/agentctl/agentctl/remote/fleet"
 )
 
-// eventTypes are the journal's event types (product.md §7) that --type accepts;
-// a family name ("session", "lock", "fuse") selects all of its types.
-var eventTypes = []string{
-	meta.EventLaunched, meta.EventStarted, meta.EventIdle, meta.EventWaiting, meta.EventBlocked, meta.EventStopped, meta.EventFailed,
-	meta.EventBudgetExceeded,
-	meta.EventLockAcquired, meta.EventLockReleased,
-	meta.EventFuseSet, meta.EventFuseExtended, meta.EventFuseCancelled, meta.EventFuseExpired, meta.EventFuseEvent,
-}
-
 // eventsOptions are `events`' inputs.
 type eventsOptions struct {
 	Since    time.Duration // history only; 0 = all of it

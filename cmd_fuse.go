@@ -359,29 +359,6 @@ func runFuses(ctx context.Context, e *cmdEnv, o fusesOptions) error {
 	return nil
 }
 
-// fuseUpkeep is what a command that reads does about expired fuses: nothing
-// slow. When one is due it starts a detached `agentctl __fire-fuses`, which
-// claims and fires it (exactly once across processes, locks.FireDueFuses), so
-// a fuse's script — up to 300 s — never delays `list`. Without an executable
-// to start (in-process runs) it fires here.
-func (e *cmdEnv) fuseUpkeep(ctx context.Context) {
-	if !locks.AnyDue(e.store, false) {
-		return
-	}
-	var self string
-	if e.s.executable != nil {
-		self, _ = e.s.executable()
-	}
-	if self == "" {
-		e.fireFuses(ctx, false)
-		return
-	}
-	if err := startFuseFirer(self, e.store.Dir); err != nil {
-		warn(e.s, fmt.Sprintf("fire expired fuses in the background: %v; firing them now", err))
-		e.fireFuses(ctx, false)
-	}
-}
-
 // startFuseFirer starts `self __fire-fuses --state DIR` in its own session with
 // its output appended to logs/fuses.log, and does not wait for it.
 func startFuseFirer(self, state string) error {
@@ -398,13 +375,6 @@ func startFuseFirer(self, state string) error {
 	}
 	go func() { _ = cmd.Wait() }() // reaped if this process lives on (list --watch)
 	return nil
-}
-
-// fireFuses fires the fuses that expired, once across every agentctl process
-// (locks.FireDueFuses): sweep calls it (retry: also fuses whose firer died
-// mid-action), and __fire-fuses for the commands that read.
-func (e *cmdEnv) fireFuses(ctx context.Context, retry bool) []locks.Fired {
-	return fireDueFuses(ctx, e.store, e.deps(), retry, func(m string) { warn(e.s, m) })
 }
 
 // fireDueFuses fires as this process. Failures are warnings: the fuse has

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -146,16 +145,6 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 	return nil
 }
 
-func (e *cmdEnv) expand(p string) string {
-	if p == "~" {
-		return e.home
-	}
-	if strings.HasPrefix(p, "~/") {
-		return filepath.Join(e.home, p[2:])
-	}
-	return p
-}
-
 // lister prints listings: list's own methods over the command's environment.
 type lister struct{ e *cmdEnv }
 
@@ -174,30 +163,6 @@ func (l *lister) once(ctx context.Context, f discover.Filter, asJSON bool) (fail
 	}
 	l.sessions(ls.Len(), ls.View, f.Now)
 	return len(res.Warnings) > 0, nil
-}
-
-// listing is discoverAll for list, with the sessions left where the adapters put
-// them (discover.List): a listing of tens of thousands is never copied into one
-// array. It is fanOut (main.go) otherwise; keep the two in step.
-func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listing) {
-	env := e.readEnv(ctx)
-	env.Large = discover.LargeListing(env)
-	if env.Large && e.s.getenv("GOGC") == "" {
-		// A large listing holds little but the work of the adapter in its
-		// turn (the others' sessions are packed), so most of the heap is that
-		// work's garbage: collected at half the usual growth, `list -a` at
-		// 10,000 sessions per agent peaks at ~66 MiB instead of ~74 MiB, for
-		// about 10% more CPU. A GOGC the user set is left alone.
-		defer debug.SetGCPercent(debug.SetGCPercent(50))
-	}
-	res, ls := discover.List(ctx, env, e.adapters, e.timeout)
-	if e.only != nil {
-		ls.Keep(func(s *discover.Session) bool { return e.only[s.Adapter] })
-	}
-	for _, w := range res.Warnings {
-		warn(e.s, w)
-	}
-	return res, ls
 }
 
 // sessions prints n sessions, the i-th at(i) (used only until the next call,
@@ -271,23 +236,6 @@ func (l *lister) sessions(n int, at func(int) *discover.Session, now time.Time) 
 		}
 	}
 	t.write(e.s.Out, colorize)
-}
-
-func lastSeen(s discover.Session) time.Time {
-	switch {
-	case s.LastActivity != nil:
-		return *s.LastActivity
-	case s.StartedAt != nil:
-		return *s.StartedAt
-	}
-	return time.Time{}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // watch redraws the listing every 2 s until the context ends (Ctrl-C).

@@ -89,13 +89,6 @@ Examples:
 	}
 }
 
-func dashIfEmpty(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // lockOptions are lock's flags and arguments.
 type lockOptions struct {
 	globalOptions

@@ -95,10 +95,6 @@ type notifyOptions struct {
 	Interval string
 }
 
-// notifyStates are the values --on takes.
-var notifyStates = []string{discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting,
-	discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked"}
-
 // watcher is a checked rule.
 type watcher struct {
 	notifyRule

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -290,15 +289,6 @@ func waitSucceeded(s discover.Session) bool {
 type waitLine struct {
 	discover.Session
 	Reached string `json:"reached"`
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func (e *cmdEnv) printEnded(s discover.Session, got string, asJSON bool) error {

@@ -457,23 +457,6 @@ func (e *cmdEnv) keep() func(*discover.Session) bool {
 	return func(s *discover.Session) bool { return e.only[s.Adapter] }
 }
 
-// readEnv is the Env of a command that reads sessions: lazy finalisation first
-// (launches whose agent and supervisor died are finalised once, now), then
-// agentctl's launch records as evidence.
-func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
-	env := e.newEnv()
-	env.OnlyAlive = e.onlyAlive
-	env.Slots = e.slots
-	e.fuseUpkeep(ctx)
-	e.finaliseDead(ctx)
-	launches, err := e.store.ReadLaunches()
-	if err != nil {
-		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
-	}
-	env.Launches = launches
-	return env
-}
-
 func (e *cmdEnv) newEnv() *discover.Env {
 	env := discover.DefaultEnv(e.home, e.store.Dir)
 	env.Getenv = e.s.getenv
