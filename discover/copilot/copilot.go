@@ -138,11 +138,17 @@ func readWorkspace(dir string) (workspace, bool) {
 	if err != nil {
 		return workspace{}, false
 	}
+	return parseWorkspace(b)
+}
+
+func parseWorkspace(b []byte) (workspace, bool) {
 	var w workspace
-	if yaml.Unmarshal(b, &w) != nil {
+	err := yaml.Unmarshal(b, &w)
+	var te *yaml.TypeError
+	if err != nil && !errors.As(err, &te) {
 		return workspace{}, false
 	}
-	return w, true
+	return w, true // a value of the wrong type leaves the others read
 }
 
 // readSession builds one session from its directory; ok is false for a
