@@ -31,9 +31,9 @@ const (
 	evUsage1 = `{"type":"session.usage_record","data":{"usage":{"model":"claude-sonnet-4.5","inputTokens":2411,"outputTokens":90,"cacheReadTokens":500,"cacheWriteTokens":11,"reasoningTokens":null,"apiCallId":"msg_1","accounting":{"usageId":"msg_1"}}},"id":"e4","timestamp":"2026-12-01T10:00:01.900Z"}`
 	evUsage2 = `{"type":"session.usage_record","data":{"usage":{"model":"claude-sonnet-4.5","inputTokens":3512,"outputTokens":30,"cacheReadTokens":600,"cacheWriteTokens":12,"apiCallId":"msg_2","accounting":{"usageId":"msg_2"}}},"id":"e8","timestamp":"2026-12-01T10:05:01.900Z"}`
 	// Cumulative: after the first request, then after both.
-	evShutdown1 = `{"type":"session.shutdown","data":{"shutdownType":"routine","modelMetrics":{"claude-sonnet-4.5":{"requests":{"count":1},"usage":{"inputTokens":2411,"outputTokens":90,"cacheReadTokens":500,"cacheWriteTokens":11}}}},"id":"e7","timestamp":"2026-12-01T10:00:03.000Z"}`
-	evResumeLine    = `{"type":"session.resume","data":{"selectedModel":"claude-sonnet-4.5","context":{"cwd":"/w"}},"id":"e7b","timestamp":"2026-12-01T10:05:00.000Z"}`
-	evShutdown2 = `{"type":"session.shutdown","data":{"shutdownType":"routine","modelMetrics":{"claude-sonnet-4.5":{"requests":{"count":2},"usage":{"inputTokens":5923,"outputTokens":120,"cacheReadTokens":1100,"cacheWriteTokens":23}}}},"id":"e9","timestamp":"2026-12-01T10:05:03.000Z"}`
+	evShutdown1  = `{"type":"session.shutdown","data":{"shutdownType":"routine","modelMetrics":{"claude-sonnet-4.5":{"requests":{"count":1},"usage":{"inputTokens":2411,"outputTokens":90,"cacheReadTokens":500,"cacheWriteTokens":11}}}},"id":"e7","timestamp":"2026-12-01T10:00:03.000Z"}`
+	evResumeLine = `{"type":"session.resume","data":{"selectedModel":"claude-sonnet-4.5","context":{"cwd":"/w"}},"id":"e7b","timestamp":"2026-12-01T10:05:00.000Z"}`
+	evShutdown2  = `{"type":"session.shutdown","data":{"shutdownType":"routine","modelMetrics":{"claude-sonnet-4.5":{"requests":{"count":2},"usage":{"inputTokens":5923,"outputTokens":120,"cacheReadTokens":1100,"cacheWriteTokens":23}}}},"id":"e9","timestamp":"2026-12-01T10:05:03.000Z"}`
 )
 
 // Trap: inputTokens includes the cache reads AND writes; agentctl's input is
