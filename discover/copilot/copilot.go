@@ -235,6 +235,9 @@ func readSession(env *discover.Env, id, dir string, files []os.DirEntry, locks l
 		if sum.Usage == 0 && sum.HaveShutdown && !tok.Zero() {
 			s.Extra = map[string]any{"tokens_source": "session.shutdown"}
 		}
+		if !sum.Sub.Zero() && sum.Usage > 0 {
+			s.Extra = map[string]any{"tokens_subagents": sum.Sub}
+		}
 	}
 	verdict(sum, locks, open, id).Apply(&s)
 	return s, true
@@ -246,6 +249,9 @@ func verdict(sum *summary, locks lockState, open openState, id string) discover.
 	case locks.Live != nil:
 		v := discover.Verdict{Status: discover.StatusIdle, Evidence: discover.EvidenceRegistry, PID: locks.Live.PID, Detail: locks.Detail}
 		switch {
+		case sum.waiting():
+			v.Status = discover.StatusWaiting
+			v.Detail += "; a permission request is unanswered"
 		case sum.inFlight() || open.working(id):
 			v.Status = discover.StatusRunning
 			v.Detail += "; a turn is in flight"

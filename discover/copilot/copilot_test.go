@@ -212,3 +212,33 @@ func TestDirWithoutEventsSkipped(t *testing.T) {
 		t.Errorf("listed %v", got)
 	}
 }
+
+// A live holder whose latest permission request is unanswered is waiting; the
+// completion, or a new process, clears it.
+func TestPermissionWaiting(t *testing.T) {
+	req := `{"type":"permission.requested","data":{"requestId":"r1","permissionRequest":{"kind":"shell"}},"id":"p1","timestamp":"2026-12-01T10:00:02.000Z"}`
+	done := `{"type":"permission.completed","data":{"requestId":"r1","result":{"kind":"approved"}},"id":"p2","timestamp":"2026-12-01T10:00:03.000Z"}`
+	for _, tc := range []struct {
+		name   string
+		lines  []string
+		status string
+	}{
+		{"asked", []string{evStartLine, evUserLine, evTurnStart, req}, "waiting"},
+		{"answered", []string{evStartLine, evUserLine, evTurnStart, req, done}, "running"},
+		{"asked by a process that exited", []string{evStartLine, evUserLine, evTurnStart, req, evShutdown1, evResumeLine}, "idle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := homeWith(t, testID, tc.lines...)
+			dir := filepath.Join(home, ".copilot/session-state", testID)
+			if err := os.WriteFile(filepath.Join(dir, "inuse.77.lock"), []byte("77"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			procs := &proc.Fake{Procs: []proc.Process{{PID: 77, Comm: "copilot"}}, Starts: mapStart(77, time.Now().Add(-time.Minute))}
+			env, _ := testEnv(t, home, procs, nil)
+			s := discoverAll(t, env)[testID]
+			if s.Status != tc.status || s.PID != 77 {
+				t.Errorf("status %s pid %d (%s); want %s", s.Status, s.PID, s.EvidenceDetail, tc.status)
+			}
+		})
+	}
+}

@@ -83,6 +83,8 @@ type evUsage struct {
 		usageCounts
 		Model      string `json:"model"`
 		APICallID  string `json:"apiCallId"`
+		Initiator  string `json:"initiator"`
+		ParentTool string `json:"parentToolCallId"`
 		Accounting struct {
 			UsageID string `json:"usageId"`
 		} `json:"accounting"`
@@ -90,6 +92,8 @@ type evUsage struct {
 }
 
 type evShutdown struct {
+	ShutdownType string `json:"shutdownType"`
+	ErrorReason  string `json:"errorReason"`
 	ModelMetrics map[string]struct {
 		Usage usageCounts `json:"usage"`
 	} `json:"modelMetrics"`
@@ -117,6 +121,7 @@ type summary struct {
 
 	// Tokens sum the session.usage_record events, each usageId once.
 	Tokens   discover.Tokens
+	Sub      discover.Tokens // the part sub-agents spent (initiator "sub-agent" or a parentToolCallId)
 	Slots    discover.Slots
 	Usage    int // usage records counted
 	BadUsage int // usage records left out: undecodable or impossible counts
@@ -125,12 +130,17 @@ type summary struct {
 	ShutdownTokens discover.Tokens
 	HaveShutdown   bool
 
-	Err evError // the latest session.error
+	Err   evError // the latest session.error
+	Crash string  // errorReason of the latest shutdown of type "error"
+
+	// Pending permission requests (requestId → event number): a live session
+	// with one is waiting on the user.
+	pending map[string]int
 
 	// Positions (1-based event numbers; 0: none) that decide how the latest
 	// turn stands.
 	seq, lastUser, lastAssistant, lastError, lastTurnStart, lastTurnEnd int
-	lastProcStart, lastShutdown                                         int
+	lastProcStart, lastShutdown, lastAbort, lastCrash                   int
 	assistantTools                                                      bool // the latest assistant message asked for tools
 	Bad                                                                 int  // undecodable lines skipped
 
@@ -163,6 +173,7 @@ func (s *summary) feed(line []byte) {
 	}
 	switch e.Type {
 	case "session.start":
+		clear(s.pending)
 		var d evStart
 		if json.Unmarshal(e.Data, &d) != nil {
 			s.Bad++
@@ -182,6 +193,7 @@ func (s *summary) feed(line []byte) {
 		s.Version = nonEmpty(d.CopilotVersion, s.Version)
 		s.lastProcStart = s.seq
 	case "session.resume":
+		clear(s.pending)
 		var d evResume
 		if json.Unmarshal(e.Data, &d) != nil {
 			s.Bad++
@@ -236,11 +248,32 @@ func (s *summary) feed(line []byte) {
 		}
 		s.Err = d
 		s.lastError = s.seq
+	case "abort":
+		s.lastAbort = s.seq
+	case "permission.requested", "permission.completed":
+		var d struct {
+			RequestID string `json:"requestId"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil || d.RequestID == "" {
+			return
+		}
+		if e.Type == "permission.completed" {
+			delete(s.pending, d.RequestID)
+			return
+		}
+		if s.pending == nil {
+			s.pending = map[string]int{}
+		}
+		s.pending[d.RequestID] = s.seq
 	case "session.shutdown":
 		s.lastShutdown = s.seq
+		clear(s.pending) // the process that asked is gone
 		var d evShutdown
 		if json.Unmarshal(e.Data, &d) != nil {
 			return
+		}
+		if d.ShutdownType == "error" {
+			s.Crash, s.lastCrash = nonEmpty(d.ErrorReason, "crash"), s.seq
 		}
 		var total discover.Tokens
 		ok := true
@@ -281,6 +314,9 @@ func (s *summary) usage(e event, ts time.Time) {
 	}
 	s.seen[key] = true
 	s.Tokens.Add(t)
+	if u.Initiator == "sub-agent" || u.ParentTool != "" {
+		s.Sub.Add(t)
+	}
 	s.Usage++
 	if !ts.IsZero() {
 		s.Slots.Add(discover.SlotOfTime(ts), t)
@@ -328,8 +364,10 @@ func (s *summary) failed() bool {
 // or an assistant message whose tool calls the model has not yet seen.
 func (s *summary) inFlight() bool {
 	switch {
-	case s.lastUser == 0 || s.failed():
+	case s.lastUser == 0 || s.failed() || s.aborted():
 		return false
+	case s.lastProcStart > max(s.lastUser, s.lastTurnStart, s.lastAssistant):
+		return false // a later process has not been given a prompt yet
 	case s.lastTurnStart > s.lastTurnEnd:
 		return true
 	case s.lastUser > s.lastAssistant:
@@ -338,12 +376,26 @@ func (s *summary) inFlight() bool {
 	return s.assistantTools && s.lastAssistant > s.lastError
 }
 
+// aborted reports whether the latest prompt's turn was aborted (Esc, a
+// remote command): nothing is in flight after it.
+func (s *summary) aborted() bool {
+	return s.lastAbort > s.lastUser && s.lastAbort > s.lastTurnStart && s.lastAbort > s.lastAssistant && s.lastUser > 0
+}
+
+// waiting reports whether a permission request of the running process has no
+// completion yet.
+func (s *summary) waiting() bool { return len(s.pending) > 0 }
+
 // ended reports whether the latest process exited cleanly (session.shutdown
 // after the latest session.start or session.resume).
 func (s *summary) ended() bool { return s.lastShutdown > s.lastProcStart }
 
 // errDetail names the latest error by its type and HTTP status when it has
 // them (what discover.BlockedBy classifies), else by its message.
+//
+// The type and status come first because the message may quote the provider
+// at length (a 401 whose text says "quota" must stay auth); the message is
+// added only when they classify as nothing.
 func (s *summary) errDetail() string {
 	e := s.Err
 	var parts []string
@@ -353,10 +405,17 @@ func (s *summary) errDetail() string {
 	if e.StatusCode != 0 {
 		parts = append(parts, fmt.Sprintf("(HTTP %d)", e.StatusCode))
 	}
-	if len(parts) == 0 {
-		return "session.error: " + discover.OneLine(nonEmpty(e.Message, "error"), 200)
+	short := "session.error " + strings.Join(parts, " ")
+	if len(parts) > 0 && discover.BlockedBy(short) != "" {
+		return short
 	}
-	return "session.error " + strings.Join(parts, " ")
+	if e.Message == "" {
+		return strings.TrimSpace(short)
+	}
+	if len(parts) == 0 {
+		short = "session.error"
+	}
+	return short + ": " + discover.OneLine(e.Message, 200)
 }
 
 // outcome is how the latest turn stands, for a session no live process hosts.
@@ -366,6 +425,10 @@ func (s *summary) outcome() (discover.Outcome, string) {
 		return discover.OutcomeNone, "no prompt"
 	case s.failed():
 		return discover.OutcomeError, s.errDetail()
+	case s.lastCrash > 0 && s.lastCrash == s.lastShutdown && s.ended():
+		return discover.OutcomeError, "session.shutdown error: " + discover.OneLine(s.Crash, 200)
+	case s.aborted():
+		return discover.OutcomeAborted, "aborted"
 	case s.inFlight() && s.ended():
 		return discover.OutcomeAborted, "exited mid-turn (session.shutdown)"
 	case s.inFlight():

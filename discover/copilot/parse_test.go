@@ -162,3 +162,35 @@ func TestResumeFacts(t *testing.T) {
 		t.Errorf("slots %v: want one per 15-minute slot with requests", s.Slots)
 	}
 }
+
+// Events from the 1.0.102 schema (schemas/session-events.schema.json), not seen
+// in a recording: abort, a crash shutdown, permission requests, sub-agent usage.
+func TestSchemaOnlyEvents(t *testing.T) {
+	abort := `{"type":"abort","data":{"reason":"user_abort"},"id":"ab","timestamp":"2026-12-01T10:00:03.000Z"}`
+	crash := `{"type":"session.shutdown","data":{"shutdownType":"error","errorReason":"out of memory","modelMetrics":{}},"id":"sd","timestamp":"2026-12-01T10:00:04.000Z"}`
+	e403 := `{"type":"session.error","data":{"errorType":"authorization","message":"403 Forbidden: not entitled","statusCode":403},"id":"x3","timestamp":"2026-12-01T10:00:09.000Z"}`
+	for _, tc := range []struct {
+		name            string
+		lines           []string
+		status, blocked string
+	}{
+		{"aborted turn, process killed", []string{evStartLine, evUserLine, evTurnStart, abort}, "stopped", ""},
+		{"crash shutdown", []string{evStartLine, evUserLine, evUsage1, evAnswerLine, evTurnEnd, crash}, "failed", ""},
+		{"403: the message decides", []string{evStartLine, evUserLine, e403}, "failed", "auth"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _ := testEnv(t, homeWith(t, testID, tc.lines...), nil, nil)
+			s := discoverAll(t, env)[testID]
+			if s.Status != tc.status || s.BlockedReason != tc.blocked {
+				t.Errorf("status %s blocked %q (%s); want %s %q", s.Status, s.BlockedReason, s.EvidenceDetail, tc.status, tc.blocked)
+			}
+		})
+	}
+
+	sub := strings.Replace(strings.Replace(evUsage2, `"apiCallId"`, `"initiator":"sub-agent","parentToolCallId":"t1","apiCallId"`, 1), "msg_2", "msg_s", 2)
+	env, _ := testEnv(t, homeWith(t, testID, evStartLine, evUserLine, evUsage1, sub, evAnswerLine, evTurnEnd), nil, nil)
+	s := discoverAll(t, env)[testID]
+	if s.Tokens == nil || s.Tokens.Input != 1900+2900 || s.Extra["tokens_subagents"] != (discover.Tokens{Input: 2900, Output: 30, CacheRead: 600, CacheWrite: 12}) {
+		t.Errorf("tokens %v, extra %v: sub-agent requests count in the session's tokens and in tokens_subagents", s.Tokens, s.Extra)
+	}
+}
