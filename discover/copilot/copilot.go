@@ -22,8 +22,13 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/internal/agentfs"
 )
+
+// indexVersion is the parse index's version: bump it whenever what summary
+// means changes (its shape is checked by the index itself).
+const indexVersion = 1
 
 // Name is the adapter name; Binary the CLI's executable; EnvHome the variable
 // that replaces ~/.copilot.
@@ -84,6 +89,17 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			}
 		}
 	}
+	// The parse index keeps each events.jsonl's summary while the file is
+	// unchanged (same file, size and mtime): an appended file is parsed again
+	// whole, which for Copilot's logs (tens of KB a session) costs less than
+	// carrying the dedupe state needed to resume.
+	var ix *index.Index[summary]
+	if q == nil {
+		ix = index.Load[summary](env.CacheDir(), Name, indexVersion)
+	} else {
+		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
+	}
+	defer ix.Close()
 	var open openState
 	openRead := false
 	prices := discover.NewPrices(nil, env.Config)
@@ -97,6 +113,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			continue
 		}
 		if err := ctx.Err(); err != nil {
+			_ = ix.Save() // keep what was parsed; the next run continues from it
 			return nil, err
 		}
 		dir := filepath.Join(stateDir, id)
@@ -112,10 +129,16 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		if locks.Live != nil && !openRead {
 			open, openRead = readOpenState(root), true
 		}
-		s, ok := readSession(env, id, dir, files, locks, open, prices)
+		s, ok := readSession(env, ix, id, dir, files, locks, open, prices)
 		if ok {
 			out = append(out, s)
 		}
+	}
+	if q == nil && !env.OnlyAlive {
+		ix.PruneUnseen("") // every file was looked at: forget the vanished
+	}
+	if err := ix.Save(); err != nil {
+		env.Warnf("%v", err)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
@@ -154,7 +177,7 @@ func parseWorkspace(b []byte) (workspace, bool) {
 // readSession builds one session from its directory; ok is false for a
 // directory that holds no session to list (no events.jsonl and no live
 // holder: a TUI closed before its first prompt).
-func readSession(env *discover.Env, id, dir string, files []os.DirEntry, locks lockState, open openState, prices *discover.Prices) (discover.Session, bool) {
+func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, files []os.DirEntry, locks lockState, open openState, prices *discover.Prices) (discover.Session, bool) {
 	path := filepath.Join(dir, "events.jsonl")
 	var sum *summary
 	hasEvents := false
@@ -164,15 +187,9 @@ func readSession(env *discover.Env, id, dir string, files []os.DirEntry, locks l
 		}
 	}
 	if hasEvents {
-		f, err := agentfs.Open(path)
-		if err != nil {
-			env.Warnf("copilot session %s: %v", id, err)
+		var ok bool
+		if sum, ok = parseCached(env, ix, id, path); !ok {
 			return discover.Session{}, false
-		}
-		sum, err = parseEvents(f)
-		f.Close()
-		if err != nil {
-			env.Warnf("copilot session %s: read %s: %v", id, path, err)
 		}
 	}
 	if sum == nil {
@@ -241,6 +258,36 @@ func readSession(env *discover.Env, id, dir string, files []os.DirEntry, locks l
 	}
 	verdict(sum, locks, open, id).Apply(&s)
 	return s, true
+}
+
+// parseCached is the summary of one events.jsonl, from the index when the file
+// is unchanged since it was parsed; ok is false when it cannot be read.
+func parseCached(env *discover.Env, ix *index.Index[summary], id, path string) (*summary, bool) {
+	f, err := os.Stat(path)
+	if err != nil {
+		env.Warnf("copilot session %s: %v", id, err)
+		return nil, false
+	}
+	stamp := index.StampOf(f)
+	if e, ok := ix.Get(path); ok && e.Plan(stamp) == index.Fresh {
+		sum := e.Payload
+		return &sum, true
+	}
+	fd, err := agentfs.Open(path)
+	if err != nil {
+		env.Warnf("copilot session %s: %v", id, err)
+		return nil, false
+	}
+	defer fd.Close()
+	sum, next, err := parseEventsAt(fd)
+	if err != nil {
+		env.Warnf("copilot session %s: read %s: %v", id, path, err)
+		return sum, true // what was read, not indexed
+	}
+	if c, err := index.PrefixSum(fd, next); err == nil {
+		ix.Put(path, index.Entry[summary]{Stamp: stamp, Offset: next, Check: c, Payload: *sum})
+	}
+	return sum, true
 }
 
 // verdict is the session's status (docs/agents/copilot.md "Status").

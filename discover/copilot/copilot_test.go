@@ -119,6 +119,10 @@ func TestLockLiveness(t *testing.T) {
 	}{
 		{"live holder", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "copilot"}}, Starts: mapStart(24788, started)}, false, "idle", "inuse.24788.lock held by copilot pid 24788", 24788},
 		{"live holder mid-turn (TUI working)", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "copilot"}}, Starts: mapStart(24788, started)}, true, "running", "a turn is in flight", 24788},
+		// The native binary names its main thread: comm reads "MainThread" (seen
+		// with 1.0.102); its executable is what says copilot.
+		{"live holder named MainThread", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "MainThread"}}, Exes: map[int]string{24788: "/opt/node_modules/@github/copilot-linux-x64/copilot"}, Starts: mapStart(24788, started)}, false, "idle", "held by copilot pid 24788", 24788},
+		{"MainThread of another program", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "MainThread"}}, Exes: map[int]string{24788: "/usr/bin/node"}, Args: map[int][]string{24788: {"node", "server.js"}}, Starts: mapStart(24788, started)}, false, "stopped", `is now "MainThread"`, 0},
 		{"recycled pid", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "copilot"}}, Starts: mapStart(24788, lockTime.Add(10*time.Second))}, false, "stopped", "recycled", 0},
 		{"pid is another program", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "bash"}}, Starts: mapStart(24788, started)}, false, "stopped", `is now "bash"`, 0},
 		{"pid gone", &proc.Fake{}, false, "stopped", "pid 24788 is gone", 0},
@@ -240,5 +244,51 @@ func TestPermissionWaiting(t *testing.T) {
 				t.Errorf("status %s pid %d (%s); want %s", s.Status, s.PID, s.EvidenceDetail, tc.status)
 			}
 		})
+	}
+}
+
+// The parse index is a pure cache: the same listing with it, from it, and
+// without it; a file that grew is parsed again.
+func TestParseIndex(t *testing.T) {
+	home := copyTree(t, fixtureHome)
+	env, _ := testEnv(t, home, nil, nil)
+	env.NoCache = true
+	want := discoverAll(t, env)
+
+	env.NoCache, env.StateDir = false, t.TempDir()
+	if d := cmp.Diff(want, discoverAll(t, env)); d != "" {
+		t.Errorf("first run with the index (-without +with):\n%s", d)
+	}
+	var mu sync.Mutex
+	var opened []string
+	restore := agentfs.SetHook(func(p string) { mu.Lock(); opened = append(opened, p); mu.Unlock() })
+	got := discoverAll(t, env)
+	restore()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("run from the index (-without +with):\n%s", d)
+	}
+	for _, p := range opened {
+		if strings.HasSuffix(p, "events.jsonl") {
+			t.Errorf("an unchanged event log was parsed again: %s", p)
+		}
+	}
+	// Find reads the index too (point load), and agrees.
+	found, err := New().Find(context.Background(), env, discover.Query{IDs: []string{idC}})
+	if err != nil || len(found) != 1 || !cmp.Equal(found[0], want[idC]) {
+		t.Errorf("Find from the index: %v %v", found, err)
+	}
+
+	// A resume appends a prompt the stub answers: the session is parsed again.
+	f, err := os.OpenFile(filepath.Join(home, ".copilot/session-state", idA, "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(evResumeLine + "\n" + evUserLine + "\n" + evUsage2 + "\n" + evAnswerLine + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	a := discoverAll(t, env)[idA]
+	if a.Tokens == nil || a.Tokens.Input != 1400+2900 {
+		t.Errorf("after an append: tokens %v, want input %d", a.Tokens, 1400+2900)
 	}
 }

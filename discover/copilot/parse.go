@@ -135,13 +135,13 @@ type summary struct {
 
 	// Pending permission requests (requestId → event number): a live session
 	// with one is waiting on the user.
-	pending map[string]int
+	Pending map[string]int
 
 	// Positions (1-based event numbers; 0: none) that decide how the latest
 	// turn stands.
-	seq, lastUser, lastAssistant, lastError, lastTurnStart, lastTurnEnd int
-	lastProcStart, lastShutdown, lastAbort, lastCrash                   int
-	assistantTools                                                      bool // the latest assistant message asked for tools
+	Seq, LastUser, LastAssistant, LastError, LastTurnStart, LastTurnEnd int
+	LastProcStart, LastShutdown, LastAbort, LastCrash                   int
+	AssistantTools                                                      bool // the latest assistant message asked for tools
 	Bad                                                                 int  // undecodable lines skipped
 
 	seen map[string]bool // usageIds counted
@@ -151,12 +151,20 @@ type summary struct {
 // never ends the parse; an unterminated last line is still being written and
 // is left for the next read.
 func parseEvents(r io.Reader) (*summary, error) {
+	s, _, err := parseEventsAt(r)
+	return s, err
+}
+
+// parseEventsAt is parseEvents that also returns the end of the last complete
+// line (where the parse stopped).
+func parseEventsAt(r io.Reader) (*summary, int64, error) {
 	s := &summary{}
-	_, _, err := jsonl.Read(r, 0, func(line []byte, _ int64) error {
+	next, _, err := jsonl.Read(r, 0, func(line []byte, _ int64) error {
 		s.feed(line)
 		return nil
 	})
-	return s, err
+	s.seen = nil
+	return s, next, err
 }
 
 // feed applies one line.
@@ -166,14 +174,14 @@ func (s *summary) feed(line []byte) {
 		s.Bad++
 		return
 	}
-	s.seq++
+	s.Seq++
 	ts := parseTime(e.Timestamp)
 	if ts.After(s.Last) {
 		s.Last = ts
 	}
 	switch e.Type {
 	case "session.start":
-		clear(s.pending)
+		clear(s.Pending)
 		var d evStart
 		if json.Unmarshal(e.Data, &d) != nil {
 			s.Bad++
@@ -191,9 +199,9 @@ func (s *summary) feed(line []byte) {
 		s.setSelected(d.SelectedModel)
 		s.Branch = nonEmpty(d.Context.Branch, s.Branch)
 		s.Version = nonEmpty(d.CopilotVersion, s.Version)
-		s.lastProcStart = s.seq
+		s.LastProcStart = s.Seq
 	case "session.resume":
-		clear(s.pending)
+		clear(s.Pending)
 		var d evResume
 		if json.Unmarshal(e.Data, &d) != nil {
 			s.Bad++
@@ -204,7 +212,7 @@ func (s *summary) feed(line []byte) {
 		}
 		s.setSelected(d.SelectedModel)
 		s.Branch = nonEmpty(d.Context.Branch, s.Branch)
-		s.lastProcStart = s.seq
+		s.LastProcStart = s.Seq
 	case "session.model_change":
 		var d evModelChange
 		if json.Unmarshal(e.Data, &d) == nil {
@@ -224,7 +232,7 @@ func (s *summary) feed(line []byte) {
 			s.Prompt = p
 		}
 		s.Prompts++
-		s.lastUser = s.seq
+		s.LastUser = s.Seq
 	case "assistant.message":
 		var d evAssistant
 		if json.Unmarshal(e.Data, &d) != nil {
@@ -232,12 +240,12 @@ func (s *summary) feed(line []byte) {
 			return
 		}
 		s.addModel(d.Model)
-		s.lastAssistant = s.seq
-		s.assistantTools = len(d.ToolRequests) > 0
+		s.LastAssistant = s.Seq
+		s.AssistantTools = len(d.ToolRequests) > 0
 	case "assistant.turn_start":
-		s.lastTurnStart = s.seq
+		s.LastTurnStart = s.Seq
 	case "assistant.turn_end":
-		s.lastTurnEnd = s.seq
+		s.LastTurnEnd = s.Seq
 	case "session.usage_record":
 		s.usage(e, ts)
 	case "session.error":
@@ -247,9 +255,9 @@ func (s *summary) feed(line []byte) {
 			d = evError{Message: "session.error"}
 		}
 		s.Err = d
-		s.lastError = s.seq
+		s.LastError = s.Seq
 	case "abort":
-		s.lastAbort = s.seq
+		s.LastAbort = s.Seq
 	case "permission.requested", "permission.completed":
 		var d struct {
 			RequestID string `json:"requestId"`
@@ -258,22 +266,22 @@ func (s *summary) feed(line []byte) {
 			return
 		}
 		if e.Type == "permission.completed" {
-			delete(s.pending, d.RequestID)
+			delete(s.Pending, d.RequestID)
 			return
 		}
-		if s.pending == nil {
-			s.pending = map[string]int{}
+		if s.Pending == nil {
+			s.Pending = map[string]int{}
 		}
-		s.pending[d.RequestID] = s.seq
+		s.Pending[d.RequestID] = s.Seq
 	case "session.shutdown":
-		s.lastShutdown = s.seq
-		clear(s.pending) // the process that asked is gone
+		s.LastShutdown = s.Seq
+		clear(s.Pending) // the process that asked is gone
 		var d evShutdown
 		if json.Unmarshal(e.Data, &d) != nil {
 			return
 		}
 		if d.ShutdownType == "error" {
-			s.Crash, s.lastCrash = nonEmpty(d.ErrorReason, "crash"), s.seq
+			s.Crash, s.LastCrash = nonEmpty(d.ErrorReason, "crash"), s.Seq
 		}
 		var total discover.Tokens
 		ok := true
@@ -299,7 +307,7 @@ func (s *summary) usage(e event, ts time.Time) {
 	u := d.Usage
 	key := nonEmpty(u.Accounting.UsageID, nonEmpty(u.APICallID, "event:"+e.ID))
 	if key == "event:" {
-		key = fmt.Sprintf("line:%d", s.seq)
+		key = fmt.Sprintf("line:%d", s.Seq)
 	}
 	if s.seen[key] {
 		return
@@ -356,7 +364,7 @@ func (s *summary) tokens() discover.Tokens {
 // failed reports whether the latest prompt ended in a session.error: an error
 // after the last user.message and no assistant.message after the error.
 func (s *summary) failed() bool {
-	return s.lastError > 0 && s.lastError > s.lastUser && s.lastAssistant < s.lastError && s.lastUser > 0
+	return s.LastError > 0 && s.LastError > s.LastUser && s.LastAssistant < s.LastError && s.LastUser > 0
 }
 
 // inFlight reports whether the latest prompt is still being worked on as far
@@ -364,31 +372,31 @@ func (s *summary) failed() bool {
 // or an assistant message whose tool calls the model has not yet seen.
 func (s *summary) inFlight() bool {
 	switch {
-	case s.lastUser == 0 || s.failed() || s.aborted():
+	case s.LastUser == 0 || s.failed() || s.aborted():
 		return false
-	case s.lastProcStart > max(s.lastUser, s.lastTurnStart, s.lastAssistant):
+	case s.LastProcStart > max(s.LastUser, s.LastTurnStart, s.LastAssistant):
 		return false // a later process has not been given a prompt yet
-	case s.lastTurnStart > s.lastTurnEnd:
+	case s.LastTurnStart > s.LastTurnEnd:
 		return true
-	case s.lastUser > s.lastAssistant:
+	case s.LastUser > s.LastAssistant:
 		return true
 	}
-	return s.assistantTools && s.lastAssistant > s.lastError
+	return s.AssistantTools && s.LastAssistant > s.LastError
 }
 
 // aborted reports whether the latest prompt's turn was aborted (Esc, a
 // remote command): nothing is in flight after it.
 func (s *summary) aborted() bool {
-	return s.lastAbort > s.lastUser && s.lastAbort > s.lastTurnStart && s.lastAbort > s.lastAssistant && s.lastUser > 0
+	return s.LastAbort > s.LastUser && s.LastAbort > s.LastTurnStart && s.LastAbort > s.LastAssistant && s.LastUser > 0
 }
 
 // waiting reports whether a permission request of the running process has no
 // completion yet.
-func (s *summary) waiting() bool { return len(s.pending) > 0 }
+func (s *summary) waiting() bool { return len(s.Pending) > 0 }
 
 // ended reports whether the latest process exited cleanly (session.shutdown
 // after the latest session.start or session.resume).
-func (s *summary) ended() bool { return s.lastShutdown > s.lastProcStart }
+func (s *summary) ended() bool { return s.LastShutdown > s.LastProcStart }
 
 // errDetail names the latest error by its type and HTTP status when it has
 // them (what discover.BlockedBy classifies), else by its message.
@@ -421,11 +429,11 @@ func (s *summary) errDetail() string {
 // outcome is how the latest turn stands, for a session no live process hosts.
 func (s *summary) outcome() (discover.Outcome, string) {
 	switch {
-	case s.lastUser == 0:
+	case s.LastUser == 0:
 		return discover.OutcomeNone, "no prompt"
 	case s.failed():
 		return discover.OutcomeError, s.errDetail()
-	case s.lastCrash > 0 && s.lastCrash == s.lastShutdown && s.ended():
+	case s.LastCrash > 0 && s.LastCrash == s.LastShutdown && s.ended():
 		return discover.OutcomeError, "session.shutdown error: " + discover.OneLine(s.Crash, 200)
 	case s.aborted():
 		return discover.OutcomeAborted, "aborted"
