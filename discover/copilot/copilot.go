@@ -1,0 +1,336 @@
+// Package copilot is the GitHub Copilot CLI adapter's read side (notes:
+// docs/agents/copilot.md). Every session is a directory
+// ~/.copilot/session-state/<id>/ (COPILOT_HOME replaces ~/.copilot) holding
+// events.jsonl, the authoritative event log, and workspace.yaml.
+//
+// Liveness: a Copilot process holding a session keeps inuse.<pid>.lock in its
+// directory and removes it on a clean exit, so no lock means no live process;
+// a lock whose pid is gone, is not copilot or started after the lock was
+// written is stale (SIGKILL). Running vs idle comes from the event log (a turn
+// in flight) and, for the TUI, open-sessions-state.json's "working".
+package copilot
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
+	"github.com/agentctl/agentctl/internal/agentfs"
+)
+
+// indexVersion is the parse index's version: bump it whenever what summary
+// means changes (its shape is checked by the index itself).
+const indexVersion = 1
+
+// Name is the adapter name; Binary the CLI's executable; EnvHome the variable
+// that replaces ~/.copilot.
+const (
+	Name    = "copilot"
+	Binary  = "copilot"
+	EnvHome = "COPILOT_HOME"
+)
+
+// Adapter reads GitHub Copilot CLI sessions.
+type Adapter struct{}
+
+// New returns the Copilot adapter.
+func New() *Adapter { return &Adapter{} }
+
+// Name is the adapter name ("copilot").
+func (*Adapter) Name() string { return Name }
+
+// ParsesFiles marks a listing as work on this machine's files (discover.FileParser).
+func (*Adapter) ParsesFiles() {}
+
+// DataDir is ~/.copilot, or $COPILOT_HOME (discover.DataDirer).
+func (*Adapter) DataDir(env *discover.Env) string {
+	if d := strings.TrimSpace(env.LookupEnv(EnvHome)); d != "" {
+		return env.ExpandHome(d)
+	}
+	return filepath.Join(env.Home, ".copilot")
+}
+
+// Discover lists every session directory that has an event log (or a live
+// holder). With env.OnlyAlive only the sessions with a live lock holder or a
+// launch record of agentctl's are read.
+func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	return a.list(ctx, env, nil)
+}
+
+// Find returns the sessions q names, exactly as Discover lists them: a
+// session's id is its directory's name, so only the named directories are read.
+func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query) ([]discover.Session, error) {
+	return a.list(ctx, env, &q)
+}
+
+func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
+	root := a.DataDir(env)
+	stateDir := filepath.Join(root, "session-state")
+	ents, err := os.ReadDir(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, discover.Errorf(stateDir, err)
+	}
+	launched := map[string]bool{}
+	for _, l := range env.LaunchesFor(Name) {
+		for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
+			if id != "" {
+				launched[id] = true
+			}
+		}
+	}
+	// The parse index keeps each events.jsonl's summary while the file is
+	// unchanged (same file, size and mtime): an appended file is parsed again
+	// whole, which for Copilot's logs (tens of KB a session) costs less than
+	// carrying the dedupe state needed to resume.
+	var ix *index.Index[summary]
+	if q == nil {
+		ix = index.Load[summary](env.CacheDir(), Name, indexVersion)
+	} else {
+		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
+	}
+	defer ix.Close()
+	var open openState
+	openRead := false
+	prices := discover.NewPrices(nil, env.Config)
+	var out []discover.Session
+	for _, e := range ents {
+		id := e.Name()
+		if !e.IsDir() || strings.HasPrefix(id, ".") {
+			continue // .session-operation-locks and the like
+		}
+		if q != nil && !q.Match(id) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			_ = ix.Save() // keep what was parsed; the next run continues from it
+			return nil, err
+		}
+		dir := filepath.Join(stateDir, id)
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			env.Warnf("copilot session %s: %v", id, err)
+			continue
+		}
+		locks := checkLocks(env, readLocks(dir, files))
+		if env.OnlyAlive && locks.Live == nil && !locks.Unknown && !launched[id] {
+			continue // certainly not alive
+		}
+		if locks.Live != nil && !openRead {
+			open, openRead = readOpenState(root), true
+		}
+		s, ok := readSession(env, ix, id, dir, files, locks, open, prices)
+		if ok {
+			out = append(out, s)
+		}
+	}
+	if q == nil && !env.OnlyAlive {
+		ix.PruneUnseen("") // every file was looked at: forget the vanished
+	}
+	if err := ix.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// workspace is workspace.yaml: small, flat, written by Copilot; unknown keys
+// are ignored.
+type workspace struct {
+	ID        string `yaml:"id"`
+	Cwd       string `yaml:"cwd"`
+	Branch    string `yaml:"branch"`
+	Name      string `yaml:"name"`
+	UserNamed bool   `yaml:"user_named"`
+	CreatedAt string `yaml:"created_at"`
+	UpdatedAt string `yaml:"updated_at"`
+}
+
+func readWorkspace(dir string) (workspace, bool) {
+	b, err := readSmall(filepath.Join(dir, "workspace.yaml"), 1<<20)
+	if err != nil {
+		return workspace{}, false
+	}
+	return parseWorkspace(b)
+}
+
+func parseWorkspace(b []byte) (workspace, bool) {
+	var w workspace
+	err := yaml.Unmarshal(b, &w)
+	var te *yaml.TypeError
+	if err != nil && !errors.As(err, &te) {
+		return workspace{}, false
+	}
+	return w, true // a value of the wrong type leaves the others read
+}
+
+// readSession builds one session from its directory; ok is false for a
+// directory that holds no session to list (no events.jsonl and no live
+// holder: a TUI closed before its first prompt).
+func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, files []os.DirEntry, locks lockState, open openState, prices *discover.Prices) (discover.Session, bool) {
+	path := filepath.Join(dir, "events.jsonl")
+	var sum *summary
+	hasEvents := false
+	for _, f := range files {
+		if f.Name() == "events.jsonl" && !f.IsDir() {
+			hasEvents = true
+		}
+	}
+	if hasEvents {
+		var ok bool
+		if sum, ok = parseCached(env, ix, id, path); !ok {
+			return discover.Session{}, false
+		}
+	}
+	if sum == nil {
+		if locks.Live == nil && !locks.Unknown {
+			return discover.Session{}, false
+		}
+		sum = &summary{}
+		path = ""
+	}
+	ws, _ := readWorkspace(dir)
+	if sum.ID != "" && sum.ID != id {
+		env.Warnf("copilot session directory %s holds the events of session %s; listed under the directory's name, which is what copilot --resume takes", id, sum.ID)
+	}
+	s := discover.Session{
+		ID:           id,
+		Adapter:      Name,
+		Cwd:          nonEmpty(sum.Cwd, ws.Cwd),
+		Model:        sum.model(),
+		Prompt:       sum.Prompt,
+		GitBranch:    nonEmpty(sum.Branch, ws.Branch),
+		AgentVersion: sum.Version,
+		Path:         path,
+	}
+	if ws.UserNamed {
+		s.Title = strings.TrimSpace(ws.Name)
+	}
+	if sum.LastCwd != "" && sum.LastCwd != s.Cwd {
+		s.LastCwd = sum.LastCwd
+	}
+	if len(sum.Models) > 1 {
+		s.Models = append([]string(nil), sum.Models...)
+	}
+	started := sum.Started
+	if started.IsZero() {
+		started = parseTime(ws.CreatedAt)
+	}
+	if !started.IsZero() {
+		s.StartedAt = &started
+	}
+	last := sum.Last
+	if last.IsZero() {
+		last = parseTime(ws.UpdatedAt)
+	}
+	if !last.IsZero() {
+		s.LastActivity = &last
+	}
+	if path != "" {
+		tok := sum.tokens()
+		s.Tokens = &tok
+		if sum.Usage > 0 {
+			s.Slots = sum.Slots.Clone()
+		}
+		// Copilot's own usage "cost" counts premium requests, not dollars:
+		// only an estimate from configured prices is a cost in USD.
+		est, priced := estimate(prices, sum, tok)
+		s.CostUSD, s.CostSource = discover.Cost(0, tok, est, priced)
+		if sum.BadUsage > 0 {
+			env.Warnf("copilot session %s: %d usage record(s) unreadable or with impossible token counts left out of its totals (%s)", id, sum.BadUsage, path)
+		}
+		if sum.Usage == 0 && sum.HaveShutdown && !tok.Zero() {
+			s.Extra = map[string]any{"tokens_source": "session.shutdown"}
+		}
+		if !sum.Sub.Zero() && sum.Usage > 0 {
+			s.Extra = map[string]any{"tokens_subagents": sum.Sub}
+		}
+	}
+	verdict(sum, locks, open, id).Apply(&s)
+	return s, true
+}
+
+// parseCached is the summary of one events.jsonl, from the index when the file
+// is unchanged since it was parsed; ok is false when it cannot be read.
+func parseCached(env *discover.Env, ix *index.Index[summary], id, path string) (*summary, bool) {
+	f, err := os.Stat(path)
+	if err != nil {
+		env.Warnf("copilot session %s: %v", id, err)
+		return nil, false
+	}
+	stamp := index.StampOf(f)
+	if e, ok := ix.Get(path); ok && e.Plan(stamp) == index.Fresh {
+		sum := e.Payload
+		return &sum, true
+	}
+	fd, err := agentfs.Open(path)
+	if err != nil {
+		env.Warnf("copilot session %s: %v", id, err)
+		return nil, false
+	}
+	defer fd.Close()
+	sum, next, err := parseEventsAt(fd)
+	if err != nil {
+		env.Warnf("copilot session %s: read %s: %v", id, path, err)
+		return sum, true // what was read, not indexed
+	}
+	if c, err := index.PrefixSum(fd, next); err == nil {
+		ix.Put(path, index.Entry[summary]{Stamp: stamp, Offset: next, Check: c, Payload: *sum})
+	}
+	return sum, true
+}
+
+// verdict is the session's status (docs/agents/copilot.md "Status").
+func verdict(sum *summary, locks lockState, open openState, id string) discover.Verdict {
+	switch {
+	case locks.Live != nil:
+		v := discover.Verdict{Status: discover.StatusIdle, Evidence: discover.EvidenceRegistry, PID: locks.Live.PID, Detail: locks.Detail}
+		switch {
+		case sum.waiting():
+			v.Status = discover.StatusWaiting
+			v.Detail += "; a permission request is unanswered"
+		case sum.inFlight() || open.working(id):
+			v.Status = discover.StatusRunning
+			v.Detail += "; a turn is in flight"
+		case sum.failed():
+			// Copilot gave up on the provider (after its own retries) and is
+			// still up: idle, blocked when the error says why.
+			d := sum.errDetail()
+			v.Blocked = discover.BlockedBy(d)
+			v.Detail += "; last turn: " + d
+		}
+		return v
+	case locks.Unknown:
+		return discover.Verdict{Status: discover.StatusUnknown, Evidence: discover.EvidenceNone, Detail: locks.Detail}
+	}
+	v := discover.TranscriptVerdict(sum.outcome())
+	if locks.Stale {
+		v.Detail += "; " + locks.Detail
+	}
+	return v
+}
+
+// estimate prices the tokens from configured prices when every model that
+// answered has one (one model: the usual case).
+func estimate(prices *discover.Prices, sum *summary, t discover.Tokens) (float64, bool) {
+	m := sum.model()
+	if prices.Empty() || m == "" || len(sum.Models) > 1 {
+		return 0, false
+	}
+	p, ok := prices.Lookup(m)
+	if !ok {
+		return 0, false
+	}
+	return (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
+		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6, true
+}

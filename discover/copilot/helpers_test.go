@@ -1,0 +1,117 @@
+package copilot
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
+)
+
+// fixtureHome is the real Copilot CLI 1.0.102 home recorded against the stub
+// (shared fixtures, record-shared/copilot): five sessions, E killed by SIGKILL.
+const fixtureHome = "testdata/home"
+
+// Session ids of the fixture (manifest.json).
+const (
+	idE = "25b8f2cc-2c2b-47e4-9a1b-251991d10b57" // TUI, SIGKILLed: stale inuse.24788.lock
+	idA = "fe1549e7-b886-48f7-88f2-2888ebd8414e"
+	idB = "1bf0289c-f58d-494b-b294-93651e317769" // resumed, one tool call
+	idC = "90c8d4e3-67bd-4487-a79f-2b9e38cd9699" // 429
+	idD = "ca6f2674-233d-4b73-8971-04e0570fc298" // 401
+)
+
+// now is after every fixture timestamp (2026-12-01T22:30–22:33Z).
+var now = time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+
+// testEnv builds an Env over home with the given (available) process table.
+func testEnv(t *testing.T, home string, procs proc.Table, vars map[string]string) (*discover.Env, *[]string) {
+	t.Helper()
+	if procs == nil {
+		procs = &proc.Fake{Boot: "boot-1"}
+	}
+	var mu sync.Mutex
+	var warns []string
+	env := &discover.Env{
+		Home:   home,
+		Getenv: func(k string) string { return vars[k] },
+		Procs:  procs,
+		Now:    func() time.Time { return now },
+	}
+	env = env.WithWarn(func(s string) {
+		mu.Lock()
+		warns = append(warns, s)
+		mu.Unlock()
+	})
+	return env, &warns
+}
+
+func discoverAll(t *testing.T, env *discover.Env) map[string]discover.Session {
+	t.Helper()
+	ss, err := New().Discover(context.Background(), env)
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	out := map[string]discover.Session{}
+	for _, s := range ss {
+		if _, dup := out[s.ID]; dup {
+			t.Errorf("session %s listed twice", s.ID)
+		}
+		out[s.ID] = s
+	}
+	return out
+}
+
+// copyTree copies the fixture home so a test may change it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// homeWith writes a one-session home whose events.jsonl is the given lines.
+func homeWith(t *testing.T, id string, lines ...string) string {
+	t.Helper()
+	home := t.TempDir()
+	dir := filepath.Join(home, ".copilot", "session-state", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+func ts(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
