@@ -143,7 +143,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 	}
 	tab, terr := d.crontab(ctx)
 	rep.Cron = checkCron(tab, terr, d.cronFiles(), f)
-	rep.Adapters = e.checkAdapters(ctx, recs, d, f, &rep.Prices)
+	rep.Adapters = checkAdapters(ctx, e, recs, d, f, &rep.Prices)
 
 	rep.OK = len(rep.Problems) == 0
 	if rep.Problems == nil {
@@ -157,7 +157,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 			return err
 		}
 	} else {
-		e.printDoctor(e.s.Out, &rep)
+		printDoctor(e, e.s.Out, &rep)
 	}
 	if !rep.OK {
 		p := rep.Problems[0]
@@ -176,7 +176,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 
 // checkAdapters runs one fan-out (without the lazy finalisation a listing does:
 // doctor only looks) and checks each adapter's binary and data dir.
-func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctorDeps, f *findings, prices *pricesReport) []adapterReport {
+func checkAdapters(ctx context.Context, e *cmdEnv, recs []meta.Launch, d doctorDeps, f *findings, prices *pricesReport) []adapterReport {
 	env := e.newEnv()
 	env.Launches = recs
 	env.Large = discover.LargeListing(env)
@@ -248,13 +248,13 @@ func (e *cmdEnv) checkAdapters(ctx context.Context, recs []meta.Launch, d doctor
 	wg.Wait()
 
 	for i := range reps {
-		e.judgeAdapter(&reps[i], f)
+		judgeAdapter(e, &reps[i], f)
 	}
 	return reps
 }
 
 // judgeAdapter settles an adapter's state and turns what is broken into problems.
-func (e *cmdEnv) judgeAdapter(r *adapterReport, f *findings) {
+func judgeAdapter(e *cmdEnv, r *adapterReport, f *findings) {
 	broken := false
 	if r.DataDir != "" {
 		_, err := os.Stat(r.DataDir)
@@ -305,7 +305,7 @@ func (e *cmdEnv) judgeAdapter(r *adapterReport, f *findings) {
 	}
 }
 
-func (e *cmdEnv) printDoctor(w io.Writer, rep *doctorReport) {
+func printDoctor(e *cmdEnv, w io.Writer, rep *doctorReport) {
 	var t table
 	t.add("ADAPTER", "STATE", "BINARY", "VERSION", "DATA DIR", "SESSIONS", "DISCOVERY")
 	for _, r := range rep.Adapters {

@@ -35,8 +35,11 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print normalised items as a JSON array (NDJSON with --follow)"},
 		},
 		Action: func(c *cli.Context) error {
-			return runPeek(c.Context, s, peekOptions{globalOptions: globalsFrom(c), Command: c.Command.Name, Args: c.Args().Slice(),
-				N: c.Int("n"), Follow: c.Bool("follow"), Raw: c.Bool("raw"), JSON: c.Bool("json")})
+			o, err := peekOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runPeek(c.Context, s, o)
 		},
 	}
 }
@@ -50,7 +53,14 @@ type peekOptions struct {
 	Follow, Raw, JSON bool
 }
 
-func runPeek(ctx context.Context, s *host, o peekOptions) error {
+func peekOptionsFrom(c *cli.Context) (peekOptions, error) {
+	o := peekOptions{globalOptions: globalsFrom(c), Command: c.Command.Name, Args: c.Args().Slice(),
+		N: c.Int("n"), Follow: c.Bool("follow"), Raw: c.Bool("raw"), JSON: c.Bool("json")}
+	return o, o.check()
+}
+
+// check is every usage check of peek's options; it reads nothing.
+func (o peekOptions) check() error {
 	if err := needArgs(o.Command, o.Args, 1, "one session ID"); err != nil {
 		return err
 	}
@@ -59,6 +69,16 @@ func runPeek(ctx context.Context, s *host, o peekOptions) error {
 	}
 	if o.Raw && o.JSON {
 		return usageErrorf("--raw and --json exclude each other")
+	}
+	return nil
+}
+
+// runPeek prints one session's last messages. It checks the options again
+// (check, no I/O), so in-process callers that build them by hand get the
+// same usage errors.
+func runPeek(ctx context.Context, s *host, o peekOptions) error {
+	if err := o.check(); err != nil {
+		return err
 	}
 	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
 	if err != nil {

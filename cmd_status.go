@@ -31,7 +31,11 @@ Examples:
 			&cli.BoolFlag{Name: "explain", Usage: "also list every signal considered (launch record, registry, argv, lock, process, last record) and why the status won"},
 		},
 		Action: func(c *cli.Context) error {
-			return runStatus(c.Context, s, statusOptionsFrom(c))
+			o, err := statusOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runStatus(c.Context, s, o)
 		},
 	}
 }
@@ -44,12 +48,18 @@ type statusOptions struct {
 	Explain bool
 }
 
-func statusOptionsFrom(c *cli.Context) statusOptions {
-	return statusOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json"), Explain: c.Bool("explain")}
+func statusOptionsFrom(c *cli.Context) (statusOptions, error) {
+	o := statusOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json"), Explain: c.Bool("explain")}
+	return o, o.check()
 }
 
+// check is every usage check of status's options; it reads nothing.
+func (o statusOptions) check() error { return needArgs("status", o.Args, 1, "one session ID") }
+
+// runStatus prints one session. It checks the options again (check, no I/O),
+// so in-process callers that build them by hand get the same usage errors.
 func runStatus(ctx context.Context, s *host, o statusOptions) error {
-	if err := needArgs("status", o.Args, 1, "one session ID"); err != nil {
+	if err := o.check(); err != nil {
 		return err
 	}
 	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
@@ -70,16 +80,16 @@ func runStatus(ctx context.Context, s *host, o statusOptions) error {
 		warn(s, m)
 	}
 	if o.Explain {
-		return e.explainStatus(ctx, env, sess, o.JSON)
+		return explainStatus(ctx, e, env, sess, o.JSON)
 	}
 	if o.JSON {
 		return writeJSON(s.Out, sess)
 	}
-	e.printStatus(sess)
+	printStatus(e, sess)
 	return nil
 }
 
-func (e *cmdEnv) printStatus(s discover.Session) { writeStatus(e.s.Out, &s, e.s.now()) }
+func printStatus(e *cmdEnv, s discover.Session) { writeStatus(e.s.Out, &s, e.s.now()) }
 
 // writeStatus prints s as `status` does: one line per field of statusFields
 // that has a value, in the table's order, aligned.

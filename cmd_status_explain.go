@@ -16,7 +16,7 @@ type explainedSession struct {
 
 // explainStatus prints the status with every signal behind it and why the
 // verdict won (README "How status is decided").
-func (e *cmdEnv) explainStatus(ctx context.Context, env *discover.Env, sess discover.Session, asJSON bool) error {
+func explainStatus(ctx context.Context, e *cmdEnv, env *discover.Env, sess discover.Session, asJSON bool) error {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	env = env.WithWarn(func(m string) { warn(e.s, sess.Adapter+": "+m) })
@@ -24,7 +24,7 @@ func (e *cmdEnv) explainStatus(ctx context.Context, env *discover.Env, sess disc
 	if asJSON {
 		return writeJSON(e.s.Out, explainedSession{sess, x})
 	}
-	e.printStatus(sess)
+	printStatus(e, sess)
 	printHuman(e.s.Out, "\nwhy:\n")
 	for _, w := range x.Why {
 		printHuman(e.s.Out, "  %s\n", w)

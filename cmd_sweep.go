@@ -41,7 +41,11 @@ Example crontab line:
 			&cli.BoolFlag{Name: "json", Usage: "print what was done as one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
-			return runSweep(c.Context, s, sweepOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")})
+			o, err := sweepOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runSweep(c.Context, s, o)
 		},
 	}
 }
@@ -53,15 +57,30 @@ type sweepOptions struct {
 	JSON bool
 }
 
-func runSweep(ctx context.Context, s *host, o sweepOptions) error {
+func sweepOptionsFrom(c *cli.Context) (sweepOptions, error) {
+	o := sweepOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")}
+	return o, o.check()
+}
+
+// check is every usage check of sweep's options; it reads nothing.
+func (o sweepOptions) check() error {
 	if len(o.Args) > 0 {
 		return usageErrorf("sweep takes no arguments")
+	}
+	return nil
+}
+
+// runSweep does one sweep. It checks the options again (check, no I/O), so
+// in-process callers that build them by hand get the same usage errors.
+func runSweep(ctx context.Context, s *host, o sweepOptions) error {
+	if err := o.check(); err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
 	}
-	rep, err := e.sweepOne(ctx)
+	rep, err := sweepOnce(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -82,8 +101,8 @@ func runSweep(ctx context.Context, s *host, o sweepOptions) error {
 	return nil
 }
 
-// sweepOne does the sweep of the state dir.
-func (e *cmdEnv) sweepOne(ctx context.Context) (sweepReport, error) {
+// sweepOnce does the sweep of the state dir.
+func sweepOnce(ctx context.Context, e *cmdEnv) (sweepReport, error) {
 	s := e.s
 	d := e.deps()
 	var err error

@@ -47,8 +47,11 @@ Examples:
 			&cli.StringFlag{Name: "until", Usage: "wait for `STATUS[,…]`: done, idle, waiting, running, stopped, failed, blocked, any-change (default done)"},
 		},
 		Action: func(c *cli.Context) error {
-			return runWait(c.Context, s, waitOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				Any: c.Bool("any"), JSON: c.Bool("json"), Until: c.String("until"), LimitSet: c.IsSet("timeout")})
+			o, err := waitOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runWait(c.Context, s, o)
 		},
 	}
 }
@@ -63,19 +66,34 @@ type waitOptions struct {
 	LimitSet  bool
 }
 
-func runWait(ctx context.Context, s *host, o waitOptions) error {
+func waitOptionsFrom(c *cli.Context) (waitOptions, error) {
+	o := waitOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		Any: c.Bool("any"), JSON: c.Bool("json"), Until: c.String("until"), LimitSet: c.IsSet("timeout")}
+	_, _, err := o.check()
+	return o, err
+}
+
+// check is every usage check of wait's options, returning the wait's limit
+// (0: none) and the --until states; it reads nothing.
+func (o waitOptions) check() (limit time.Duration, until map[string]bool, err error) {
 	if len(o.Args) == 0 {
-		return usageErrorf("wait: want one or more session IDs (see agentctl wait --help)")
+		return 0, nil, usageErrorf("wait: want one or more session IDs (see agentctl wait --help)")
 	}
-	var limit time.Duration
 	if v := o.Timeout; o.LimitSet && v != "" {
 		d, err := meta.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return usageErrorf("--timeout %q: want a duration such as 90s, 30m or 2h", v)
+			return 0, nil, usageErrorf("--timeout %q: want a duration such as 90s, 30m or 2h", v)
 		}
 		limit = d
 	}
-	until, err := parseUntil(o.Until)
+	until, err = parseUntil(o.Until)
+	return limit, until, err
+}
+
+// runWait waits. It checks the options again (check, no I/O), so in-process
+// callers that build them by hand get the same usage errors.
+func runWait(ctx context.Context, s *host, o waitOptions) error {
+	limit, until, err := o.check()
 	if err != nil {
 		return err
 	}
@@ -86,7 +104,7 @@ func runWait(ctx context.Context, s *host, o waitOptions) error {
 	if o.LimitSet {
 		e.timeout = adapterTimeout(s, e.config)
 	}
-	return e.wait(ctx, o, limit, until)
+	return waitSessions(ctx, e, o, limit, until)
 }
 
 // untilStates are the values --until takes.
@@ -155,7 +173,7 @@ type waited struct {
 	done             bool
 }
 
-func (e *cmdEnv) wait(ctx context.Context, o waitOptions, limit time.Duration, until map[string]bool) error {
+func waitSessions(ctx context.Context, e *cmdEnv, o waitOptions, limit time.Duration, until map[string]bool) error {
 	args := o.Args
 	start := time.Now()
 	for _, a := range args {
@@ -212,7 +230,7 @@ func (e *cmdEnv) wait(ctx context.Context, o waitOptions, limit time.Duration, u
 			case got == "done" && !waitSucceeded(s):
 				failed = true
 			}
-			if err := e.printEnded(s, got, o.JSON); err != nil {
+			if err := printEnded(e, s, got, o.JSON); err != nil {
 				return err
 			}
 		}
@@ -291,7 +309,7 @@ type waitLine struct {
 	Reached string `json:"reached"`
 }
 
-func (e *cmdEnv) printEnded(s discover.Session, got string, asJSON bool) error {
+func printEnded(e *cmdEnv, s discover.Session, got string, asJSON bool) error {
 	if asJSON {
 		b, err := json.Marshal(waitLine{s, got})
 		if err != nil {
