@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -84,21 +85,21 @@ type acceptOptions struct {
 
 // acceptOut is `accept --json` (README "Picking the winner").
 type acceptOut struct {
-	SessionID       string            `json:"session_id"`
-	Adapter         string            `json:"adapter"`
-	Model           string            `json:"model,omitempty"`
-	Group           string            `json:"group"`
-	Slot            string            `json:"slot"`
-	Branch          string            `json:"branch"`
-	Into            string            `json:"into"`
-	Target          string            `json:"target"` // the worktree the target branch is checked out in
-	Method          string            `json:"method"`
-	LeftoversCommit string            `json:"leftovers_commit,omitempty"`
-	Before          string            `json:"before"`
-	Commit          string            `json:"commit"`
-	AlreadyIn       bool              `json:"already_in"`
-	Diff            *launch.DiffStats `json:"diff"` // the target's change: git diff --shortstat BEFORE COMMIT
-	Cleaned         []cleanedSlot     `json:"cleaned,omitempty"`
+	SessionID       string              `json:"session_id"`
+	Adapter         string              `json:"adapter"`
+	Model           string              `json:"model,omitempty"`
+	Group           string              `json:"group"`
+	Slot            string              `json:"slot"`
+	Branch          string              `json:"branch"`
+	Into            string              `json:"into"`
+	Target          string              `json:"target"` // the worktree the target branch is checked out in
+	Method          string              `json:"method"`
+	LeftoversCommit string              `json:"leftovers_commit,omitempty"`
+	Before          string              `json:"before"`
+	Commit          string              `json:"commit"`
+	AlreadyIn       bool                `json:"already_in"`
+	Diff            *worktree.DiffStats `json:"diff"` // the target's change: git diff --shortstat BEFORE COMMIT
+	Cleaned         []cleanedSlot       `json:"cleaned,omitempty"`
 }
 
 // cleanedSlot is what cleaning did to one slot of a group.
@@ -115,9 +116,9 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	if err := needArgs("accept", o.Args, 1, "one session ID (a slot of a launch group; see agentctl compare GROUP)"); err != nil {
 		return err
 	}
-	method := launch.MethodSquash
+	method := worktree.MethodSquash
 	n := 0
-	for m, on := range map[string]bool{launch.MethodSquash: o.Squash, launch.MethodMerge: o.Merge, launch.MethodRebase: o.Rebase} {
+	for m, on := range map[string]bool{worktree.MethodSquash: o.Squash, worktree.MethodMerge: o.Merge, worktree.MethodRebase: o.Rebase} {
 		if on {
 			n++
 			method = m
@@ -126,7 +127,7 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	switch {
 	case n > 1:
 		return usageErrorf("accept: --squash, --merge and --rebase exclude each other; pick one")
-	case method == launch.MethodRebase && o.MessageSet:
+	case method == worktree.MethodRebase && o.MessageSet:
 		return usageErrorf("accept: --rebase replays the slot's own commits; -m applies to --squash and --merge")
 	case o.MessageSet && strings.TrimSpace(o.Message) == "":
 		return usageErrorf("accept: -m needs a message")
@@ -150,7 +151,7 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	if repo == "" || !dirExists(repo) {
 		return &exitError{exitFailed, fmt.Errorf("the repository of %s (%s) is gone", sess.ID, rec.Worktree)}
 	}
-	if !launch.BranchExists(ctx, repo, rec.Branch) {
+	if !worktree.BranchExists(ctx, repo, rec.Branch) {
 		return &exitError{exitFailed, fmt.Errorf("branch %s of session %s no longer exists in %s; nothing to accept", rec.Branch, sess.ID, repo)}
 	}
 	into := o.Into
@@ -159,25 +160,25 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 			return usageErrorf("the group's base %s is not a branch; pass --into BRANCH", rec.BaseBranch)
 		}
 	}
-	if !launch.BranchExists(ctx, repo, into) {
+	if !worktree.BranchExists(ctx, repo, into) {
 		return usageErrorf("--into %s: no such branch in %s", into, repo)
 	}
 	if into == rec.Branch {
 		return usageErrorf("--into %s is the slot's own branch", into)
 	}
-	target, err := launch.BranchWorktree(ctx, repo, into)
+	target, err := worktree.BranchWorktree(ctx, repo, into)
 	if err != nil {
 		return inputErr(err)
 	}
 	if target == "" {
 		return &exitError{exitFailed, fmt.Errorf("branch %s is not checked out in any worktree of %s; run: git -C %s switch %s (or pass --into a checked-out branch), then agentctl accept %s again", into, repo, repo, into, o.Args[0])}
 	}
-	if undone, err := e.deps().RecoverAccept(ctx, target); err != nil {
+	if undone, err := e.deps().Git().RecoverAccept(ctx, target); err != nil {
 		return acceptErr(err)
 	} else if undone {
 		warn(s, "an earlier accept into "+into+" was interrupted while it updated "+target+"; its half-written files were reset")
 	}
-	if ch, err := launch.TrackedChanges(ctx, target); err != nil {
+	if ch, err := worktree.TrackedChanges(ctx, target); err != nil {
 		return inputErr(err)
 	} else if len(ch) > 0 {
 		return &exitError{exitLocked, fmt.Errorf("%s (where %s is checked out) has uncommitted changes: %s; commit or stash them, then accept again", target, into, joinChanges(ch))}
@@ -192,26 +193,26 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 
 	out := acceptOut{SessionID: sess.ID, Adapter: rec.Adapter, Model: firstNonEmpty(rec.Model, sess.Model), Group: rec.Group,
 		Slot: slotSuffix(rec.Group, rec.Branch), Branch: rec.Branch, Into: into, Target: target, Method: method}
-	if err := launch.CheckConflicts(ctx, target, into, rec.Branch, rec.Worktree); err != nil {
+	if err := worktree.CheckConflicts(ctx, target, into, rec.Branch, rec.Worktree); err != nil {
 		return acceptErr(err)
 	}
 	if dirExists(rec.Worktree) {
 		step("leftovers")
-		c, err := e.deps().CommitLeftovers(ctx, rec.Worktree, leftoversMessage(rec.Adapter, out.Model, sess.ID))
+		c, err := e.deps().Git().CommitLeftovers(ctx, rec.Worktree, leftoversMessage(rec.Adapter, out.Model, sess.ID))
 		if err != nil {
 			return acceptErr(err)
 		}
 		out.LeftoversCommit = c
 	}
-	plan := launch.AcceptPlan{Target: target, Into: into, Branch: rec.Branch, Slot: rec.Worktree, Method: method,
+	plan := worktree.AcceptPlan{Target: target, Into: into, Branch: rec.Branch, Slot: rec.Worktree, Method: method,
 		Message: acceptMessage(o, method, rec, sess, out.Model), Step: step}
-	res, err := launch.Accept(ctx, plan)
+	res, err := worktree.Accept(ctx, plan)
 	if err != nil {
 		return acceptErr(err)
 	}
 	out.Before, out.Commit, out.AlreadyIn = res.Before, res.Commit, res.AlreadyIn
 	if !res.AlreadyIn {
-		if d, err := launch.CommitDiff(ctx, target, res.Before, res.Commit); err == nil {
+		if d, err := worktree.CommitDiff(ctx, target, res.Before, res.Commit); err == nil {
 			out.Diff = &d
 		}
 		step("journal")
@@ -253,10 +254,10 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 // acceptErr maps accept's failures: a conflict, a busy worktree or git
 // refusing the fast-forward refuse (exit 5), bad input 2, the rest 1.
 func acceptErr(err error) error {
-	var ce *launch.ConflictError
-	var be *launch.GitBusyError
-	var ue *launch.UpdateRefusedError
-	var ge *launch.GitRunningError
+	var ce *worktree.ConflictError
+	var be *worktree.GitBusyError
+	var ue *worktree.UpdateRefusedError
+	var ge *worktree.GitRunningError
 	if errors.As(err, &ce) || errors.As(err, &be) || errors.As(err, &ue) || errors.As(err, &ge) {
 		return &exitError{exitLocked, err}
 	}
@@ -289,12 +290,12 @@ func live(sess discover.Session, st *meta.Store, rec *meta.Launch) bool {
 // main worktree now.
 func groupBaseBranch(ctx context.Context, repo string, rec *meta.Launch) string {
 	if b := rec.BaseBranch; b != "" && b != "HEAD" {
-		if launch.BranchExists(ctx, repo, b) {
+		if worktree.BranchExists(ctx, repo, b) {
 			return b
 		}
 		return ""
 	}
-	return launch.CurrentBranch(ctx, repo)
+	return worktree.CurrentBranch(ctx, repo)
 }
 
 func leftoversMessage(adapter, model, id string) string {
@@ -318,7 +319,7 @@ func acceptMessage(o acceptOptions, method string, rec *meta.Launch, sess discov
 		if subject == "" {
 			subject = "agentctl: accept " + rec.Branch
 		}
-		if method == launch.MethodMerge {
+		if method == worktree.MethodMerge {
 			subject = "Merge " + rec.Branch + ": " + subject
 		}
 	}
@@ -387,7 +388,7 @@ func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted str
 			byBranch[recs[i].Branch] = &recs[i]
 		}
 	}
-	wts, err := launch.ListWorktrees(ctx, repo)
+	wts, err := worktree.ListWorktrees(ctx, repo)
 	if err != nil {
 		fmt.Fprintf(s.ErrOut, "agentctl: %v\n", err)
 		return nil, 1
@@ -417,7 +418,7 @@ func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted str
 			if rec != nil {
 				msg = leftoversMessage(rec.Adapter, rec.Model, rec.CurrentSessionID())
 			}
-			commit, err := e.deps().CommitLeftovers(ctx, w.Path, msg)
+			commit, err := e.deps().Git().CommitLeftovers(ctx, w.Path, msg)
 			if err != nil {
 				keep(err)
 				continue
@@ -427,7 +428,7 @@ func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted str
 				say("committed the leftovers of %s on its branch as %s\n", w.Branch, shortHash(commit))
 			}
 		}
-		if err := launch.CleanWorktree(ctx, w, false, false); err != nil {
+		if err := worktree.CleanWorktree(ctx, w, false, false); err != nil {
 			keep(err)
 			continue
 		}
@@ -458,7 +459,7 @@ func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted str
 	}
 	// Group branches without a worktree (removed by hand, or a launch killed
 	// half-way).
-	bs, _ := launch.GroupBranches(ctx, repo, group)
+	bs, _ := worktree.GroupBranches(ctx, repo, group)
 	for _, b := range bs {
 		if has[b] {
 			continue
@@ -486,8 +487,8 @@ func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted str
 // (it was accepted, perhaps squashed) or with force, else git's own -d, which
 // refuses an unmerged branch.
 func (e *cmdEnv) deleteGroupBranch(ctx context.Context, repo, into, accepted, branch string, force bool) error {
-	in := branch == accepted || (into != "" && launch.Contains(ctx, repo, into, branch))
-	if err := launch.DeleteBranch(ctx, repo, branch, force || in); err != nil {
+	in := branch == accepted || (into != "" && worktree.Contains(ctx, repo, into, branch))
+	if err := worktree.DeleteBranch(ctx, repo, branch, force || in); err != nil {
 		return fmt.Errorf("branch %s stays: its work is not in %s (%v); --force deletes it anyway", branch, orDash(into), err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -81,25 +82,25 @@ type compareOptions struct {
 
 // compareSlot is one row of `compare --json` (README "Comparing agents").
 type compareSlot struct {
-	ID              string            `json:"id"`   // the session id ("" without a session)
-	Slot            string            `json:"slot"` // the branch suffix: cc, codex, cc-opus-4-6, …
-	Adapter         string            `json:"adapter"`
-	Model           string            `json:"model,omitempty"`
-	SessionID       string            `json:"session_id,omitempty"`
-	LaunchID        string            `json:"launch_id,omitempty"`
-	Status          string            `json:"status"` // as `status` says; "unknown" without a session
-	ExitCode        *int              `json:"exit_code"`
-	ExitReason      string            `json:"exit_reason,omitempty"` // budget:duration|cost|tokens
-	DurationSeconds *float64          `json:"duration_seconds"`
-	Tokens          *discover.Tokens  `json:"tokens"`
-	TokensTotal     *int64            `json:"tokens_total"`
-	CostUSD         *float64          `json:"cost_usd"`
-	Branch          string            `json:"branch,omitempty"`
-	Worktree        string            `json:"worktree,omitempty"`
-	Diff            *launch.DiffStats `json:"diff"`
-	DiffError       string            `json:"diff_error,omitempty"`
-	OnComplete      string            `json:"on_complete,omitempty"` // the hook's result: ok, exit N, timeout, …
-	Missing         []string          `json:"missing,omitempty"`     // what could not be known, and why
+	ID              string              `json:"id"`   // the session id ("" without a session)
+	Slot            string              `json:"slot"` // the branch suffix: cc, codex, cc-opus-4-6, …
+	Adapter         string              `json:"adapter"`
+	Model           string              `json:"model,omitempty"`
+	SessionID       string              `json:"session_id,omitempty"`
+	LaunchID        string              `json:"launch_id,omitempty"`
+	Status          string              `json:"status"` // as `status` says; "unknown" without a session
+	ExitCode        *int                `json:"exit_code"`
+	ExitReason      string              `json:"exit_reason,omitempty"` // budget:duration|cost|tokens
+	DurationSeconds *float64            `json:"duration_seconds"`
+	Tokens          *discover.Tokens    `json:"tokens"`
+	TokensTotal     *int64              `json:"tokens_total"`
+	CostUSD         *float64            `json:"cost_usd"`
+	Branch          string              `json:"branch,omitempty"`
+	Worktree        string              `json:"worktree,omitempty"`
+	Diff            *worktree.DiffStats `json:"diff"`
+	DiffError       string              `json:"diff_error,omitempty"`
+	OnComplete      string              `json:"on_complete,omitempty"` // the hook's result: ok, exit N, timeout, …
+	Missing         []string            `json:"missing,omitempty"`     // what could not be known, and why
 	// --check results (this run's, or the last kept ones): Check for one
 	// command, Checks for several; CheckSkipped says why a slot was not checked.
 	Check        *compareCheck  `json:"check,omitempty"`
@@ -158,9 +159,9 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 			repo = mainWorktreeOf(ctx, r.Worktree)
 		}
 	}
-	var wts []launch.Worktree
+	var wts []worktree.Worktree
 	if repo != "" {
-		all, err := launch.ListWorktrees(ctx, e.expand(repo))
+		all, err := worktree.ListWorktrees(ctx, e.expand(repo))
 		if err != nil && o.Repo != "" {
 			return inputErr(err)
 		}
@@ -185,7 +186,7 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		for _, w := range wts {
 			bs = append(bs, w.Branch)
 		}
-		if b, err := launch.GroupBase(ctx, out.Repo, bs); err == nil {
+		if b, err := worktree.GroupBase(ctx, out.Repo, bs); err == nil {
 			out.BaseCommit = b
 		}
 	}
@@ -269,7 +270,7 @@ func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
 	case base == "":
 		row.Missing = append(row.Missing, "diff: the group's base commit is unknown (pass --repo)")
 	default:
-		d, err := launch.Diff(ctx, row.Worktree, base)
+		d, err := worktree.Diff(ctx, row.Worktree, base)
 		if err != nil {
 			row.DiffError = err.Error()
 			return
@@ -280,7 +281,7 @@ func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
 
 // mainWorktreeOf is the main worktree of the repository path belongs to, or "".
 func mainWorktreeOf(ctx context.Context, path string) string {
-	wts, err := launch.ListWorktrees(ctx, path)
+	wts, err := worktree.ListWorktrees(ctx, path)
 	if err != nil || len(wts) == 0 {
 		// The worktree is gone; its repository is beside it: <repo>-try-<group>-<suffix>.
 		base := filepath.Base(path)
@@ -293,7 +294,7 @@ func mainWorktreeOf(ctx context.Context, path string) string {
 }
 
 func slotSuffix(group, branch string) string {
-	if s, ok := strings.CutPrefix(branch, launch.GroupBranchPrefix(group)); ok {
+	if s, ok := strings.CutPrefix(branch, worktree.GroupBranchPrefix(group)); ok {
 		return s
 	}
 	return branch

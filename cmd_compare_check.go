@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -61,10 +61,10 @@ func (e *cmdEnv) runChecks(ctx context.Context, out *compareOut, cmds []string, 
 	var wg sync.WaitGroup
 	results := make([][]meta.CheckResult, len(jobs))
 	for i, j := range jobs {
-		head, err := launch.WorktreeHead(ctx, j.row.Worktree)
+		head, err := worktree.WorktreeHead(ctx, j.row.Worktree)
 		if err == nil {
 			j.head = head
-			j.tree, err = launch.WorktreeTree(ctx, j.row.Worktree)
+			j.tree, err = worktree.WorktreeTree(ctx, j.row.Worktree)
 		}
 		if err != nil {
 			j.row.CheckSkipped = "cannot read the worktree: " + err.Error()
@@ -128,12 +128,12 @@ func (e *cmdEnv) attachChecks(ctx context.Context, out *compareOut) {
 			}
 			stale := true
 			if r.Worktree != "" && dirExists(r.Worktree) {
-				if t, err := launch.WorktreeTree(ctx, r.Worktree); err == nil && t == c.Tree {
+				if t, err := worktree.WorktreeTree(ctx, r.Worktree); err == nil && t == c.Tree {
 					stale = false
 				}
-			} else if launch.BranchExists(ctx, out.Repo, r.Branch) {
+			} else if worktree.BranchExists(ctx, out.Repo, r.Branch) {
 				// The worktree went (cleaned, its leftovers committed): the branch holds what was checked.
-				if t, err := launch.TreeOf(ctx, out.Repo, r.Branch); err == nil && t == c.Tree {
+				if t, err := worktree.TreeOf(ctx, out.Repo, r.Branch); err == nil && t == c.Tree {
 					stale = false
 				}
 			}

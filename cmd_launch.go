@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -374,7 +375,7 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 		return inputErr(err)
 	}
 	if wt != "" {
-		path, err := launch.AddWorktree(ctx, real, branch, o.BaseBranch)
+		path, err := worktree.AddWorktree(ctx, real, branch, o.BaseBranch)
 		if err != nil {
 			return inputErr(err)
 		}
@@ -382,7 +383,7 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	}
 	res, err := l.Start(ctx, *sp)
 	if err != nil && sp.Worktree != "" {
-		if rerr := launch.RemoveWorktree(context.Background(), sp.Worktree, sp.Branch); rerr != nil {
+		if rerr := worktree.RemoveWorktree(context.Background(), sp.Worktree, sp.Branch); rerr != nil {
 			warn(s, fmt.Sprintf("remove the worktree %s made for this launch: %v", sp.Worktree, rerr))
 		}
 	}
@@ -443,11 +444,12 @@ func (e *cmdEnv) configAdapter() string {
 // inputErr maps launch errors to exit codes: bad input 2, a locked dir 5, else 1.
 func inputErr(err error) error {
 	var ie *launch.InputError
+	var wie *worktree.InputError
 	var ce *locks.ConflictError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &wie):
 		return &exitError{exitUsage, err}
 	case errors.As(err, &ce):
 		return &exitError{exitLocked, err}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 )
 
 func worktreeCommand(s *host) *cli.Command {
@@ -100,13 +100,13 @@ func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
 	if _, err := os.Stat(repo); err != nil {
 		return usageErrorf("worktree list %s: %v", repo, err)
 	}
-	wts, err := launch.ListWorktrees(ctx, repo)
+	wts, err := worktree.ListWorktrees(ctx, repo)
 	if err != nil {
 		return inputErr(err)
 	}
 	if o.JSON {
 		if wts == nil {
-			wts = []launch.Worktree{}
+			wts = []worktree.Worktree{}
 		}
 		return writeJSON(s.Out, wts)
 	}
@@ -149,11 +149,11 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 	if err != nil {
 		return err
 	}
-	var targets []launch.Worktree
+	var targets []worktree.Worktree
 	type groupClean struct{ repo, group string }
 	var groups []groupClean
 	for _, arg := range o.Args {
-		if launch.IsGroupID(arg) {
+		if worktree.IsGroupID(arg) {
 			repo := o.Repo
 			if repo == "" {
 				repo = e.groupRepo(ctx, arg)
@@ -161,7 +161,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 			if repo == "" {
 				repo = "."
 			}
-			wts, err := launch.ListWorktrees(ctx, e.expand(repo))
+			wts, err := worktree.ListWorktrees(ctx, e.expand(repo))
 			if err != nil {
 				return inputErr(err)
 			}
@@ -171,7 +171,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 					n++
 				}
 			}
-			bs, _ := launch.GroupBranches(ctx, wts[0].Path, arg)
+			bs, _ := worktree.GroupBranches(ctx, wts[0].Path, arg)
 			if n+len(bs) == 0 {
 				return &exitError{exitNotFound, fmt.Errorf("group %s has no worktree or branch in %s; see agentctl worktree list %s", arg, repo, repo)}
 			}
@@ -186,8 +186,8 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 	}
 	failed, total := 0, len(targets)
 	for _, w := range targets {
-		err := launch.CleanWorktree(ctx, w, o.Force, o.DeleteBranch)
-		var de *launch.DirtyError
+		err := worktree.CleanWorktree(ctx, w, o.Force, o.DeleteBranch)
+		var de *worktree.DirtyError
 		switch {
 		case errors.As(err, &de):
 			failed++
@@ -216,7 +216,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 			}
 		}
 		if into == "" {
-			into = launch.CurrentBranch(ctx, g.repo)
+			into = worktree.CurrentBranch(ctx, g.repo)
 		}
 		cs, n := e.cleanGroup(ctx, g.repo, g.group, into, "", o.DeleteBranch, o.Force, false)
 		failed += n
@@ -233,10 +233,10 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 }
 
 // findWorktree finds the worktree at path among its repository's worktrees.
-func findWorktree(ctx context.Context, path, repo string) (launch.Worktree, error) {
+func findWorktree(ctx context.Context, path, repo string) (worktree.Worktree, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return launch.Worktree{}, usageErrorf("%s: %v", path, err)
+		return worktree.Worktree{}, usageErrorf("%s: %v", path, err)
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
@@ -245,11 +245,11 @@ func findWorktree(ctx context.Context, path, repo string) (launch.Worktree, erro
 	if repo != "" {
 		from = repo
 	} else if _, err := os.Stat(abs); err != nil {
-		return launch.Worktree{}, usageErrorf("%s does not exist; pass --repo REPO to remove its stale entry", path)
+		return worktree.Worktree{}, usageErrorf("%s does not exist; pass --repo REPO to remove its stale entry", path)
 	}
-	wts, err := launch.ListWorktrees(ctx, from)
+	wts, err := worktree.ListWorktrees(ctx, from)
 	if err != nil {
-		return launch.Worktree{}, inputErr(err)
+		return worktree.Worktree{}, inputErr(err)
 	}
 	for _, w := range wts {
 		if w.Path == abs && w.Main {
@@ -259,7 +259,7 @@ func findWorktree(ctx context.Context, path, repo string) (launch.Worktree, erro
 			return w, nil
 		}
 	}
-	return launch.Worktree{}, usageErrorf("%s is not a worktree of its repository (its top level is not a linked worktree); see agentctl worktree list", path)
+	return worktree.Worktree{}, usageErrorf("%s is not a worktree of its repository (its top level is not a linked worktree); see agentctl worktree list", path)
 }
 
 // groupRepo is the repository a group's launch records point at, or "".
