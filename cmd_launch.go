@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -262,36 +261,15 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 		return err
 	}
 	e.rememberHome()
-	adapter := ""
-	if len(o.Args) == 1 {
-		adapter = o.Args[0]
-	}
 	slots := o.groupSlots()
-	if o.Matrix != "" || len(slots) > 1 {
-		return runGroupLaunch(ctx, s, e, o, slots)
-	}
-	if len(slots) == 1 {
-		adapter = slots[0].Adapter
-		if slots[0].Model != "" {
-			o.Model = slots[0].Model
+	group := o.Matrix != "" || len(slots) > 1
+	if group {
+		switch {
+		case o.Worktree != "" || o.Branch != "":
+			return usageErrorf("a group launch makes one worktree per slot itself; drop --worktree/--branch (the repository is --cwd, else the current directory)")
+		case o.Matrix != "" && (len(slots) > 0):
+			return usageErrorf("--matrix and --adapter/ADAPTER exclude each other; put every slot in the matrix file")
 		}
-	}
-	if adapter == "" {
-		switch names := o.Adapters; {
-		case len(names) == 1:
-			adapter = names[0]
-		case e.config.Adapter != "":
-			adapter = e.config.Adapter
-		default:
-			adapter = "claude-code"
-		}
-	}
-	if !agents.Known(adapter) {
-		return &exitError{exitUsage, agents.UnknownError(adapter)}
-	}
-	drv, err := launch.DriverFor(adapter)
-	if err != nil {
-		return &exitError{exitFailed, err}
 	}
 	if o.MaxFileSize <= 0 {
 		return usageErrorf("--max-file-size %d: want a positive number of bytes", o.MaxFileSize)
@@ -309,100 +287,81 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 		return usageErrorf("--worktree needs --branch NAME for the new branch")
 	case wt == "" && branch != "":
 		return usageErrorf("--branch needs --worktree REPO")
-	case wt == "" && o.BaseBranch != "":
+	case wt == "" && o.BaseBranch != "" && !group:
 		return usageErrorf("--base-branch needs --worktree REPO and --branch NAME")
 	case wt != "" && o.Cwd != "":
 		return usageErrorf("--worktree and --cwd exclude each other: the agent runs in the new worktree")
 	}
-	// The working directory: the driver's choice among --cwd, --worktree and
-	// config cwd (~ expanded), else where we are.
-	cwd, runsThere, err := drv.Workdir(o.Cwd, wt, e.config.Cwd)
-	if err != nil {
-		return inputErr(err)
-	}
-	sp, err := e.agentSpec(o.agentOptions, o.globalOptions, adapter)
+	sp, err := e.agentSpec(o.agentOptions, o.globalOptions)
 	if err != nil {
 		return err
 	}
-	sp.Background = o.Background
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return &exitError{exitFailed, err}
+	ask := launch.Ask{Slots: slots, DefaultAdapter: e.configAdapter(), ConfigAdapter: e.configAdapter(), ConfigModel: e.config.Model,
+		Background: o.Background, Cwd: o.Cwd, ConfigCwd: e.config.Cwd, Worktree: wt, Expand: e.expand, Agent: *sp,
+		Prompt: launch.PromptInput{Prompt: o.Prompt, Files: o.Files, Spec: o.Spec, MaxFileSize: o.MaxFileSize, Issue: o.Issue, Repo: o.Repo}}
+	if !group && len(slots) == 0 && len(o.Adapters) == 1 {
+		// `agentctl --adapter X launch`: the one adapter named before the command.
+		ask.DefaultAdapter = o.Adapters[0]
+	}
+	base := o.BaseBranch
+	if o.Matrix != "" {
+		m, ms, err := launch.ReadMatrix(o.Matrix, e.expand)
+		if err != nil {
+			return inputErr(err)
+		}
+		ask.Slots, ask.Matrix = ms, true
+		if ask.Prompt.Prompt == "" {
+			ask.Prompt.Prompt = m.Prompt
+		}
+		if ask.Cwd == "" {
+			ask.Cwd = m.Cwd
+		}
+		if base == "" {
+			base = m.BaseBranch
 		}
 	}
-	real, err := locks.Canonical(e.expand(cwd))
-	if err != nil {
-		what := "--cwd"
-		if wt != "" {
-			what = "--worktree"
-		}
-		return usageErrorf("%s %s: %v", what, cwd, err)
-	}
-	sp.Cwd = real
-	if !runsThere {
-		// No directory to lock or run in; --file paths are still shown
-		// relative to where we are.
-		sp.Cwd = ""
-	}
-	prompt := o.Prompt
-	if prompt == "-" {
+	if ask.Prompt.Prompt == "-" {
 		b, err := io.ReadAll(s.In)
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("read the prompt from stdin: %w", err)}
 		}
-		prompt = string(b)
+		ask.Prompt.Prompt = string(b)
 	}
-	sp.Prompt, err = launch.BuildPrompt(ctx, launch.PromptInput{
-		Prompt: prompt, Files: o.Files, Spec: o.Spec, MaxFileSize: o.MaxFileSize,
-		Issue: o.Issue, Repo: o.Repo, Cwd: real,
-	})
+	l := e.launcher()
+	specs, err := l.PlanSlots(ctx, ask)
 	if err != nil {
 		return inputErr(err)
 	}
-	sp.Summary = prompt
-	if strings.TrimSpace(sp.Summary) == "" {
-		sp.Summary = sp.Prompt
+	if group {
+		return runGroupLaunch(ctx, s, e, l, o, specs, base)
 	}
-	sp.Summary = truncateBytes(sp.Summary, 4096)
-	sp.SpecPath = o.Spec
-	if sp.SpecPath != "" {
-		if abs, err := filepath.Abs(sp.SpecPath); err == nil {
-			sp.SpecPath = abs
-		}
-	}
-	l := e.launcher()
-	if _, _, err := l.Plan(sp); err != nil {
-		return inputErr(err)
-	}
+	one := specs[0].Spec
 	if wt != "" {
-		path, err := worktree.AddWorktree(ctx, real, branch, o.BaseBranch)
+		path, err := worktree.AddWorktree(ctx, one.Cwd, branch, o.BaseBranch)
 		if err != nil {
 			return inputErr(err)
 		}
-		sp.Worktree, sp.Branch, sp.BaseBranch, sp.Cwd = path, branch, o.BaseBranch, path
+		one.Worktree, one.Branch, one.BaseBranch, one.Cwd = path, branch, o.BaseBranch, path
 	}
-	res, err := l.Start(ctx, *sp)
-	if err != nil && sp.Worktree != "" {
-		if rerr := worktree.RemoveWorktree(context.Background(), sp.Worktree, sp.Branch); rerr != nil {
-			warn(s, fmt.Sprintf("remove the worktree %s made for this launch: %v", sp.Worktree, rerr))
+	res, err := l.Start(ctx, one)
+	if err != nil && one.Worktree != "" {
+		if rerr := worktree.RemoveWorktree(context.Background(), one.Worktree, one.Branch); rerr != nil {
+			warn(s, fmt.Sprintf("remove the worktree %s made for this launch: %v", one.Worktree, rerr))
 		}
 	}
-	return e.reportStart(ctx, o.agentOptions, res, err, adapter)
+	return e.reportStart(ctx, o.agentOptions, res, err, one.Adapter)
 }
 
 // agentSpec reads the flags launch and resume share.
-func (e *cmdEnv) agentSpec(o agentOptions, g globalOptions, adapter string) (*launch.Spec, error) {
+func (e *cmdEnv) agentSpec(o agentOptions, g globalOptions) (*launch.Spec, error) {
 	env := o.Env
 	err := launch.ParseEnv(env)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
-	sp := &launch.Spec{Adapter: adapter, Model: o.Model, PermissionMode: o.PermissionMode,
+	sp := &launch.Spec{Model: o.Model, PermissionMode: o.PermissionMode,
 		AppendSystemPrompt: o.AppendSystemPrompt, Sandbox: o.Sandbox, UserEnv: env,
 		OnCreate: o.OnCreate, OnComplete: o.OnComplete, Force: o.Force, User: userName(e.s)}
-	if sp.Model == "" && e.config.Model != "" && adapter == e.configAdapter() {
-		sp.Model = e.config.Model
-	}
 	if g.Home != "" {
 		sp.Home = e.home
 	}
@@ -576,19 +535,6 @@ func userName(s *host) string {
 	}
 	return "unknown"
 }
-
-// truncateBytes cuts s to at most n bytes on a rune boundary.
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // finaliseDead is the lazy half of supervision, run by every command that reads
 // sessions: launches whose agent and supervisor both died get finalised once,

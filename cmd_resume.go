@@ -103,25 +103,26 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 		}
 		return &exitError{exitFailed, err}
 	}
-	sp, err := e.agentSpec(o.agentOptions, o.globalOptions, sess.Adapter)
+	sp, err := e.agentSpec(o.agentOptions, o.globalOptions)
 	if err != nil {
 		return err
 	}
 	sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
 	sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
-	sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
 	sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
 	sp.Fork = o.Fork
 	l := e.launcher()
+	planned, err := l.PlanSlots(ctx, launch.Ask{Slots: []launch.Slot{{Adapter: sess.Adapter}}, ConfigAdapter: e.configAdapter(),
+		ConfigModel: e.config.Model, Agent: *sp, Prompt: launch.PromptInput{Prompt: msg}, CommandOnly: o.PrintCommand})
+	if err != nil {
+		return inputErr(err)
+	}
 	if o.PrintCommand {
-		_, plan, err := l.Plan(sp)
-		if err != nil {
-			return inputErr(err)
-		}
+		plan := planned[0].Command
 		fmt.Fprintf(s.Out, "cd %s && %s\n", shellQuote(cwd), shellJoin(append([]string{plan.Bin}, plan.Args...)))
 		return nil
 	}
-	res, err := l.Start(ctx, *sp)
+	res, err := l.Start(ctx, planned[0].Spec)
 	return e.reportStart(ctx, o.agentOptions, res, err, sess.Adapter)
 }
 
