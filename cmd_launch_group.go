@@ -89,11 +89,8 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, l *launch.Launcher,
 		wg.Add(1)
 		go func(i int, sp launch.Spec) {
 			defer wg.Done()
+			// Start releases the lock LockAll took unless the agent starts.
 			res, err := l.Start(ctx, sp)
-			if err != nil {
-				// Start may fail before it owns the lock LockAll took.
-				_ = locks.ReleaseLaunch(l.Store, sp.LaunchID)
-			}
 			outs[i] = slotOut{slot: g.Slots[i], res: res, err: err}
 		}(i, *specs[i])
 	}
