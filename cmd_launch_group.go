@@ -46,7 +46,8 @@ type slotOut struct {
 // runGroupLaunch is a comparison launch (README "Comparing agents"): the
 // slots planned and checked (PlanSlots), then every worktree made, then the
 // agents started in parallel.
-func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, l *launch.Launcher, o launchOptions, planned []launch.SlotPlan, base string) error {
+func runGroupLaunch(ctx context.Context, st *starter, o launchOptions, planned []launch.SlotPlan, base string) error {
+	s, l := st.s, st.launcher
 	slots := make([]launch.Slot, len(planned))
 	for i, p := range planned {
 		slots[i] = p.Slot
@@ -123,7 +124,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, l *launch.Launcher,
 			js = append(js, launchOut{ID: r.CurrentSessionID(), Adapter: r.Adapter, Model: model, Cwd: r.Cwd, Group: r.Group,
 				Branch: r.Branch, PID: r.PID, Log: r.Log, LaunchID: r.ID})
 		} else {
-			printHuman(s.Out, "%s%s → %s (%s)\n", r.Adapter, modelParen(model), shortHome(r.Cwd, e.home), r.CurrentSessionID())
+			printHuman(s.Out, "%s%s → %s (%s)\n", r.Adapter, modelParen(model), shortHome(r.Cwd, st.home), r.CurrentSessionID())
 		}
 		if so.res.OnCreateErr != nil {
 			failed++
@@ -143,7 +144,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, l *launch.Launcher,
 			if so.err != nil {
 				continue
 			}
-			end, err := e.deps().WaitLaunch(ctx, so.res.Record.ID)
+			end, err := l.WaitLaunch(ctx, so.res.Record.ID)
 			if err != nil {
 				return &exitError{exitFailed, err}
 			}
