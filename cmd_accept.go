@@ -65,10 +65,11 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print {session_id, group, branch, into, method, before, commit, …}"},
 		},
 		Action: func(c *cli.Context) error {
-			return runAccept(c.Context, s, acceptOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				Squash: c.Bool("squash"), Merge: c.Bool("merge"), Rebase: c.Bool("rebase"), Into: c.String("into"),
-				Message: c.String("message"), MessageSet: c.IsSet("message"), Clean: c.Bool("clean"),
-				DeleteBranch: c.Bool("delete-branch"), Force: c.Bool("force"), JSON: c.Bool("json")})
+			o, err := acceptOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runAccept(c.Context, s, o)
 		},
 	}
 }
@@ -112,9 +113,21 @@ type cleanedSlot struct {
 	Error           string `json:"error,omitempty"`
 }
 
-func runAccept(ctx context.Context, s *host, o acceptOptions) error {
+// acceptOptionsFrom reads accept's flags and makes every usage check.
+func acceptOptionsFrom(c *cli.Context) (acceptOptions, error) {
+	o := acceptOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		Squash: c.Bool("squash"), Merge: c.Bool("merge"), Rebase: c.Bool("rebase"), Into: c.String("into"),
+		Message: c.String("message"), MessageSet: c.IsSet("message"), Clean: c.Bool("clean"),
+		DeleteBranch: c.Bool("delete-branch"), Force: c.Bool("force"), JSON: c.Bool("json")}
+	_, err := o.check()
+	return o, err
+}
+
+// check is every usage check of accept, reading nothing; it returns the
+// accept method the flags pick.
+func (o acceptOptions) check() (string, error) {
 	if err := needArgs("accept", o.Args, 1, "one session ID (a slot of a launch group; see agentctl compare GROUP)"); err != nil {
-		return err
+		return "", err
 	}
 	method := worktree.MethodSquash
 	n := 0
@@ -126,15 +139,26 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	}
 	switch {
 	case n > 1:
-		return usageErrorf("accept: --squash, --merge and --rebase exclude each other; pick one")
+		return "", usageErrorf("accept: --squash, --merge and --rebase exclude each other; pick one")
 	case method == worktree.MethodRebase && o.MessageSet:
-		return usageErrorf("accept: --rebase replays the slot's own commits; -m applies to --squash and --merge")
+		return "", usageErrorf("accept: --rebase replays the slot's own commits; -m applies to --squash and --merge")
 	case o.MessageSet && strings.TrimSpace(o.Message) == "":
-		return usageErrorf("accept: -m needs a message")
+		return "", usageErrorf("accept: -m needs a message")
 	case (o.DeleteBranch || o.Force) && !o.Clean:
-		return usageErrorf("accept: --delete-branch and --force go with --clean")
+		return "", usageErrorf("accept: --delete-branch and --force go with --clean")
 	case o.Force && !o.DeleteBranch:
-		return usageErrorf("accept: --force only decides which branches --delete-branch may delete; add --delete-branch")
+		return "", usageErrorf("accept: --force only decides which branches --delete-branch may delete; add --delete-branch")
+	}
+	return method, nil
+}
+
+// runAccept brings a slot's work into the target branch. o comes checked
+// from acceptOptionsFrom, or built by hand (tests): it is checked again,
+// before anything is read.
+func runAccept(ctx context.Context, s *host, o acceptOptions) error {
+	method, err := o.check()
+	if err != nil {
+		return err
 	}
 	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
 	if err != nil {

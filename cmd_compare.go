@@ -62,9 +62,11 @@ Examples:
 			&cli.StringFlag{Name: "sort", Usage: "order the rows by `KEY`: " + strings.Join(sortKeys, ", ")},
 		},
 		Action: func(c *cli.Context) error {
-			return runCompare(c.Context, s, compareOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				JSON: c.Bool("json"), Repo: c.String("repo"), Checks: multi(c, "check"), CheckTimeout: c.String("check-timeout"),
-				Sort: c.String("sort")})
+			o, err := compareOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runCompare(c.Context, s, o)
 		},
 	}
 }
@@ -117,27 +119,49 @@ type compareOut struct {
 	Slots      []compareSlot `json:"slots"`
 }
 
-func runCompare(ctx context.Context, s *host, o compareOptions) error {
+// compareOptionsFrom reads compare's flags and makes every usage check.
+func compareOptionsFrom(c *cli.Context) (compareOptions, error) {
+	o := compareOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		JSON: c.Bool("json"), Repo: c.String("repo"), Checks: multi(c, "check"), CheckTimeout: c.String("check-timeout"),
+		Sort: c.String("sort")}
+	_, err := o.check()
+	return o, err
+}
+
+// check is every usage check of compare, reading nothing; it returns the
+// --check-timeout.
+func (o compareOptions) check() (time.Duration, error) {
 	if err := needArgs("compare", o.Args, 1, "a GROUP id (g-xxxxxx, from launch)"); err != nil {
-		return err
+		return 0, err
 	}
-	group := o.Args[0]
 	timeout := defaultCheckTimeout
 	if o.CheckTimeout != "" {
 		d, err := meta.ParseDuration(o.CheckTimeout)
 		if err != nil || d <= 0 {
-			return usageErrorf("--check-timeout %q: want a positive duration such as 90s or 10m", o.CheckTimeout)
+			return 0, usageErrorf("--check-timeout %q: want a positive duration such as 90s or 10m", o.CheckTimeout)
 		}
 		timeout = d
 	}
 	if o.Sort != "" && !slices.Contains(sortKeys, o.Sort) {
-		return usageErrorf("--sort %q: want one of %s", o.Sort, strings.Join(sortKeys, ", "))
+		return 0, usageErrorf("--sort %q: want one of %s", o.Sort, strings.Join(sortKeys, ", "))
 	}
 	for _, c := range o.Checks {
 		if strings.TrimSpace(c) == "" {
-			return usageErrorf("--check needs a command, such as --check \"go test ./...\"")
+			return 0, usageErrorf("--check needs a command, such as --check \"go test ./...\"")
 		}
 	}
+	return timeout, nil
+}
+
+// runCompare shows a group's slots side by side. o comes checked from
+// compareOptionsFrom, or built by hand (tests): it is checked again, before
+// anything is read.
+func runCompare(ctx context.Context, s *host, o compareOptions) error {
+	timeout, err := o.check()
+	if err != nil {
+		return err
+	}
+	group := o.Args[0]
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err

@@ -36,7 +36,11 @@ Examples:
   agentctl worktree list ~/code/api --json`,
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {path, head, branch, main, group, dirty, changes, …}"}},
 				Action: func(c *cli.Context) error {
-					return runWorktreeList(c.Context, s, worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")})
+					o := worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")}
+					if err := o.checkList(); err != nil {
+						return err
+					}
+					return runWorktreeList(c.Context, s, o)
 				},
 			},
 			{
@@ -68,8 +72,12 @@ Examples:
 					&cli.StringFlag{Name: "repo", Usage: "the `REPO` a GROUP argument's worktrees belong to (default: the current directory)"},
 				},
 				Action: func(c *cli.Context) error {
-					return runWorktreeClean(c.Context, s, worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-						Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Repo: c.String("repo")})
+					o := worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+						Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Repo: c.String("repo")}
+					if err := o.checkClean(); err != nil {
+						return err
+					}
+					return runWorktreeClean(c.Context, s, o)
 				},
 			},
 		},
@@ -85,9 +93,27 @@ type worktreeOptions struct {
 	Repo                      string
 }
 
-func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
+// checkList is every usage check of worktree list; it reads nothing.
+func (o worktreeOptions) checkList() error {
 	if len(o.Args) > 1 {
 		return usageErrorf("worktree list takes at most one REPO (got %d arguments)", len(o.Args))
+	}
+	return nil
+}
+
+// checkClean is every usage check of worktree clean; it reads nothing.
+func (o worktreeOptions) checkClean() error {
+	if len(o.Args) == 0 {
+		return usageErrorf("worktree clean needs a worktree PATH or a GROUP id (see agentctl worktree list)")
+	}
+	return nil
+}
+
+// runWorktreeList lists a repository's worktrees; o is checked again (tests
+// build it by hand) before anything is read.
+func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
+	if err := o.checkList(); err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
@@ -141,9 +167,11 @@ func shortHash(h string) string {
 	return h
 }
 
+// runWorktreeClean removes worktrees; o is checked again (tests build it by
+// hand) before anything is read.
 func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
-	if len(o.Args) == 0 {
-		return usageErrorf("worktree clean needs a worktree PATH or a GROUP id (see agentctl worktree list)")
+	if err := o.checkClean(); err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
