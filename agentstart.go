@@ -10,12 +10,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
 )
 
 // The start glue launch and resume share: the agent flags, the Spec they make,
-// and the report of a start. Neither command reaches into the other's file.
+// the report of a start, and what a driver sees of a session (stop too).
+// No command reaches into another's file for these.
 
 // starter starts agents for one launch or resume: the write side wired to
 // the command's store, config and streams.
@@ -238,4 +240,14 @@ func failureSuffix(r *meta.Launch) string {
 		return ""
 	}
 	return ": " + r.Failure
+}
+
+// seenOf is what the drivers' policies need to know about a session.
+func seenOf(sess discover.Session, env *discover.Env) launch.Seen {
+	s := launch.Seen{ID: sess.ID, Adapter: sess.Adapter, Status: sess.Status, Alive: discover.Alive(sess.Status),
+		Unknown: sess.Status == discover.StatusUnknown, Evidence: sess.Evidence, PID: sess.PID, Cwd: sess.Cwd}
+	if sess.LaunchID != "" && env != nil {
+		s.Launch = meta.FindLaunch(env.Launches, sess.LaunchID)
+	}
+	return s
 }

@@ -103,16 +103,6 @@ type acceptOut struct {
 	Cleaned         []cleanedSlot       `json:"cleaned,omitempty"`
 }
 
-// cleanedSlot is what cleaning did to one slot of a group.
-type cleanedSlot struct {
-	Branch          string `json:"branch"`
-	Path            string `json:"path,omitempty"`
-	LeftoversCommit string `json:"leftovers_commit,omitempty"`
-	Removed         bool   `json:"removed"`
-	BranchDeleted   bool   `json:"branch_deleted"`
-	Error           string `json:"error,omitempty"`
-}
-
 // acceptOptionsFrom reads accept's flags and makes every usage check.
 func acceptOptionsFrom(c *cli.Context) (acceptOptions, error) {
 	o := acceptOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
@@ -262,7 +252,7 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	if o.Clean {
 		step("clean")
 		var failed int
-		out.Cleaned, failed = e.cleanGroup(ctx, repo, rec.Group, into, rec.Branch, o.DeleteBranch, o.Force, o.JSON)
+		out.Cleaned, failed = newGroupCleaner(e).clean(ctx, repo, rec.Group, into, rec.Branch, o.DeleteBranch, o.Force, o.JSON)
 		if failed > 0 {
 			cleanErr = &exitError{exitFailed, fmt.Errorf("accepted, but %d worktree(s) or branches of %s were kept (see above)", failed, rec.Group)}
 		}
@@ -298,32 +288,6 @@ func groupRecord(recs []meta.Launch, sess discover.Session) *meta.Launch {
 		}
 	}
 	return nil
-}
-
-// live says whether a slot's agent may still write to its worktree.
-func live(sess discover.Session, st *meta.Store, rec *meta.Launch) bool {
-	switch sess.Status {
-	case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting:
-		return true
-	}
-	return rec != nil && st.AgentAlive(rec)
-}
-
-// groupBaseBranch is the branch a group's slots started from: the base the
-// launch named, or, when it branched from HEAD, the branch checked out in the
-// main worktree now.
-func groupBaseBranch(ctx context.Context, repo string, rec *meta.Launch) string {
-	if b := rec.BaseBranch; b != "" && b != "HEAD" {
-		if worktree.BranchExists(ctx, repo, b) {
-			return b
-		}
-		return ""
-	}
-	return worktree.CurrentBranch(ctx, repo)
-}
-
-func leftoversMessage(adapter, model, id string) string {
-	return fmt.Sprintf("agentctl: work of %s (%s) session %s", adapter, orDash(model), id)
 }
 
 // acceptMessage is the squash (or merge) commit's message: the prompt's first
@@ -391,131 +355,6 @@ func firstNonEmpty(ss ...string) string {
 func testStepDelay(s *host) time.Duration {
 	d, _ := time.ParseDuration(s.getenv("AGENTCTL_TEST_ACCEPT_STEP_DELAY"))
 	return d
-}
-
-// cleanGroup removes every worktree of group in repo, each slot's leftovers
-// committed on its branch first; a slot whose agent still runs is kept. With
-// deleteBranch the branches go too: accepted (and any whose work is in into)
-// always, an unmerged one only with force. It reports what it did per slot
-// (and prints it unless quiet) and how many things it had to keep.
-func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted string, deleteBranch, force, quiet bool) ([]cleanedSlot, int) {
-	s := e.s
-	say := func(format string, args ...any) {
-		if !quiet {
-			printHuman(s.Out, format, args...)
-		}
-	}
-	recs, _ := e.store.ReadLaunches()
-	byBranch := map[string]*meta.Launch{}
-	for i := range recs {
-		if recs[i].Group == group && recs[i].Branch != "" && recs[i].Kind != launch.KindResume {
-			byBranch[recs[i].Branch] = &recs[i]
-		}
-	}
-	wts, err := worktree.ListWorktrees(ctx, repo)
-	if err != nil {
-		fmt.Fprintf(s.ErrOut, "agentctl: %v\n", err)
-		return nil, 1
-	}
-	var out []cleanedSlot
-	failed := 0
-	has := map[string]bool{}
-	for _, w := range wts {
-		if w.Group != group || w.Main {
-			continue
-		}
-		has[w.Branch] = true
-		c := cleanedSlot{Branch: w.Branch, Path: w.Path}
-		rec := byBranch[w.Branch]
-		keep := func(err error) {
-			failed++
-			c.Error = err.Error()
-			fmt.Fprintf(s.ErrOut, "agentctl: kept %s: %s\n", termSafe(w.Path), termSafe(err.Error()))
-			out = append(out, c)
-		}
-		if rec != nil && e.store.AgentAlive(rec) {
-			keep(fmt.Errorf("its session %s is still running; stop it or wait for it, then clean again", rec.CurrentSessionID()))
-			continue
-		}
-		if !w.Prunable {
-			msg := "agentctl: work left in " + w.Branch
-			if rec != nil {
-				msg = leftoversMessage(rec.Adapter, rec.Model, rec.CurrentSessionID())
-			}
-			commit, err := e.deps().Git().CommitLeftovers(ctx, w.Path, msg)
-			if err != nil {
-				keep(err)
-				continue
-			}
-			if commit != "" {
-				c.LeftoversCommit = commit
-				say("committed the leftovers of %s on its branch as %s\n", w.Branch, shortHash(commit))
-			}
-		}
-		if err := worktree.CleanWorktree(ctx, w, false, false); err != nil {
-			keep(err)
-			continue
-		}
-		c.Removed = true
-		say("removed %s\n", shortHome(w.Path, e.home))
-		ev := meta.Event{Type: eventWorktreeRemoved, Timestamp: s.now(), Directory: w.Path,
-			Data: map[string]any{"group": group, "branch": w.Branch, "path": w.Path}}
-		if c.LeftoversCommit != "" {
-			ev.Data["leftovers_commit"] = c.LeftoversCommit
-		}
-		if rec != nil {
-			ev.Adapter, ev.SessionID, ev.LaunchID = rec.Adapter, rec.CurrentSessionID(), rec.ID
-		}
-		if err := e.store.AppendEvent(ev); err != nil {
-			warn(s, "journal: "+err.Error())
-		}
-		if deleteBranch && w.Branch != "" {
-			if err := e.deleteGroupBranch(ctx, repo, into, accepted, w.Branch, force); err != nil {
-				failed++
-				c.Error = err.Error()
-				fmt.Fprintf(s.ErrOut, "agentctl: %s\n", termSafe(err.Error()))
-			} else {
-				c.BranchDeleted = true
-				say("deleted branch %s\n", w.Branch)
-			}
-		}
-		out = append(out, c)
-	}
-	// Group branches without a worktree (removed by hand, or a launch killed
-	// half-way).
-	bs, _ := worktree.GroupBranches(ctx, repo, group)
-	for _, b := range bs {
-		if has[b] {
-			continue
-		}
-		c := cleanedSlot{Branch: b}
-		if !deleteBranch {
-			say("kept branch %s (it has no worktree; --delete-branch deletes it)\n", b)
-			out = append(out, c)
-			continue
-		}
-		if err := e.deleteGroupBranch(ctx, repo, into, accepted, b, force); err != nil {
-			failed++
-			c.Error = err.Error()
-			fmt.Fprintf(s.ErrOut, "agentctl: %s\n", termSafe(err.Error()))
-		} else {
-			c.BranchDeleted = true
-			say("deleted branch %s\n", b)
-		}
-		out = append(out, c)
-	}
-	return out, failed
-}
-
-// deleteGroupBranch deletes a slot's branch: with -D when its work is in into
-// (it was accepted, perhaps squashed) or with force, else git's own -d, which
-// refuses an unmerged branch.
-func (e *cmdEnv) deleteGroupBranch(ctx context.Context, repo, into, accepted, branch string, force bool) error {
-	in := branch == accepted || (into != "" && worktree.Contains(ctx, repo, into, branch))
-	if err := worktree.DeleteBranch(ctx, repo, branch, force || in); err != nil {
-		return fmt.Errorf("branch %s stays: its work is not in %s (%v); --force deletes it anyway", branch, orDash(into), err)
-	}
-	return nil
 }
 
 func init() {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -303,27 +301,6 @@ func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
 	}
 }
 
-// mainWorktreeOf is the main worktree of the repository path belongs to, or "".
-func mainWorktreeOf(ctx context.Context, path string) string {
-	wts, err := worktree.ListWorktrees(ctx, path)
-	if err != nil || len(wts) == 0 {
-		// The worktree is gone; its repository is beside it: <repo>-try-<group>-<suffix>.
-		base := filepath.Base(path)
-		if i := strings.Index(base, "-try-g-"); i > 0 {
-			return filepath.Join(filepath.Dir(path), base[:i])
-		}
-		return ""
-	}
-	return wts[0].Path
-}
-
-func slotSuffix(group, branch string) string {
-	if s, ok := strings.CutPrefix(branch, worktree.GroupBranchPrefix(group)); ok {
-		return s
-	}
-	return branch
-}
-
 func (e *cmdEnv) printCompare(out compareOut) {
 	printHuman(e.s.Out, "group %s", out.Group)
 	if out.BaseCommit != "" {
@@ -409,16 +386,4 @@ func (e *cmdEnv) printCompare(out compareOut) {
 	for _, n := range notes {
 		fmt.Fprintln(e.s.Out, "  "+n)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }

@@ -160,13 +160,6 @@ func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
 	return nil
 }
 
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
 // runWorktreeClean removes worktrees; o is checked again (tests build it by
 // hand) before anything is read.
 func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
@@ -184,7 +177,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 		if worktree.IsGroupID(arg) {
 			repo := o.Repo
 			if repo == "" {
-				repo = e.groupRepo(ctx, arg)
+				repo = groupRepo(ctx, e.store, arg)
 			}
 			if repo == "" {
 				repo = "."
@@ -246,7 +239,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 		if into == "" {
 			into = worktree.CurrentBranch(ctx, g.repo)
 		}
-		cs, n := e.cleanGroup(ctx, g.repo, g.group, into, "", o.DeleteBranch, o.Force, false)
+		cs, n := newGroupCleaner(e).clean(ctx, g.repo, g.group, into, "", o.DeleteBranch, o.Force, false)
 		failed += n
 		for _, c := range cs {
 			if c.Path != "" {
@@ -288,17 +281,4 @@ func findWorktree(ctx context.Context, path, repo string) (worktree.Worktree, er
 		}
 	}
 	return worktree.Worktree{}, usageErrorf("%s is not a worktree of its repository (its top level is not a linked worktree); see agentctl worktree list", path)
-}
-
-// groupRepo is the repository a group's launch records point at, or "".
-func (e *cmdEnv) groupRepo(ctx context.Context, group string) string {
-	recs, _ := e.store.ReadLaunches()
-	for _, r := range recs {
-		if r.Group == group && r.Worktree != "" {
-			if repo := mainWorktreeOf(ctx, r.Worktree); repo != "" {
-				return repo
-			}
-		}
-	}
-	return ""
 }
