@@ -69,6 +69,15 @@ Examples:
 	}
 }
 
+// comparer is what compare's rows, checks and table need of the command:
+// its streams, home, store and config.
+type comparer struct {
+	s      *host
+	home   string
+	store  *meta.Store
+	config *meta.Config
+}
+
 // compareOptions are compare's flags and arguments.
 type compareOptions struct {
 	globalOptions
@@ -164,6 +173,7 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 	if err != nil {
 		return err
 	}
+	cp := &comparer{s: e.s, home: e.home, store: e.store, config: e.config}
 	res, env := e.discoverAll(ctx)
 	var recs []meta.Launch
 	for _, r := range env.Launches {
@@ -255,7 +265,7 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		if r.OnComplete != "" && r.OnCompleteResult == "" {
 			row.OnComplete = "pending"
 		}
-		e.diffRow(ctx, &row, out.BaseCommit)
+		cp.diffRow(ctx, &row, out.BaseCommit)
 		out.Slots = append(out.Slots, row)
 	}
 	for _, w := range wts {
@@ -264,13 +274,13 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		}
 		row := compareSlot{Slot: slotSuffix(group, w.Branch), Branch: w.Branch, Worktree: w.Path, Status: "unknown",
 			Missing: []string{"launch record: expired or never written (adapter, model, session, exit code, tokens unknown)"}}
-		e.diffRow(ctx, &row, out.BaseCommit)
+		cp.diffRow(ctx, &row, out.BaseCommit)
 		out.Slots = append(out.Slots, row)
 	}
 	sort.SliceStable(out.Slots, func(i, j int) bool { return out.Slots[i].Slot < out.Slots[j].Slot })
-	e.attachChecks(ctx, &out)
+	cp.attachChecks(ctx, &out)
 	if len(o.Checks) > 0 {
-		e.runChecks(ctx, &out, o.Checks, timeout)
+		cp.runChecks(ctx, &out, o.Checks, timeout)
 	}
 	if o.Sort != "" {
 		sortSlots(out.Slots, o.Sort)
@@ -278,12 +288,12 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 	if o.JSON {
 		return writeJSON(s.Out, out)
 	}
-	e.printCompare(out)
+	cp.printCompare(out)
 	return nil
 }
 
 // diffRow measures a slot's worktree against the group's base.
-func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
+func (cp *comparer) diffRow(ctx context.Context, row *compareSlot, base string) {
 	switch {
 	case row.Worktree == "":
 		row.Missing = append(row.Missing, "diff: the slot has no worktree")
@@ -301,19 +311,19 @@ func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
 	}
 }
 
-func (e *cmdEnv) printCompare(out compareOut) {
-	printHuman(e.s.Out, "group %s", out.Group)
+func (cp *comparer) printCompare(out compareOut) {
+	printHuman(cp.s.Out, "group %s", out.Group)
 	if out.BaseCommit != "" {
-		printHuman(e.s.Out, " (base %.12s", out.BaseCommit)
+		printHuman(cp.s.Out, " (base %.12s", out.BaseCommit)
 		if out.BaseRef != "" && out.BaseRef != "HEAD" {
-			printHuman(e.s.Out, " %s", out.BaseRef)
+			printHuman(cp.s.Out, " %s", out.BaseRef)
 		}
-		fmt.Fprint(e.s.Out, ")")
+		fmt.Fprint(cp.s.Out, ")")
 	}
 	if out.Repo != "" {
-		printHuman(e.s.Out, " in %s", shortHome(out.Repo, e.home))
+		printHuman(cp.s.Out, " in %s", shortHome(out.Repo, cp.home))
 	}
-	fmt.Fprintln(e.s.Out)
+	fmt.Fprintln(cp.s.Out)
 	var t table
 	checks := checkColumns(out)
 	head := []string{"SLOT", "ADAPTER", "MODEL", "STATUS", "EXIT", "DURATION", "TOKENS", "COST", "DIFF", "HOOK"}
@@ -375,15 +385,15 @@ func (e *cmdEnv) printCompare(out compareOut) {
 		cells := []string{r.Slot, orDash(r.Adapter), orDash(r.Model), r.Status, exit, dur, tok, cost, diff, orDash(r.OnComplete)}
 		t.add(append(cells, checkCells(r, len(checks))...)...)
 	}
-	t.write(e.s.Out, nil)
+	t.write(cp.s.Out, nil)
 	for i, c := range checks {
 		name := "CHECK"
 		if len(checks) > 1 {
 			name = fmt.Sprintf("CHECK%d", i+1)
 		}
-		printHuman(e.s.Out, "  %s: %s\n", name, c)
+		printHuman(cp.s.Out, "  %s: %s\n", name, c)
 	}
 	for _, n := range notes {
-		fmt.Fprintln(e.s.Out, "  "+n)
+		fmt.Fprintln(cp.s.Out, "  "+n)
 	}
 }
