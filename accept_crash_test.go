@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentctl/agentctl/internal/gittest"
 
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 )
 
 // acceptEnv is a state dir, a repository and a two-slot group of the fake
@@ -109,7 +109,7 @@ func TestAcceptCrashSafety(t *testing.T) {
 	a := newAcceptEnv(t)
 	wt := a.worktrees["cc-m1"]
 	ctx := context.Background()
-	slotTree, err := launch.WorktreeTree(ctx, wt)
+	slotTree, err := worktree.WorktreeTree(ctx, wt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestAcceptCrashSafety(t *testing.T) {
 				t.Fatalf("round %d: main's tree %s is not the slot's %s: a half-applied change", i, tr, slotTree)
 			}
 		}
-		if tr, err := launch.WorktreeTree(ctx, wt); err != nil || tr != slotTree {
+		if tr, err := worktree.WorktreeTree(ctx, wt); err != nil || tr != slotTree {
 			t.Fatalf("round %d: the slot's work changed: tree %s (%v), want %s", i, tr, err, slotTree)
 		}
 		if _, err := os.Stat(filepath.Join(a.repo, ".git", "MERGE_HEAD")); err == nil {

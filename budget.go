@@ -24,12 +24,12 @@ func budgetFlags() []cli.Flag {
 
 // budget is the run's budget: the flags, then config "budget" for the limits
 // they leave unset. nil: no limit.
-func (e *cmdEnv) budget(o agentOptions) (*meta.Budget, error) {
+func budgetOf(o agentOptions, cfg *meta.Config) (*meta.Budget, error) {
 	b, err := meta.ParseBudget(o.MaxDuration, o.MaxCost, o.MaxTokens)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
-	if def := e.config.Budget; def != nil {
+	if def := cfg.Budget; def != nil {
 		if def.MaxDurationSeconds < 0 || def.MaxCostUSD < 0 || def.MaxTokens < 0 {
 			return nil, usageErrorf("config budget %+v: limits must be positive; fix config.json", *def)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -64,10 +65,11 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "print {session_id, group, branch, into, method, before, commit, …}"},
 		},
 		Action: func(c *cli.Context) error {
-			return runAccept(c.Context, s, acceptOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				Squash: c.Bool("squash"), Merge: c.Bool("merge"), Rebase: c.Bool("rebase"), Into: c.String("into"),
-				Message: c.String("message"), MessageSet: c.IsSet("message"), Clean: c.Bool("clean"),
-				DeleteBranch: c.Bool("delete-branch"), Force: c.Bool("force"), JSON: c.Bool("json")})
+			o, err := acceptOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runAccept(c.Context, s, o)
 		},
 	}
 }
@@ -84,40 +86,42 @@ type acceptOptions struct {
 
 // acceptOut is `accept --json` (README "Picking the winner").
 type acceptOut struct {
-	SessionID       string            `json:"session_id"`
-	Adapter         string            `json:"adapter"`
-	Model           string            `json:"model,omitempty"`
-	Group           string            `json:"group"`
-	Slot            string            `json:"slot"`
-	Branch          string            `json:"branch"`
-	Into            string            `json:"into"`
-	Target          string            `json:"target"` // the worktree the target branch is checked out in
-	Method          string            `json:"method"`
-	LeftoversCommit string            `json:"leftovers_commit,omitempty"`
-	Before          string            `json:"before"`
-	Commit          string            `json:"commit"`
-	AlreadyIn       bool              `json:"already_in"`
-	Diff            *launch.DiffStats `json:"diff"` // the target's change: git diff --shortstat BEFORE COMMIT
-	Cleaned         []cleanedSlot     `json:"cleaned,omitempty"`
+	SessionID       string              `json:"session_id"`
+	Adapter         string              `json:"adapter"`
+	Model           string              `json:"model,omitempty"`
+	Group           string              `json:"group"`
+	Slot            string              `json:"slot"`
+	Branch          string              `json:"branch"`
+	Into            string              `json:"into"`
+	Target          string              `json:"target"` // the worktree the target branch is checked out in
+	Method          string              `json:"method"`
+	LeftoversCommit string              `json:"leftovers_commit,omitempty"`
+	Before          string              `json:"before"`
+	Commit          string              `json:"commit"`
+	AlreadyIn       bool                `json:"already_in"`
+	Diff            *worktree.DiffStats `json:"diff"` // the target's change: git diff --shortstat BEFORE COMMIT
+	Cleaned         []cleanedSlot       `json:"cleaned,omitempty"`
 }
 
-// cleanedSlot is what cleaning did to one slot of a group.
-type cleanedSlot struct {
-	Branch          string `json:"branch"`
-	Path            string `json:"path,omitempty"`
-	LeftoversCommit string `json:"leftovers_commit,omitempty"`
-	Removed         bool   `json:"removed"`
-	BranchDeleted   bool   `json:"branch_deleted"`
-	Error           string `json:"error,omitempty"`
+// acceptOptionsFrom reads accept's flags and makes every usage check.
+func acceptOptionsFrom(c *cli.Context) (acceptOptions, error) {
+	o := acceptOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		Squash: c.Bool("squash"), Merge: c.Bool("merge"), Rebase: c.Bool("rebase"), Into: c.String("into"),
+		Message: c.String("message"), MessageSet: c.IsSet("message"), Clean: c.Bool("clean"),
+		DeleteBranch: c.Bool("delete-branch"), Force: c.Bool("force"), JSON: c.Bool("json")}
+	_, err := o.check()
+	return o, err
 }
 
-func runAccept(ctx context.Context, s *host, o acceptOptions) error {
+// check is every usage check of accept, reading nothing; it returns the
+// accept method the flags pick.
+func (o acceptOptions) check() (string, error) {
 	if err := needArgs("accept", o.Args, 1, "one session ID (a slot of a launch group; see agentctl compare GROUP)"); err != nil {
-		return err
+		return "", err
 	}
-	method := launch.MethodSquash
+	method := worktree.MethodSquash
 	n := 0
-	for m, on := range map[string]bool{launch.MethodSquash: o.Squash, launch.MethodMerge: o.Merge, launch.MethodRebase: o.Rebase} {
+	for m, on := range map[string]bool{worktree.MethodSquash: o.Squash, worktree.MethodMerge: o.Merge, worktree.MethodRebase: o.Rebase} {
 		if on {
 			n++
 			method = m
@@ -125,15 +129,26 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	}
 	switch {
 	case n > 1:
-		return usageErrorf("accept: --squash, --merge and --rebase exclude each other; pick one")
-	case method == launch.MethodRebase && o.MessageSet:
-		return usageErrorf("accept: --rebase replays the slot's own commits; -m applies to --squash and --merge")
+		return "", usageErrorf("accept: --squash, --merge and --rebase exclude each other; pick one")
+	case method == worktree.MethodRebase && o.MessageSet:
+		return "", usageErrorf("accept: --rebase replays the slot's own commits; -m applies to --squash and --merge")
 	case o.MessageSet && strings.TrimSpace(o.Message) == "":
-		return usageErrorf("accept: -m needs a message")
+		return "", usageErrorf("accept: -m needs a message")
 	case (o.DeleteBranch || o.Force) && !o.Clean:
-		return usageErrorf("accept: --delete-branch and --force go with --clean")
+		return "", usageErrorf("accept: --delete-branch and --force go with --clean")
 	case o.Force && !o.DeleteBranch:
-		return usageErrorf("accept: --force only decides which branches --delete-branch may delete; add --delete-branch")
+		return "", usageErrorf("accept: --force only decides which branches --delete-branch may delete; add --delete-branch")
+	}
+	return method, nil
+}
+
+// runAccept brings a slot's work into the target branch. o comes checked
+// from acceptOptionsFrom, or built by hand (tests): it is checked again,
+// before anything is read.
+func runAccept(ctx context.Context, s *host, o acceptOptions) error {
+	method, err := o.check()
+	if err != nil {
+		return err
 	}
 	e, sess, env, err := setupSession(ctx, s, o.globalOptions, o.Args[0])
 	if err != nil {
@@ -150,7 +165,7 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	if repo == "" || !dirExists(repo) {
 		return &exitError{exitFailed, fmt.Errorf("the repository of %s (%s) is gone", sess.ID, rec.Worktree)}
 	}
-	if !launch.BranchExists(ctx, repo, rec.Branch) {
+	if !worktree.BranchExists(ctx, repo, rec.Branch) {
 		return &exitError{exitFailed, fmt.Errorf("branch %s of session %s no longer exists in %s; nothing to accept", rec.Branch, sess.ID, repo)}
 	}
 	into := o.Into
@@ -159,25 +174,25 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 			return usageErrorf("the group's base %s is not a branch; pass --into BRANCH", rec.BaseBranch)
 		}
 	}
-	if !launch.BranchExists(ctx, repo, into) {
+	if !worktree.BranchExists(ctx, repo, into) {
 		return usageErrorf("--into %s: no such branch in %s", into, repo)
 	}
 	if into == rec.Branch {
 		return usageErrorf("--into %s is the slot's own branch", into)
 	}
-	target, err := launch.BranchWorktree(ctx, repo, into)
+	target, err := worktree.BranchWorktree(ctx, repo, into)
 	if err != nil {
 		return inputErr(err)
 	}
 	if target == "" {
 		return &exitError{exitFailed, fmt.Errorf("branch %s is not checked out in any worktree of %s; run: git -C %s switch %s (or pass --into a checked-out branch), then agentctl accept %s again", into, repo, repo, into, o.Args[0])}
 	}
-	if undone, err := e.deps().RecoverAccept(ctx, target); err != nil {
+	if undone, err := e.deps().Git().RecoverAccept(ctx, target); err != nil {
 		return acceptErr(err)
 	} else if undone {
 		warn(s, "an earlier accept into "+into+" was interrupted while it updated "+target+"; its half-written files were reset")
 	}
-	if ch, err := launch.TrackedChanges(ctx, target); err != nil {
+	if ch, err := worktree.TrackedChanges(ctx, target); err != nil {
 		return inputErr(err)
 	} else if len(ch) > 0 {
 		return &exitError{exitLocked, fmt.Errorf("%s (where %s is checked out) has uncommitted changes: %s; commit or stash them, then accept again", target, into, joinChanges(ch))}
@@ -192,26 +207,26 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 
 	out := acceptOut{SessionID: sess.ID, Adapter: rec.Adapter, Model: firstNonEmpty(rec.Model, sess.Model), Group: rec.Group,
 		Slot: slotSuffix(rec.Group, rec.Branch), Branch: rec.Branch, Into: into, Target: target, Method: method}
-	if err := launch.CheckConflicts(ctx, target, into, rec.Branch, rec.Worktree); err != nil {
+	if err := worktree.CheckConflicts(ctx, target, into, rec.Branch, rec.Worktree); err != nil {
 		return acceptErr(err)
 	}
 	if dirExists(rec.Worktree) {
 		step("leftovers")
-		c, err := e.deps().CommitLeftovers(ctx, rec.Worktree, leftoversMessage(rec.Adapter, out.Model, sess.ID))
+		c, err := e.deps().Git().CommitLeftovers(ctx, rec.Worktree, leftoversMessage(rec.Adapter, out.Model, sess.ID))
 		if err != nil {
 			return acceptErr(err)
 		}
 		out.LeftoversCommit = c
 	}
-	plan := launch.AcceptPlan{Target: target, Into: into, Branch: rec.Branch, Slot: rec.Worktree, Method: method,
+	plan := worktree.AcceptPlan{Target: target, Into: into, Branch: rec.Branch, Slot: rec.Worktree, Method: method,
 		Message: acceptMessage(o, method, rec, sess, out.Model), Step: step}
-	res, err := launch.Accept(ctx, plan)
+	res, err := worktree.Accept(ctx, plan)
 	if err != nil {
 		return acceptErr(err)
 	}
 	out.Before, out.Commit, out.AlreadyIn = res.Before, res.Commit, res.AlreadyIn
 	if !res.AlreadyIn {
-		if d, err := launch.CommitDiff(ctx, target, res.Before, res.Commit); err == nil {
+		if d, err := worktree.CommitDiff(ctx, target, res.Before, res.Commit); err == nil {
 			out.Diff = &d
 		}
 		step("journal")
@@ -237,7 +252,7 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 	if o.Clean {
 		step("clean")
 		var failed int
-		out.Cleaned, failed = e.cleanGroup(ctx, repo, rec.Group, into, rec.Branch, o.DeleteBranch, o.Force, o.JSON)
+		out.Cleaned, failed = newGroupCleaner(e).clean(ctx, repo, rec.Group, into, rec.Branch, o.DeleteBranch, o.Force, o.JSON)
 		if failed > 0 {
 			cleanErr = &exitError{exitFailed, fmt.Errorf("accepted, but %d worktree(s) or branches of %s were kept (see above)", failed, rec.Group)}
 		}
@@ -253,10 +268,10 @@ func runAccept(ctx context.Context, s *host, o acceptOptions) error {
 // acceptErr maps accept's failures: a conflict, a busy worktree or git
 // refusing the fast-forward refuse (exit 5), bad input 2, the rest 1.
 func acceptErr(err error) error {
-	var ce *launch.ConflictError
-	var be *launch.GitBusyError
-	var ue *launch.UpdateRefusedError
-	var ge *launch.GitRunningError
+	var ce *worktree.ConflictError
+	var be *worktree.GitBusyError
+	var ue *worktree.UpdateRefusedError
+	var ge *worktree.GitRunningError
 	if errors.As(err, &ce) || errors.As(err, &be) || errors.As(err, &ue) || errors.As(err, &ge) {
 		return &exitError{exitLocked, err}
 	}
@@ -273,32 +288,6 @@ func groupRecord(recs []meta.Launch, sess discover.Session) *meta.Launch {
 		}
 	}
 	return nil
-}
-
-// live says whether a slot's agent may still write to its worktree.
-func live(sess discover.Session, st *meta.Store, rec *meta.Launch) bool {
-	switch sess.Status {
-	case discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting:
-		return true
-	}
-	return rec != nil && st.AgentAlive(rec)
-}
-
-// groupBaseBranch is the branch a group's slots started from: the base the
-// launch named, or, when it branched from HEAD, the branch checked out in the
-// main worktree now.
-func groupBaseBranch(ctx context.Context, repo string, rec *meta.Launch) string {
-	if b := rec.BaseBranch; b != "" && b != "HEAD" {
-		if launch.BranchExists(ctx, repo, b) {
-			return b
-		}
-		return ""
-	}
-	return launch.CurrentBranch(ctx, repo)
-}
-
-func leftoversMessage(adapter, model, id string) string {
-	return fmt.Sprintf("agentctl: work of %s (%s) session %s", adapter, orDash(model), id)
 }
 
 // acceptMessage is the squash (or merge) commit's message: the prompt's first
@@ -318,7 +307,7 @@ func acceptMessage(o acceptOptions, method string, rec *meta.Launch, sess discov
 		if subject == "" {
 			subject = "agentctl: accept " + rec.Branch
 		}
-		if method == launch.MethodMerge {
+		if method == worktree.MethodMerge {
 			subject = "Merge " + rec.Branch + ": " + subject
 		}
 	}
@@ -366,131 +355,6 @@ func firstNonEmpty(ss ...string) string {
 func testStepDelay(s *host) time.Duration {
 	d, _ := time.ParseDuration(s.getenv("AGENTCTL_TEST_ACCEPT_STEP_DELAY"))
 	return d
-}
-
-// cleanGroup removes every worktree of group in repo, each slot's leftovers
-// committed on its branch first; a slot whose agent still runs is kept. With
-// deleteBranch the branches go too: accepted (and any whose work is in into)
-// always, an unmerged one only with force. It reports what it did per slot
-// (and prints it unless quiet) and how many things it had to keep.
-func (e *cmdEnv) cleanGroup(ctx context.Context, repo, group, into, accepted string, deleteBranch, force, quiet bool) ([]cleanedSlot, int) {
-	s := e.s
-	say := func(format string, args ...any) {
-		if !quiet {
-			printHuman(s.Out, format, args...)
-		}
-	}
-	recs, _ := e.store.ReadLaunches()
-	byBranch := map[string]*meta.Launch{}
-	for i := range recs {
-		if recs[i].Group == group && recs[i].Branch != "" && recs[i].Kind != launch.KindResume {
-			byBranch[recs[i].Branch] = &recs[i]
-		}
-	}
-	wts, err := launch.ListWorktrees(ctx, repo)
-	if err != nil {
-		fmt.Fprintf(s.ErrOut, "agentctl: %v\n", err)
-		return nil, 1
-	}
-	var out []cleanedSlot
-	failed := 0
-	has := map[string]bool{}
-	for _, w := range wts {
-		if w.Group != group || w.Main {
-			continue
-		}
-		has[w.Branch] = true
-		c := cleanedSlot{Branch: w.Branch, Path: w.Path}
-		rec := byBranch[w.Branch]
-		keep := func(err error) {
-			failed++
-			c.Error = err.Error()
-			fmt.Fprintf(s.ErrOut, "agentctl: kept %s: %s\n", termSafe(w.Path), termSafe(err.Error()))
-			out = append(out, c)
-		}
-		if rec != nil && e.store.AgentAlive(rec) {
-			keep(fmt.Errorf("its session %s is still running; stop it or wait for it, then clean again", rec.CurrentSessionID()))
-			continue
-		}
-		if !w.Prunable {
-			msg := "agentctl: work left in " + w.Branch
-			if rec != nil {
-				msg = leftoversMessage(rec.Adapter, rec.Model, rec.CurrentSessionID())
-			}
-			commit, err := e.deps().CommitLeftovers(ctx, w.Path, msg)
-			if err != nil {
-				keep(err)
-				continue
-			}
-			if commit != "" {
-				c.LeftoversCommit = commit
-				say("committed the leftovers of %s on its branch as %s\n", w.Branch, shortHash(commit))
-			}
-		}
-		if err := launch.CleanWorktree(ctx, w, false, false); err != nil {
-			keep(err)
-			continue
-		}
-		c.Removed = true
-		say("removed %s\n", shortHome(w.Path, e.home))
-		ev := meta.Event{Type: eventWorktreeRemoved, Timestamp: s.now(), Directory: w.Path,
-			Data: map[string]any{"group": group, "branch": w.Branch, "path": w.Path}}
-		if c.LeftoversCommit != "" {
-			ev.Data["leftovers_commit"] = c.LeftoversCommit
-		}
-		if rec != nil {
-			ev.Adapter, ev.SessionID, ev.LaunchID = rec.Adapter, rec.CurrentSessionID(), rec.ID
-		}
-		if err := e.store.AppendEvent(ev); err != nil {
-			warn(s, "journal: "+err.Error())
-		}
-		if deleteBranch && w.Branch != "" {
-			if err := e.deleteGroupBranch(ctx, repo, into, accepted, w.Branch, force); err != nil {
-				failed++
-				c.Error = err.Error()
-				fmt.Fprintf(s.ErrOut, "agentctl: %s\n", termSafe(err.Error()))
-			} else {
-				c.BranchDeleted = true
-				say("deleted branch %s\n", w.Branch)
-			}
-		}
-		out = append(out, c)
-	}
-	// Group branches without a worktree (removed by hand, or a launch killed
-	// half-way).
-	bs, _ := launch.GroupBranches(ctx, repo, group)
-	for _, b := range bs {
-		if has[b] {
-			continue
-		}
-		c := cleanedSlot{Branch: b}
-		if !deleteBranch {
-			say("kept branch %s (it has no worktree; --delete-branch deletes it)\n", b)
-			out = append(out, c)
-			continue
-		}
-		if err := e.deleteGroupBranch(ctx, repo, into, accepted, b, force); err != nil {
-			failed++
-			c.Error = err.Error()
-			fmt.Fprintf(s.ErrOut, "agentctl: %s\n", termSafe(err.Error()))
-		} else {
-			c.BranchDeleted = true
-			say("deleted branch %s\n", b)
-		}
-		out = append(out, c)
-	}
-	return out, failed
-}
-
-// deleteGroupBranch deletes a slot's branch: with -D when its work is in into
-// (it was accepted, perhaps squashed) or with force, else git's own -d, which
-// refuses an unmerged branch.
-func (e *cmdEnv) deleteGroupBranch(ctx context.Context, repo, into, accepted, branch string, force bool) error {
-	in := branch == accepted || (into != "" && launch.Contains(ctx, repo, into, branch))
-	if err := launch.DeleteBranch(ctx, repo, branch, force || in); err != nil {
-		return fmt.Errorf("branch %s stays: its work is not in %s (%v); --force deletes it anyway", branch, orDash(into), err)
-	}
-	return nil
 }
 
 func init() {

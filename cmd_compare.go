@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -61,11 +60,22 @@ Examples:
 			&cli.StringFlag{Name: "sort", Usage: "order the rows by `KEY`: " + strings.Join(sortKeys, ", ")},
 		},
 		Action: func(c *cli.Context) error {
-			return runCompare(c.Context, s, compareOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-				JSON: c.Bool("json"), Repo: c.String("repo"), Checks: multi(c, "check"), CheckTimeout: c.String("check-timeout"),
-				Sort: c.String("sort")})
+			o, err := compareOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runCompare(c.Context, s, o)
 		},
 	}
+}
+
+// comparer is what compare's rows, checks and table need of the command:
+// its streams, home, store and config.
+type comparer struct {
+	s      *host
+	home   string
+	store  *meta.Store
+	config *meta.Config
 }
 
 // compareOptions are compare's flags and arguments.
@@ -81,25 +91,25 @@ type compareOptions struct {
 
 // compareSlot is one row of `compare --json` (README "Comparing agents").
 type compareSlot struct {
-	ID              string            `json:"id"`   // the session id ("" without a session)
-	Slot            string            `json:"slot"` // the branch suffix: cc, codex, cc-opus-4-6, …
-	Adapter         string            `json:"adapter"`
-	Model           string            `json:"model,omitempty"`
-	SessionID       string            `json:"session_id,omitempty"`
-	LaunchID        string            `json:"launch_id,omitempty"`
-	Status          string            `json:"status"` // as `status` says; "unknown" without a session
-	ExitCode        *int              `json:"exit_code"`
-	ExitReason      string            `json:"exit_reason,omitempty"` // budget:duration|cost|tokens
-	DurationSeconds *float64          `json:"duration_seconds"`
-	Tokens          *discover.Tokens  `json:"tokens"`
-	TokensTotal     *int64            `json:"tokens_total"`
-	CostUSD         *float64          `json:"cost_usd"`
-	Branch          string            `json:"branch,omitempty"`
-	Worktree        string            `json:"worktree,omitempty"`
-	Diff            *launch.DiffStats `json:"diff"`
-	DiffError       string            `json:"diff_error,omitempty"`
-	OnComplete      string            `json:"on_complete,omitempty"` // the hook's result: ok, exit N, timeout, …
-	Missing         []string          `json:"missing,omitempty"`     // what could not be known, and why
+	ID              string              `json:"id"`   // the session id ("" without a session)
+	Slot            string              `json:"slot"` // the branch suffix: cc, codex, cc-opus-4-6, …
+	Adapter         string              `json:"adapter"`
+	Model           string              `json:"model,omitempty"`
+	SessionID       string              `json:"session_id,omitempty"`
+	LaunchID        string              `json:"launch_id,omitempty"`
+	Status          string              `json:"status"` // as `status` says; "unknown" without a session
+	ExitCode        *int                `json:"exit_code"`
+	ExitReason      string              `json:"exit_reason,omitempty"` // budget:duration|cost|tokens
+	DurationSeconds *float64            `json:"duration_seconds"`
+	Tokens          *discover.Tokens    `json:"tokens"`
+	TokensTotal     *int64              `json:"tokens_total"`
+	CostUSD         *float64            `json:"cost_usd"`
+	Branch          string              `json:"branch,omitempty"`
+	Worktree        string              `json:"worktree,omitempty"`
+	Diff            *worktree.DiffStats `json:"diff"`
+	DiffError       string              `json:"diff_error,omitempty"`
+	OnComplete      string              `json:"on_complete,omitempty"` // the hook's result: ok, exit N, timeout, …
+	Missing         []string            `json:"missing,omitempty"`     // what could not be known, and why
 	// --check results (this run's, or the last kept ones): Check for one
 	// command, Checks for several; CheckSkipped says why a slot was not checked.
 	Check        *compareCheck  `json:"check,omitempty"`
@@ -116,31 +126,54 @@ type compareOut struct {
 	Slots      []compareSlot `json:"slots"`
 }
 
-func runCompare(ctx context.Context, s *host, o compareOptions) error {
+// compareOptionsFrom reads compare's flags and makes every usage check.
+func compareOptionsFrom(c *cli.Context) (compareOptions, error) {
+	o := compareOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+		JSON: c.Bool("json"), Repo: c.String("repo"), Checks: multi(c, "check"), CheckTimeout: c.String("check-timeout"),
+		Sort: c.String("sort")}
+	_, err := o.check()
+	return o, err
+}
+
+// check is every usage check of compare, reading nothing; it returns the
+// --check-timeout.
+func (o compareOptions) check() (time.Duration, error) {
 	if err := needArgs("compare", o.Args, 1, "a GROUP id (g-xxxxxx, from launch)"); err != nil {
-		return err
+		return 0, err
 	}
-	group := o.Args[0]
 	timeout := defaultCheckTimeout
 	if o.CheckTimeout != "" {
 		d, err := meta.ParseDuration(o.CheckTimeout)
 		if err != nil || d <= 0 {
-			return usageErrorf("--check-timeout %q: want a positive duration such as 90s or 10m", o.CheckTimeout)
+			return 0, usageErrorf("--check-timeout %q: want a positive duration such as 90s or 10m", o.CheckTimeout)
 		}
 		timeout = d
 	}
 	if o.Sort != "" && !slices.Contains(sortKeys, o.Sort) {
-		return usageErrorf("--sort %q: want one of %s", o.Sort, strings.Join(sortKeys, ", "))
+		return 0, usageErrorf("--sort %q: want one of %s", o.Sort, strings.Join(sortKeys, ", "))
 	}
 	for _, c := range o.Checks {
 		if strings.TrimSpace(c) == "" {
-			return usageErrorf("--check needs a command, such as --check \"go test ./...\"")
+			return 0, usageErrorf("--check needs a command, such as --check \"go test ./...\"")
 		}
 	}
+	return timeout, nil
+}
+
+// runCompare shows a group's slots side by side. o comes checked from
+// compareOptionsFrom, or built by hand (tests): it is checked again, before
+// anything is read.
+func runCompare(ctx context.Context, s *host, o compareOptions) error {
+	timeout, err := o.check()
+	if err != nil {
+		return err
+	}
+	group := o.Args[0]
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
 	}
+	cp := &comparer{s: e.s, home: e.home, store: e.store, config: e.config}
 	res, env := e.discoverAll(ctx)
 	var recs []meta.Launch
 	for _, r := range env.Launches {
@@ -158,9 +191,9 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 			repo = mainWorktreeOf(ctx, r.Worktree)
 		}
 	}
-	var wts []launch.Worktree
+	var wts []worktree.Worktree
 	if repo != "" {
-		all, err := launch.ListWorktrees(ctx, e.expand(repo))
+		all, err := worktree.ListWorktrees(ctx, e.expand(repo))
 		if err != nil && o.Repo != "" {
 			return inputErr(err)
 		}
@@ -185,7 +218,7 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		for _, w := range wts {
 			bs = append(bs, w.Branch)
 		}
-		if b, err := launch.GroupBase(ctx, out.Repo, bs); err == nil {
+		if b, err := worktree.GroupBase(ctx, out.Repo, bs); err == nil {
 			out.BaseCommit = b
 		}
 	}
@@ -232,7 +265,7 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		if r.OnComplete != "" && r.OnCompleteResult == "" {
 			row.OnComplete = "pending"
 		}
-		e.diffRow(ctx, &row, out.BaseCommit)
+		cp.diffRow(ctx, &row, out.BaseCommit)
 		out.Slots = append(out.Slots, row)
 	}
 	for _, w := range wts {
@@ -241,13 +274,13 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 		}
 		row := compareSlot{Slot: slotSuffix(group, w.Branch), Branch: w.Branch, Worktree: w.Path, Status: "unknown",
 			Missing: []string{"launch record: expired or never written (adapter, model, session, exit code, tokens unknown)"}}
-		e.diffRow(ctx, &row, out.BaseCommit)
+		cp.diffRow(ctx, &row, out.BaseCommit)
 		out.Slots = append(out.Slots, row)
 	}
 	sort.SliceStable(out.Slots, func(i, j int) bool { return out.Slots[i].Slot < out.Slots[j].Slot })
-	e.attachChecks(ctx, &out)
+	cp.attachChecks(ctx, &out)
 	if len(o.Checks) > 0 {
-		e.runChecks(ctx, &out, o.Checks, timeout)
+		cp.runChecks(ctx, &out, o.Checks, timeout)
 	}
 	if o.Sort != "" {
 		sortSlots(out.Slots, o.Sort)
@@ -255,12 +288,12 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 	if o.JSON {
 		return writeJSON(s.Out, out)
 	}
-	e.printCompare(out)
+	cp.printCompare(out)
 	return nil
 }
 
 // diffRow measures a slot's worktree against the group's base.
-func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
+func (cp *comparer) diffRow(ctx context.Context, row *compareSlot, base string) {
 	switch {
 	case row.Worktree == "":
 		row.Missing = append(row.Missing, "diff: the slot has no worktree")
@@ -269,7 +302,7 @@ func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
 	case base == "":
 		row.Missing = append(row.Missing, "diff: the group's base commit is unknown (pass --repo)")
 	default:
-		d, err := launch.Diff(ctx, row.Worktree, base)
+		d, err := worktree.Diff(ctx, row.Worktree, base)
 		if err != nil {
 			row.DiffError = err.Error()
 			return
@@ -278,40 +311,19 @@ func (e *cmdEnv) diffRow(ctx context.Context, row *compareSlot, base string) {
 	}
 }
 
-// mainWorktreeOf is the main worktree of the repository path belongs to, or "".
-func mainWorktreeOf(ctx context.Context, path string) string {
-	wts, err := launch.ListWorktrees(ctx, path)
-	if err != nil || len(wts) == 0 {
-		// The worktree is gone; its repository is beside it: <repo>-try-<group>-<suffix>.
-		base := filepath.Base(path)
-		if i := strings.Index(base, "-try-g-"); i > 0 {
-			return filepath.Join(filepath.Dir(path), base[:i])
-		}
-		return ""
-	}
-	return wts[0].Path
-}
-
-func slotSuffix(group, branch string) string {
-	if s, ok := strings.CutPrefix(branch, launch.GroupBranchPrefix(group)); ok {
-		return s
-	}
-	return branch
-}
-
-func (e *cmdEnv) printCompare(out compareOut) {
-	printHuman(e.s.Out, "group %s", out.Group)
+func (cp *comparer) printCompare(out compareOut) {
+	printHuman(cp.s.Out, "group %s", out.Group)
 	if out.BaseCommit != "" {
-		printHuman(e.s.Out, " (base %.12s", out.BaseCommit)
+		printHuman(cp.s.Out, " (base %.12s", out.BaseCommit)
 		if out.BaseRef != "" && out.BaseRef != "HEAD" {
-			printHuman(e.s.Out, " %s", out.BaseRef)
+			printHuman(cp.s.Out, " %s", out.BaseRef)
 		}
-		fmt.Fprint(e.s.Out, ")")
+		fmt.Fprint(cp.s.Out, ")")
 	}
 	if out.Repo != "" {
-		printHuman(e.s.Out, " in %s", shortHome(out.Repo, e.home))
+		printHuman(cp.s.Out, " in %s", shortHome(out.Repo, cp.home))
 	}
-	fmt.Fprintln(e.s.Out)
+	fmt.Fprintln(cp.s.Out)
 	var t table
 	checks := checkColumns(out)
 	head := []string{"SLOT", "ADAPTER", "MODEL", "STATUS", "EXIT", "DURATION", "TOKENS", "COST", "DIFF", "HOOK"}
@@ -373,27 +385,15 @@ func (e *cmdEnv) printCompare(out compareOut) {
 		cells := []string{r.Slot, orDash(r.Adapter), orDash(r.Model), r.Status, exit, dur, tok, cost, diff, orDash(r.OnComplete)}
 		t.add(append(cells, checkCells(r, len(checks))...)...)
 	}
-	t.write(e.s.Out, nil)
+	t.write(cp.s.Out, nil)
 	for i, c := range checks {
 		name := "CHECK"
 		if len(checks) > 1 {
 			name = fmt.Sprintf("CHECK%d", i+1)
 		}
-		printHuman(e.s.Out, "  %s: %s\n", name, c)
+		printHuman(cp.s.Out, "  %s: %s\n", name, c)
 	}
 	for _, n := range notes {
-		fmt.Fprintln(e.s.Out, "  "+n)
+		fmt.Fprintln(cp.s.Out, "  "+n)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -39,7 +39,7 @@ var sortKeys = []string{"check", "cost", "tokens", "duration", "diff"}
 
 // runChecks runs every command in each ended slot's worktree, at most one
 // check per core at once, and keeps the results with the group.
-func (e *cmdEnv) runChecks(ctx context.Context, out *compareOut, cmds []string, timeout time.Duration) {
+func (cp *comparer) runChecks(ctx context.Context, out *compareOut, cmds []string, timeout time.Duration) {
 	type job struct {
 		row  *compareSlot
 		head string
@@ -61,10 +61,10 @@ func (e *cmdEnv) runChecks(ctx context.Context, out *compareOut, cmds []string, 
 	var wg sync.WaitGroup
 	results := make([][]meta.CheckResult, len(jobs))
 	for i, j := range jobs {
-		head, err := launch.WorktreeHead(ctx, j.row.Worktree)
+		head, err := worktree.WorktreeHead(ctx, j.row.Worktree)
 		if err == nil {
 			j.head = head
-			j.tree, err = launch.WorktreeTree(ctx, j.row.Worktree)
+			j.tree, err = worktree.WorktreeTree(ctx, j.row.Worktree)
 		}
 		if err != nil {
 			j.row.CheckSkipped = "cannot read the worktree: " + err.Error()
@@ -82,7 +82,7 @@ func (e *cmdEnv) runChecks(ctx context.Context, out *compareOut, cmds []string, 
 		}
 	}
 	wg.Wait()
-	now := e.s.now()
+	now := cp.s.now()
 	var recs []meta.CheckRecord
 	for i, j := range jobs {
 		if results[i] == nil {
@@ -92,10 +92,10 @@ func (e *cmdEnv) runChecks(ctx context.Context, out *compareOut, cmds []string, 
 			Head: j.head, Tree: j.tree, At: now, Results: results[i]})
 		setChecks(j.row, results[i], now, false)
 	}
-	if e.store.LaunchTTL == 0 {
-		e.store.ApplyConfig(e.config) // the records expire with the launch records (config launch_ttl)
+	if cp.store.LaunchTTL == 0 {
+		cp.store.ApplyConfig(cp.config) // the records expire with the launch records (config launch_ttl)
 	}
-	err := e.store.UpdateChecks(func(c *meta.Checks) (bool, error) {
+	err := cp.store.UpdateChecks(func(c *meta.Checks) (bool, error) {
 		for _, nr := range recs {
 			kept := c.Records[:0]
 			for _, r := range c.Records {
@@ -108,16 +108,16 @@ func (e *cmdEnv) runChecks(ctx context.Context, out *compareOut, cmds []string, 
 		return len(recs) > 0, nil
 	})
 	if err != nil {
-		warn(e.s, "the check results could not be kept for a later compare: "+err.Error())
+		warn(cp.s, "the check results could not be kept for a later compare: "+err.Error())
 	}
 }
 
 // attachChecks shows the last kept results of slots not checked now, marked
 // stale when the worktree's content changed since.
-func (e *cmdEnv) attachChecks(ctx context.Context, out *compareOut) {
-	recs, err := e.store.ReadChecks()
+func (cp *comparer) attachChecks(ctx context.Context, out *compareOut) {
+	recs, err := cp.store.ReadChecks()
 	if err != nil {
-		warn(e.s, "kept check results unreadable: "+err.Error())
+		warn(cp.s, "kept check results unreadable: "+err.Error())
 		return
 	}
 	for i := range out.Slots {
@@ -128,12 +128,12 @@ func (e *cmdEnv) attachChecks(ctx context.Context, out *compareOut) {
 			}
 			stale := true
 			if r.Worktree != "" && dirExists(r.Worktree) {
-				if t, err := launch.WorktreeTree(ctx, r.Worktree); err == nil && t == c.Tree {
+				if t, err := worktree.WorktreeTree(ctx, r.Worktree); err == nil && t == c.Tree {
 					stale = false
 				}
-			} else if launch.BranchExists(ctx, out.Repo, r.Branch) {
+			} else if worktree.BranchExists(ctx, out.Repo, r.Branch) {
 				// The worktree went (cleaned, its leftovers committed): the branch holds what was checked.
-				if t, err := launch.TreeOf(ctx, out.Repo, r.Branch); err == nil && t == c.Tree {
+				if t, err := worktree.TreeOf(ctx, out.Repo, r.Branch); err == nil && t == c.Tree {
 					stale = false
 				}
 			}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/internal/gittest"
 
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/locks"
 )
 
@@ -49,10 +49,10 @@ func TestKilledGroupLaunchIsCleanable(t *testing.T) {
 		// The kill does not reach a `git worktree add` the launch had started:
 		// until it finishes writing its admin files git refuses to list (seen
 		// in CI: "failed to read .git/worktrees/…/commondir"), so ask again.
-		var wts []launch.Worktree
+		var wts []worktree.Worktree
 		var err error
 		for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if wts, err = launch.ListWorktrees(context.Background(), repo); err == nil || time.Now().After(end) {
+			if wts, err = worktree.ListWorktrees(context.Background(), repo); err == nil || time.Now().After(end) {
 				break
 			}
 		}
@@ -67,7 +67,7 @@ func TestKilledGroupLaunchIsCleanable(t *testing.T) {
 			groups[w.Group] = true
 		}
 		for _, b := range strings.Fields(strings.ReplaceAll(gittest.Run(t, repo, "branch", "--format=%(refname:short)"), "\n", " ")) {
-			if g := launch.GroupOfBranch(b); g != "" {
+			if g := worktree.GroupOfBranch(b); g != "" {
 				groups[g] = true
 			}
 		}
@@ -125,7 +125,7 @@ func TestTwoGroupLaunchesAtOnce(t *testing.T) {
 	if len(groups) != 2 || len(cwds) != 4 {
 		t.Fatalf("groups %v, cwds %v; want 2 groups of 2 distinct worktrees\n%s", groups, cwds, outs)
 	}
-	wts, err := launch.ListWorktrees(context.Background(), repo)
+	wts, err := worktree.ListWorktrees(context.Background(), repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,9 +157,9 @@ func TestGroupLaunchLockedSlotLaunchesNothing(t *testing.T) {
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
 	gittest.Run(t, repo, "add", ".")
 	gittest.Run(t, repo, "commit", "-q", "-m", "init")
-	orig := launch.NewGroupID
-	launch.NewGroupID = func() string { return "g-abc123" }
-	t.Cleanup(func() { launch.NewGroupID = orig })
+	orig := worktree.NewGroupID
+	worktree.NewGroupID = func() string { return "g-abc123" }
+	t.Cleanup(func() { worktree.NewGroupID = orig })
 	// The path the 3rd slot (cc-c) would run in and lock, held by someone else.
 	st := c.store()
 	exp := time.Now().Add(time.Hour)

@@ -2,55 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
 	"os/user"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/locks"
-	"github.com/agentctl/agentctl/meta"
 )
-
-// multiFlag is a repeatable string flag that never splits on commas (urfave's
-// StringSlice does, which would cut `--env NO_PROXY=a,b` or a path with a comma).
-type multiFlag struct{ vals []string }
-
-func (m *multiFlag) Set(v string) error { m.vals = append(m.vals, v); return nil }
-func (m *multiFlag) String() string     { return strings.Join(m.vals, ", ") }
-
-func multi(c *cli.Context, name string) []string {
-	if g, ok := c.Generic(name).(*multiFlag); ok && g != nil {
-		return g.vals
-	}
-	return nil
-}
-
-// launchFlags are shared by launch and resume.
-func agentFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "model", Usage: "model for the agent"},
-		&cli.GenericFlag{Name: "env", Value: &multiFlag{}, Usage: "add `K=V` to the agent's environment (repeatable; never logged)"},
-		&cli.StringFlag{Name: "permission-mode", Usage: "the agent's permission mode (claude-code: default, acceptEdits, plan, bypassPermissions, …)"},
-		&cli.StringFlag{Name: "append-system-prompt", Usage: "text appended to the agent's system prompt"},
-		&cli.BoolFlag{Name: "sandbox", Usage: "this machine is a sandbox: allow bypassPermissions as root (sets IS_SANDBOX=1 for claude-code)"},
-		&cli.StringFlag{Name: "on-create", Usage: "run `CMD` (sh -c, in the session's cwd) once the session id is confirmed"},
-		&cli.StringFlag{Name: "on-complete", Usage: "run `CMD` (sh -c, in the session's cwd) when the agent exits"},
-		&cli.StringFlag{Name: "callback-session", Usage: "callback session key, stored in meta (callback_session_key)"},
-		&cli.StringFlag{Name: "callback-agent", Usage: "callback agent id, stored in meta (callback_agent_id)"},
-		&cli.BoolFlag{Name: "force", Usage: "override a directory lock"},
-		&cli.BoolFlag{Name: "wait", Usage: "block until the session ends and exit with the agent's exit code"},
-		&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {id, adapter, model, cwd, group, branch, pid, log}"},
-	}, budgetFlags()...)
-}
 
 // slotArgs records --adapter and --model in command-line order, so that a
 // --model binds to the --adapter before it (flags lose their order otherwise).
@@ -190,30 +154,13 @@ Examples:
 			&cli.BoolFlag{Name: "background", Usage: "claude-code: run as a Claude Code background session (claude --bg, 2.1.329+; `claude attach <short>` opens it)"},
 		}, launchAgentFlags()...),
 		Action: func(c *cli.Context) error {
-			return runLaunch(c.Context, s, launchOptionsFrom(c))
+			o, err := launchOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runLaunch(c.Context, s, o)
 		},
 	}
-}
-
-// agentOptions are the flags launch and resume share (agentFlags).
-type agentOptions struct {
-	Model, PermissionMode, AppendSystemPrompt string
-	Env                                       []string // K=V
-	Sandbox                                   bool
-	OnCreate, OnComplete                      string
-	CallbackSession, CallbackAgent            string
-	Force, Wait, JSON                         bool
-	// --max-duration, --max-cost, --max-tokens as given ("" unset).
-	MaxDuration, MaxCost, MaxTokens string
-}
-
-func agentOptionsFrom(c *cli.Context) agentOptions {
-	return agentOptions{Model: c.String("model"), PermissionMode: c.String("permission-mode"),
-		AppendSystemPrompt: c.String("append-system-prompt"), Env: multi(c, "env"), Sandbox: c.Bool("sandbox"),
-		OnCreate: c.String("on-create"), OnComplete: c.String("on-complete"),
-		CallbackSession: c.String("callback-session"), CallbackAgent: c.String("callback-agent"),
-		Force: c.Bool("force"), Wait: c.Bool("wait"), JSON: c.Bool("json"),
-		MaxDuration: c.String("max-duration"), MaxCost: c.String("max-cost"), MaxTokens: c.String("max-tokens")}
 }
 
 // launchOptions are launch's flags and arguments.
@@ -232,8 +179,13 @@ type launchOptions struct {
 	Slots []slotArg
 }
 
-func launchOptionsFrom(c *cli.Context) launchOptions {
-	o := launchOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c), Args: c.Args().Slice(),
+// launchOptionsFrom reads launch's flags and makes every usage check.
+func launchOptionsFrom(c *cli.Context) (launchOptions, error) {
+	ao, err := agentOptionsFrom(c)
+	if err != nil {
+		return launchOptions{}, err
+	}
+	o := launchOptions{globalOptions: globalsFrom(c), agentOptions: ao, Args: c.Args().Slice(),
 		Prompt: c.String("prompt"), Cwd: c.String("cwd"), Spec: c.String("spec"), Issue: c.String("issue"), Repo: c.String("repo"),
 		Files: multi(c, "file"), MaxFileSize: c.Int64("max-file-size"),
 		Worktree: c.String("worktree"), Branch: c.String("branch"), BaseBranch: c.String("base-branch"),
@@ -249,47 +201,22 @@ func launchOptionsFrom(c *cli.Context) launchOptions {
 			o.Model = ""
 		}
 	}
-	return o
+	return o, o.check()
 }
 
-func runLaunch(ctx context.Context, s *host, o launchOptions) error {
+// check is every usage check of launch; it reads nothing (the adapter, the
+// directories and the files are checked by launch.Launcher.PlanSlots).
+func (o launchOptions) check() error {
 	if len(o.Args) > 1 {
 		return usageErrorf("launch takes at most one adapter (got %q); the prompt goes in -p", strings.Join(o.Args, " "))
 	}
-	e, err := setup(s, o.globalOptions)
-	if err != nil {
-		return err
-	}
-	adapter := ""
-	if len(o.Args) == 1 {
-		adapter = o.Args[0]
-	}
-	slots := o.groupSlots()
-	if o.Matrix != "" || len(slots) > 1 {
-		return runGroupLaunch(ctx, s, e, o, slots)
-	}
-	if len(slots) == 1 {
-		adapter = slots[0].Adapter
-		if slots[0].Model != "" {
-			o.Model = slots[0].Model
+	if o.group() {
+		switch {
+		case o.Worktree != "" || o.Branch != "":
+			return usageErrorf("a group launch makes one worktree per slot itself; drop --worktree/--branch (the repository is --cwd, else the current directory)")
+		case o.Matrix != "" && len(o.groupSlots()) > 0:
+			return usageErrorf("--matrix and --adapter/ADAPTER exclude each other; put every slot in the matrix file")
 		}
-	}
-	if adapter == "" {
-		switch names := o.Adapters; {
-		case len(names) == 1:
-			adapter = names[0]
-		case e.config.Adapter != "":
-			adapter = e.config.Adapter
-		default:
-			adapter = "claude-code"
-		}
-	}
-	if !agents.Known(adapter) {
-		return &exitError{exitUsage, agents.UnknownError(adapter)}
-	}
-	drv, err := launch.DriverFor(adapter)
-	if err != nil {
-		return &exitError{exitFailed, err}
 	}
 	if o.MaxFileSize <= 0 {
 		return usageErrorf("--max-file-size %d: want a positive number of bytes", o.MaxFileSize)
@@ -301,157 +228,103 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	} else if o.Repo != "" {
 		return usageErrorf("--repo only applies to --issue")
 	}
-	wt, branch := o.Worktree, o.Branch
-	switch {
+	switch wt, branch := o.Worktree, o.Branch; {
 	case wt != "" && branch == "":
 		return usageErrorf("--worktree needs --branch NAME for the new branch")
 	case wt == "" && branch != "":
 		return usageErrorf("--branch needs --worktree REPO")
-	case wt == "" && o.BaseBranch != "":
+	case wt == "" && o.BaseBranch != "" && !o.group():
 		return usageErrorf("--base-branch needs --worktree REPO and --branch NAME")
 	case wt != "" && o.Cwd != "":
 		return usageErrorf("--worktree and --cwd exclude each other: the agent runs in the new worktree")
 	}
-	// The working directory: the driver's choice among --cwd, --worktree and
-	// config cwd (~ expanded), else where we are.
-	cwd, runsThere, err := drv.Workdir(o.Cwd, wt, e.config.Cwd)
-	if err != nil {
-		return inputErr(err)
+	return o.agentOptions.check()
+}
+
+// group says whether this is a comparison group: a matrix file or several slots.
+func (o launchOptions) group() bool { return o.Matrix != "" || len(o.groupSlots()) > 1 }
+
+// runLaunch starts the agents o asks for. o comes checked from
+// launchOptionsFrom, or built by hand (tests): it is checked again, still
+// before anything is read or written.
+func runLaunch(ctx context.Context, s *host, o launchOptions) error {
+	if err := o.check(); err != nil {
+		return err
 	}
-	sp, err := e.agentSpec(o.agentOptions, o.globalOptions, adapter)
+	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
 	}
-	sp.Background = o.Background
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return &exitError{exitFailed, err}
-		}
-	}
-	real, err := locks.Canonical(e.expand(cwd))
+	st := newStarter(e)
+	sp, err := st.agentSpec(o.agentOptions, o.globalOptions)
 	if err != nil {
-		what := "--cwd"
-		if wt != "" {
-			what = "--worktree"
+		return err
+	}
+	ask := launch.Ask{Slots: o.groupSlots(), DefaultAdapter: st.configAdapter(), ConfigAdapter: st.configAdapter(), ConfigModel: e.config.Model,
+		Background: o.Background, Cwd: o.Cwd, ConfigCwd: e.config.Cwd, Worktree: o.Worktree, Expand: e.expand, Agent: *sp,
+		Prompt: launch.PromptInput{Prompt: o.Prompt, Files: o.Files, Spec: o.Spec, MaxFileSize: o.MaxFileSize, Issue: o.Issue, Repo: o.Repo}}
+	if len(ask.Slots) == 0 && len(o.Adapters) == 1 {
+		// `agentctl --adapter X launch`: the one adapter named before the command.
+		ask.DefaultAdapter = o.Adapters[0]
+	}
+	base := o.BaseBranch
+	if o.Matrix != "" {
+		m, ms, err := launch.ReadMatrix(o.Matrix, e.expand)
+		if err != nil {
+			return inputErr(err)
 		}
-		return usageErrorf("%s %s: %v", what, cwd, err)
+		ask.Slots, ask.Matrix = ms, true
+		if ask.Prompt.Prompt == "" {
+			ask.Prompt.Prompt = m.Prompt
+		}
+		if ask.Cwd == "" {
+			ask.Cwd = m.Cwd
+		}
+		if base == "" {
+			base = m.BaseBranch
+		}
 	}
-	sp.Cwd = real
-	if !runsThere {
-		// No directory to lock or run in; --file paths are still shown
-		// relative to where we are.
-		sp.Cwd = ""
-	}
-	prompt := o.Prompt
-	if prompt == "-" {
+	if ask.Prompt.Prompt == "-" {
 		b, err := io.ReadAll(s.In)
 		if err != nil {
 			return &exitError{exitFailed, fmt.Errorf("read the prompt from stdin: %w", err)}
 		}
-		prompt = string(b)
+		ask.Prompt.Prompt = string(b)
 	}
-	sp.Prompt, err = launch.BuildPrompt(ctx, launch.PromptInput{
-		Prompt: prompt, Files: o.Files, Spec: o.Spec, MaxFileSize: o.MaxFileSize,
-		Issue: o.Issue, Repo: o.Repo, Cwd: real,
-	})
+	l := st.launcher
+	specs, err := l.PlanSlots(ctx, ask)
 	if err != nil {
 		return inputErr(err)
 	}
-	sp.Summary = prompt
-	if strings.TrimSpace(sp.Summary) == "" {
-		sp.Summary = sp.Prompt
+	if o.group() {
+		return runGroupLaunch(ctx, st, o, specs, base)
 	}
-	sp.Summary = truncateBytes(sp.Summary, 4096)
-	sp.SpecPath = o.Spec
-	if sp.SpecPath != "" {
-		if abs, err := filepath.Abs(sp.SpecPath); err == nil {
-			sp.SpecPath = abs
-		}
-	}
-	l := e.launcher()
-	if _, _, err := l.Plan(sp); err != nil {
-		return inputErr(err)
-	}
-	if wt != "" {
-		path, err := launch.AddWorktree(ctx, real, branch, o.BaseBranch)
+	one := specs[0].Spec
+	if o.Worktree != "" {
+		path, err := worktree.AddWorktree(ctx, one.Cwd, o.Branch, o.BaseBranch)
 		if err != nil {
 			return inputErr(err)
 		}
-		sp.Worktree, sp.Branch, sp.BaseBranch, sp.Cwd = path, branch, o.BaseBranch, path
+		one.Worktree, one.Branch, one.BaseBranch, one.Cwd = path, o.Branch, o.BaseBranch, path
 	}
-	res, err := l.Start(ctx, *sp)
-	if err != nil && sp.Worktree != "" {
-		if rerr := launch.RemoveWorktree(context.Background(), sp.Worktree, sp.Branch); rerr != nil {
-			warn(s, fmt.Sprintf("remove the worktree %s made for this launch: %v", sp.Worktree, rerr))
+	res, err := l.Start(ctx, one)
+	if err != nil && one.Worktree != "" {
+		if rerr := worktree.RemoveWorktree(context.Background(), one.Worktree, one.Branch); rerr != nil {
+			warn(s, fmt.Sprintf("remove the worktree %s made for this launch: %v", one.Worktree, rerr))
 		}
 	}
-	return e.reportStart(ctx, o.agentOptions, res, err, adapter)
-}
-
-// agentSpec reads the flags launch and resume share.
-func (e *cmdEnv) agentSpec(o agentOptions, g globalOptions, adapter string) (*launch.Spec, error) {
-	env := o.Env
-	err := launch.ParseEnv(env)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	sp := &launch.Spec{Adapter: adapter, Model: o.Model, PermissionMode: o.PermissionMode,
-		AppendSystemPrompt: o.AppendSystemPrompt, Sandbox: o.Sandbox, UserEnv: env,
-		OnCreate: o.OnCreate, OnComplete: o.OnComplete, Force: o.Force, User: userName(e.s)}
-	if sp.Model == "" && e.config.Model != "" && adapter == e.configAdapter() {
-		sp.Model = e.config.Model
-	}
-	if g.Home != "" {
-		sp.Home = e.home
-		// HOME=DIR must not move the state of agentctl run inside the agent
-		// (its hooks, its own calls) to DIR/.agentctl; --env may still say otherwise.
-		if dir, err := filepath.Abs(e.store.Dir); err == nil {
-			sp.UserEnv = append([]string{"AGENTCTL_HOME=" + dir}, sp.UserEnv...)
-		}
-	}
-	if v := o.CallbackSession; v != "" {
-		sp.Meta = map[string]string{"callback_session_key": v}
-	}
-	if v := o.CallbackAgent; v != "" {
-		if sp.Meta == nil {
-			sp.Meta = map[string]string{}
-		}
-		sp.Meta["callback_agent_id"] = v
-	}
-	if sp.Budget, err = e.budget(o); err != nil {
-		return nil, err
-	}
-	sp.WebhookURL, sp.WebhookSecret = e.config.WebhookURL, e.config.WebhookSecret
-	if v := e.s.getenv("AGENTCTL_WEBHOOK_URL"); v != "" {
-		sp.WebhookURL = v
-	}
-	if v := e.s.getenv("AGENTCTL_WEBHOOK_SECRET"); v != "" {
-		sp.WebhookSecret = v
-	}
-	if sp.WebhookURL != "" {
-		u, err := url.Parse(sp.WebhookURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usageErrorf("webhook url %q (AGENTCTL_WEBHOOK_URL or config webhook_url): want an http(s) URL", sp.WebhookURL)
-		}
-	}
-	return sp, nil
-}
-
-func (e *cmdEnv) configAdapter() string {
-	if e.config.Adapter != "" {
-		return e.config.Adapter
-	}
-	return "claude-code"
+	return st.reportStart(ctx, o.agentOptions, res, err, one.Adapter)
 }
 
 // inputErr maps launch errors to exit codes: bad input 2, a locked dir 5, else 1.
 func inputErr(err error) error {
 	var ie *launch.InputError
+	var wie *worktree.InputError
 	var ce *locks.ConflictError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &wie):
 		return &exitError{exitUsage, err}
 	case errors.As(err, &ce):
 		return &exitError{exitLocked, err}
@@ -470,105 +343,6 @@ func (e *cmdEnv) deps() *launch.Deps {
 	return d
 }
 
-func (e *cmdEnv) launcher() *launch.Launcher {
-	var self string
-	if e.s.executable != nil {
-		self, _ = e.s.executable()
-	}
-	return &launch.Launcher{Deps: e.deps(), Self: self, Euid: os.Geteuid()}
-}
-
-// launchOut is one element of `launch --json`.
-type launchOut struct {
-	ID      string `json:"id,omitempty"`
-	Adapter string `json:"adapter"`
-	Model   string `json:"model,omitempty"`
-	Cwd     string `json:"cwd,omitempty"`
-	Group   string `json:"group,omitempty"`
-	Branch  string `json:"branch,omitempty"`
-	PID     int    `json:"pid,omitempty"`
-	Log     string `json:"log,omitempty"`
-	// LaunchID and ResumedFrom are agentctl's own additions.
-	LaunchID    string `json:"launch_id,omitempty"`
-	ResumedFrom string `json:"resumed_from,omitempty"`
-	// Kind is "background" and JobID Claude's short id for a Claude Code
-	// background session (launch --background).
-	Kind  string `json:"kind,omitempty"`
-	JobID string `json:"job_id,omitempty"`
-	Error string `json:"error,omitempty"`
-}
-
-// reportStart prints a launch's (or resume's) outcome and handles --wait.
-func (e *cmdEnv) reportStart(ctx context.Context, o agentOptions, res *launch.Result, err error, adapter string) error {
-	asJSON := o.JSON
-	if err != nil {
-		if asJSON {
-			_ = writeJSON(e.s.Out, []launchOut{{Adapter: adapter, Error: err.Error()}})
-		}
-		return inputErr(err)
-	}
-	for _, w := range res.Warnings {
-		warn(e.s, w)
-	}
-	r := res.Record
-	id := r.CurrentSessionID()
-	model := r.Model
-	if model == "" && r.Init != nil {
-		model = r.Init.Model
-	}
-	if asJSON {
-		o := launchOut{ID: id, Adapter: r.Adapter, Model: model, Cwd: r.Cwd, Group: r.Group, Branch: r.Branch, PID: r.PID, Log: r.Log, LaunchID: r.ID}
-		if r.Kind == launch.KindResume && r.ResumedAs != "" {
-			o.ResumedFrom = r.SessionID
-		}
-		if r.Background {
-			o.Kind, o.JobID = "background", r.JobID
-		}
-		if err := writeJSON(e.s.Out, []launchOut{o}); err != nil {
-			return err
-		}
-	} else {
-		switch {
-		case r.Kind == launch.KindResume && r.ResumedAs != "":
-			printHuman(e.s.Out, "resumed %s as %s (%s, pid %d)\n", r.SessionID, r.ResumedAs, r.Adapter, r.PID)
-		case r.Kind == launch.KindResume:
-			printHuman(e.s.Out, "resumed %s (%s, pid %d)\n", id, r.Adapter, r.PID)
-		case r.Background:
-			printHuman(e.s.Out, "launched %s (%s background session %s, pid %d) in %s; `claude attach %s` opens it\n",
-				id, r.Adapter, r.JobID, r.PID, shortHome(r.Cwd, e.home), r.JobID)
-		default:
-			printHuman(e.s.Out, "launched %s (%s, pid %d) in %s\n", id, r.Adapter, r.PID, shortHome(r.Cwd, e.home))
-		}
-	}
-	if res.OnCreateErr != nil {
-		return &exitError{exitFailed, fmt.Errorf("%v; the agent keeps running (%s)", res.OnCreateErr, id)}
-	}
-	if !o.Wait {
-		return nil
-	}
-	end, err := e.deps().WaitLaunch(ctx, r.ID)
-	if err != nil {
-		return &exitError{exitFailed, err}
-	}
-	if asJSON {
-		b, _ := json.Marshal(map[string]any{"id": id, "exit_code": end.ExitCode, "failure": end.Failure})
-		fmt.Fprintln(e.s.Out, string(b))
-	} else {
-		printHuman(e.s.Out, "%s ended (%s)%s\n", id, launch.ExitStatus(end.ExitCode), failureSuffix(end))
-	}
-	if end.ExitCode == nil {
-		return &exitError{exitFailed, fmt.Errorf("%s ended but its exit code is unknown (the supervisor did not see it)", id)}
-	}
-	return &exitError{*end.ExitCode, nil}
-}
-
-func failureSuffix(r *meta.Launch) string {
-	if r.Failure == "" {
-		return ""
-	}
-	return ": " + r.Failure
-}
-
 func userName(s *host) string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
@@ -578,19 +352,6 @@ func userName(s *host) string {
 	}
 	return "unknown"
 }
-
-// truncateBytes cuts s to at most n bytes on a rune boundary.
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // finaliseDead is the lazy half of supervision, run by every command that reads
 // sessions: launches whose agent and supervisor both died get finalised once,

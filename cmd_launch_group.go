@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 
-	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/locks"
 )
@@ -46,108 +43,25 @@ type slotOut struct {
 	err  error
 }
 
-// runGroupLaunch is a comparison launch (README "Comparing agents"): every slot
-// checked, then every worktree made, then the agents started in parallel.
-func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, slots []launch.Slot) error {
-	switch {
-	case o.Worktree != "" || o.Branch != "":
-		return usageErrorf("a group launch makes one worktree per slot itself; drop --worktree/--branch (the repository is --cwd, else the current directory)")
-	case o.Matrix != "" && (len(slots) > 0):
-		return usageErrorf("--matrix and --adapter/ADAPTER exclude each other; put every slot in the matrix file")
+// runGroupLaunch is a comparison launch (README "Comparing agents"): the
+// slots planned and checked (PlanSlots), then every worktree made, then the
+// agents started in parallel.
+func runGroupLaunch(ctx context.Context, st *starter, o launchOptions, planned []launch.SlotPlan, base string) error {
+	s, l := st.s, st.launcher
+	slots := make([]launch.Slot, len(planned))
+	for i, p := range planned {
+		slots[i] = p.Slot
 	}
-	prompt, cwd, base := o.Prompt, o.Cwd, o.BaseBranch
-	if o.Matrix != "" {
-		m, ms, err := launch.ReadMatrix(o.Matrix, e.expand)
-		if err != nil {
-			return inputErr(err)
-		}
-		slots = ms
-		if prompt == "" {
-			prompt = m.Prompt
-		}
-		if cwd == "" {
-			cwd = m.Cwd
-		}
-		if base == "" {
-			base = m.BaseBranch
-		}
-	}
-	if prompt == "-" {
-		b, err := io.ReadAll(s.In)
-		if err != nil {
-			return &exitError{exitFailed, fmt.Errorf("read the prompt from stdin: %w", err)}
-		}
-		prompt = string(b)
-	}
-	if o.MaxFileSize <= 0 {
-		return usageErrorf("--max-file-size %d: want a positive number of bytes", o.MaxFileSize)
-	}
-	if cwd == "" {
-		cwd = e.config.Cwd
-	}
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			return &exitError{exitFailed, err}
-		}
-	}
-	repo, err := locks.Canonical(e.expand(cwd))
-	if err != nil {
-		return usageErrorf("--cwd %s: %v", cwd, err)
-	}
-	// Everything that can be checked without writing: adapters, binaries,
-	// environment policy. One bad slot and nothing happens.
-	l := e.launcher()
-	specs := make([]*launch.Spec, len(slots))
-	for i := range slots {
-		if slots[i].Adapter == "" {
-			slots[i].Adapter = e.configAdapter()
-		}
-		sl := slots[i]
-		if !agents.Known(sl.Adapter) {
-			return &exitError{exitUsage, fmt.Errorf("slot %d: %v; nothing was launched", i+1, agents.UnknownError(sl.Adapter))}
-		}
-		if sl.Adapter == "openclaw" {
-			return usageErrorf("slot %d: openclaw runs in its gateway's workspace, not in a worktree; it cannot be part of a comparison group", i+1)
-		}
-		ao := o.agentOptions
-		ao.Model = sl.Model
-		sp, err := e.agentSpec(ao, o.globalOptions, sl.Adapter)
-		if err != nil {
-			return err
-		}
-		sp.Cwd = repo
-		// --background applies to the claude-code slots; a matrix slot may ask
-		// for it on its own (background: true).
-		sp.Background = sl.Background || (o.Background && sl.Adapter == "claude-code")
-		if sl.Budget != nil {
-			b := sl.Budget.Merge(sp.Budget)
-			sp.Budget = &b
-		}
-		if _, _, err := l.Plan(sp); err != nil {
-			return prefixErr(inputErr(err), fmt.Sprintf("slot %d (%s)", i+1, sl.Adapter), "nothing was launched")
-		}
-		specs[i] = sp
-	}
-	full, err := launch.BuildPrompt(ctx, launch.PromptInput{Prompt: prompt, Files: o.Files, Spec: o.Spec,
-		MaxFileSize: o.MaxFileSize, Issue: o.Issue, Repo: o.Repo, Cwd: repo})
-	if err != nil {
-		return inputErr(err)
-	}
-	summary := prompt
-	if summary == "" {
-		summary = full
-	}
-	summary = truncateBytes(summary, 4096)
-	g, err := launch.PrepareGroup(ctx, repo, base, slots)
+	g, err := launch.PrepareGroup(ctx, planned[0].Spec.Cwd, base, slots)
 	if err != nil {
 		return prefixErr(inputErr(err), "", "nothing was launched")
 	}
+	specs := make([]*launch.Spec, len(planned))
 	for i, sl := range g.Slots {
-		sp := specs[i]
-		sp.Prompt, sp.Summary, sp.SpecPath = full, summary, o.Spec
+		sp := planned[i].Spec
 		sp.Cwd, sp.Worktree, sp.Branch, sp.Group = sl.Path, sl.Path, sl.Branch, g.ID
 		sp.BaseBranch, sp.BaseCommit = g.BaseRef, g.Base
+		specs[i] = &sp
 	}
 	// Every slot's directory is locked at once before any agent starts: one
 	// locked and nothing is launched, every worktree and branch removed.
@@ -176,11 +90,8 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 		wg.Add(1)
 		go func(i int, sp launch.Spec) {
 			defer wg.Done()
+			// Start releases the lock LockAll took unless the agent starts.
 			res, err := l.Start(ctx, sp)
-			if err != nil {
-				// Start may fail before it owns the lock LockAll took.
-				_ = locks.ReleaseLaunch(l.Store, sp.LaunchID)
-			}
 			outs[i] = slotOut{slot: g.Slots[i], res: res, err: err}
 		}(i, *specs[i])
 	}
@@ -213,7 +124,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 			js = append(js, launchOut{ID: r.CurrentSessionID(), Adapter: r.Adapter, Model: model, Cwd: r.Cwd, Group: r.Group,
 				Branch: r.Branch, PID: r.PID, Log: r.Log, LaunchID: r.ID})
 		} else {
-			printHuman(s.Out, "%s%s → %s (%s)\n", r.Adapter, modelParen(model), shortHome(r.Cwd, e.home), r.CurrentSessionID())
+			printHuman(s.Out, "%s%s → %s (%s)\n", r.Adapter, modelParen(model), shortHome(r.Cwd, st.home), r.CurrentSessionID())
 		}
 		if so.res.OnCreateErr != nil {
 			failed++
@@ -233,7 +144,7 @@ func runGroupLaunch(ctx context.Context, s *host, e *cmdEnv, o launchOptions, sl
 			if so.err != nil {
 				continue
 			}
-			end, err := e.deps().WaitLaunch(ctx, so.res.Record.ID)
+			end, err := l.WaitLaunch(ctx, so.res.Record.ID)
 			if err != nil {
 				return &exitError{exitFailed, err}
 			}

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctl/agentctl/internal/gittest"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
@@ -551,4 +552,37 @@ func TestSlowOnCompleteDoesNotDelayList(t *testing.T) {
 func readIfAny(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
+}
+
+// --spec is recorded as an absolute path by a single and by a group launch
+// alike: the record is read from other directories (compare, accept), where
+// a relative path names another file or none.
+func TestLaunchRecordsSpecAbsolute(t *testing.T) {
+	c := newCLI(t)
+	repo := gittest.NewRepo(t)
+	if err := os.WriteFile(filepath.Join(repo, "spec.md"), []byte("the spec\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, repo, "add", "spec.md")
+	gittest.Run(t, repo, "commit", "-q", "-m", "spec")
+	for _, args := range [][]string{
+		{"launch", "-p", "x", "--spec", "spec.md"},
+		{"launch", "--adapter", "claude-code", "--model", "a,b", "-p", "x", "--spec", "spec.md"},
+	} {
+		cmd := exec.Command(c.bin, args...)
+		cmd.Env, cmd.Dir = c.env, repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("agentctl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	c.settle()
+	recs, err := c.store().ReadLaunches()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%d launch records (%v), want 3", len(recs), err)
+	}
+	for _, r := range recs {
+		if want := filepath.Join(repo, "spec.md"); r.Spec != want {
+			t.Errorf("launch %s (group %q) records spec %q, want %q", r.ID, r.Group, r.Spec, want)
+		}
+	}
 }

@@ -38,8 +38,11 @@ Examples:
 			&cli.BoolFlag{Name: "print-command", Usage: "print the command line that would run (without the message) and start nothing"},
 		}, agentFlags()...),
 		Action: func(c *cli.Context) error {
-			return runResume(c.Context, s, resumeOptions{globalOptions: globalsFrom(c), agentOptions: agentOptionsFrom(c),
-				Args: c.Args().Slice(), Fork: c.Bool("fork"), PrintCommand: c.Bool("print-command")})
+			o, err := resumeOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runResume(c.Context, s, o)
 		},
 	}
 }
@@ -52,8 +55,37 @@ type resumeOptions struct {
 	Fork, PrintCommand bool
 }
 
-func runResume(ctx context.Context, s *host, o resumeOptions) error {
+// resumeOptionsFrom reads resume's flags and makes every usage check.
+func resumeOptionsFrom(c *cli.Context) (resumeOptions, error) {
+	ao, err := agentOptionsFrom(c)
+	if err != nil {
+		return resumeOptions{}, err
+	}
+	o := resumeOptions{globalOptions: globalsFrom(c), agentOptions: ao,
+		Args: c.Args().Slice(), Fork: c.Bool("fork"), PrintCommand: c.Bool("print-command")}
+	return o, o.check()
+}
+
+// check is every usage check of resume; it reads nothing (a MESSAGE "-" is
+// checked once read).
+func (o resumeOptions) check() error {
 	if err := needArgs("resume", o.Args, 2, "a session ID and a MESSAGE"); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.Args[1]) == "" && !o.PrintCommand {
+		return emptyMessage()
+	}
+	return o.agentOptions.check()
+}
+
+func emptyMessage() error {
+	return usageErrorf("resume: the MESSAGE is empty; say what the agent should do next")
+}
+
+// runResume continues a session. o comes checked from resumeOptionsFrom, or
+// built by hand (tests): it is checked again, before anything is read.
+func runResume(ctx context.Context, s *host, o resumeOptions) error {
+	if err := o.check(); err != nil {
 		return err
 	}
 	msg := o.Args[1]
@@ -65,14 +97,15 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 		msg = string(b)
 	}
 	if strings.TrimSpace(msg) == "" && !o.PrintCommand {
-		return usageErrorf("resume: the MESSAGE is empty; say what the agent should do next")
+		return emptyMessage()
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
 	}
-	if _, err := e.budget(o.agentOptions); err != nil {
-		return err // before looking for the session: a bad flag is a usage error
+	st := newStarter(e)
+	if _, err := budgetOf(o.agentOptions, st.config); err != nil {
+		return err // before looking for the session: a bad config budget is a usage error
 	}
 	sess, env, err := e.resolve(ctx, o.Args[0])
 	if err != nil {
@@ -100,26 +133,27 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 		}
 		return &exitError{exitFailed, err}
 	}
-	sp, err := e.agentSpec(o.agentOptions, o.globalOptions, sess.Adapter)
+	sp, err := st.agentSpec(o.agentOptions, o.globalOptions)
 	if err != nil {
 		return err
 	}
 	sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
 	sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
-	sp.Prompt, sp.Summary = msg, truncateBytes(msg, 4096)
 	sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)
 	sp.Fork = o.Fork
-	l := e.launcher()
+	l := st.launcher
+	planned, err := l.PlanSlots(ctx, launch.Ask{Slots: []launch.Slot{{Adapter: sess.Adapter}}, ConfigAdapter: st.configAdapter(),
+		ConfigModel: e.config.Model, Agent: *sp, Prompt: launch.PromptInput{Prompt: msg}, CommandOnly: o.PrintCommand})
+	if err != nil {
+		return inputErr(err)
+	}
 	if o.PrintCommand {
-		_, plan, err := l.Plan(sp)
-		if err != nil {
-			return inputErr(err)
-		}
+		plan := planned[0].Command
 		fmt.Fprintf(s.Out, "cd %s && %s\n", shellQuote(cwd), shellJoin(append([]string{plan.Bin}, plan.Args...)))
 		return nil
 	}
-	res, err := l.Start(ctx, *sp)
-	return e.reportStart(ctx, o.agentOptions, res, err, sess.Adapter)
+	res, err := l.Start(ctx, planned[0].Spec)
+	return st.reportStart(ctx, o.agentOptions, res, err, sess.Adapter)
 }
 
 func mergeMeta(a, b map[string]string) map[string]string {

@@ -181,13 +181,3 @@ func (e *cmdEnv) stopTarget(drv launch.Driver, sess discover.Session, env *disco
 	}
 	return launch.StopTarget{SessionID: sess.ID, PID: sess.PID, Start: p.StartTicks, BootID: env.Procs.BootID(), PGID: p.PGID}, nil
 }
-
-// seenOf is what the drivers' policies need to know about a session.
-func seenOf(sess discover.Session, env *discover.Env) launch.Seen {
-	s := launch.Seen{ID: sess.ID, Adapter: sess.Adapter, Status: sess.Status, Alive: discover.Alive(sess.Status),
-		Unknown: sess.Status == discover.StatusUnknown, Evidence: sess.Evidence, PID: sess.PID, Cwd: sess.Cwd}
-	if sess.LaunchID != "" && env != nil {
-		s.Launch = meta.FindLaunch(env.Launches, sess.LaunchID)
-	}
-	return s
-}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 )
 
 func worktreeCommand(s *host) *cli.Command {
@@ -36,7 +36,11 @@ Examples:
   agentctl worktree list ~/code/api --json`,
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {path, head, branch, main, group, dirty, changes, …}"}},
 				Action: func(c *cli.Context) error {
-					return runWorktreeList(c.Context, s, worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")})
+					o := worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), JSON: c.Bool("json")}
+					if err := o.checkList(); err != nil {
+						return err
+					}
+					return runWorktreeList(c.Context, s, o)
 				},
 			},
 			{
@@ -68,8 +72,12 @@ Examples:
 					&cli.StringFlag{Name: "repo", Usage: "the `REPO` a GROUP argument's worktrees belong to (default: the current directory)"},
 				},
 				Action: func(c *cli.Context) error {
-					return runWorktreeClean(c.Context, s, worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-						Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Repo: c.String("repo")})
+					o := worktreeOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
+						Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Repo: c.String("repo")}
+					if err := o.checkClean(); err != nil {
+						return err
+					}
+					return runWorktreeClean(c.Context, s, o)
 				},
 			},
 		},
@@ -85,9 +93,27 @@ type worktreeOptions struct {
 	Repo                      string
 }
 
-func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
+// checkList is every usage check of worktree list; it reads nothing.
+func (o worktreeOptions) checkList() error {
 	if len(o.Args) > 1 {
 		return usageErrorf("worktree list takes at most one REPO (got %d arguments)", len(o.Args))
+	}
+	return nil
+}
+
+// checkClean is every usage check of worktree clean; it reads nothing.
+func (o worktreeOptions) checkClean() error {
+	if len(o.Args) == 0 {
+		return usageErrorf("worktree clean needs a worktree PATH or a GROUP id (see agentctl worktree list)")
+	}
+	return nil
+}
+
+// runWorktreeList lists a repository's worktrees; o is checked again (tests
+// build it by hand) before anything is read.
+func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
+	if err := o.checkList(); err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
@@ -100,13 +126,13 @@ func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
 	if _, err := os.Stat(repo); err != nil {
 		return usageErrorf("worktree list %s: %v", repo, err)
 	}
-	wts, err := launch.ListWorktrees(ctx, repo)
+	wts, err := worktree.ListWorktrees(ctx, repo)
 	if err != nil {
 		return inputErr(err)
 	}
 	if o.JSON {
 		if wts == nil {
-			wts = []launch.Worktree{}
+			wts = []worktree.Worktree{}
 		}
 		return writeJSON(s.Out, wts)
 	}
@@ -134,34 +160,29 @@ func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
 	return nil
 }
 
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
+// runWorktreeClean removes worktrees; o is checked again (tests build it by
+// hand) before anything is read.
 func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
-	if len(o.Args) == 0 {
-		return usageErrorf("worktree clean needs a worktree PATH or a GROUP id (see agentctl worktree list)")
+	if err := o.checkClean(); err != nil {
+		return err
 	}
 	e, err := setup(s, o.globalOptions)
 	if err != nil {
 		return err
 	}
-	var targets []launch.Worktree
+	var targets []worktree.Worktree
 	type groupClean struct{ repo, group string }
 	var groups []groupClean
 	for _, arg := range o.Args {
-		if launch.IsGroupID(arg) {
+		if worktree.IsGroupID(arg) {
 			repo := o.Repo
 			if repo == "" {
-				repo = e.groupRepo(ctx, arg)
+				repo = groupRepo(ctx, e.store, arg)
 			}
 			if repo == "" {
 				repo = "."
 			}
-			wts, err := launch.ListWorktrees(ctx, e.expand(repo))
+			wts, err := worktree.ListWorktrees(ctx, e.expand(repo))
 			if err != nil {
 				return inputErr(err)
 			}
@@ -171,7 +192,7 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 					n++
 				}
 			}
-			bs, _ := launch.GroupBranches(ctx, wts[0].Path, arg)
+			bs, _ := worktree.GroupBranches(ctx, wts[0].Path, arg)
 			if n+len(bs) == 0 {
 				return &exitError{exitNotFound, fmt.Errorf("group %s has no worktree or branch in %s; see agentctl worktree list %s", arg, repo, repo)}
 			}
@@ -186,8 +207,8 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 	}
 	failed, total := 0, len(targets)
 	for _, w := range targets {
-		err := launch.CleanWorktree(ctx, w, o.Force, o.DeleteBranch)
-		var de *launch.DirtyError
+		err := worktree.CleanWorktree(ctx, w, o.Force, o.DeleteBranch)
+		var de *worktree.DirtyError
 		switch {
 		case errors.As(err, &de):
 			failed++
@@ -216,9 +237,9 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 			}
 		}
 		if into == "" {
-			into = launch.CurrentBranch(ctx, g.repo)
+			into = worktree.CurrentBranch(ctx, g.repo)
 		}
-		cs, n := e.cleanGroup(ctx, g.repo, g.group, into, "", o.DeleteBranch, o.Force, false)
+		cs, n := newGroupCleaner(e).clean(ctx, g.repo, g.group, into, "", o.DeleteBranch, o.Force, false)
 		failed += n
 		for _, c := range cs {
 			if c.Path != "" {
@@ -233,10 +254,10 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 }
 
 // findWorktree finds the worktree at path among its repository's worktrees.
-func findWorktree(ctx context.Context, path, repo string) (launch.Worktree, error) {
+func findWorktree(ctx context.Context, path, repo string) (worktree.Worktree, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return launch.Worktree{}, usageErrorf("%s: %v", path, err)
+		return worktree.Worktree{}, usageErrorf("%s: %v", path, err)
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
@@ -245,11 +266,11 @@ func findWorktree(ctx context.Context, path, repo string) (launch.Worktree, erro
 	if repo != "" {
 		from = repo
 	} else if _, err := os.Stat(abs); err != nil {
-		return launch.Worktree{}, usageErrorf("%s does not exist; pass --repo REPO to remove its stale entry", path)
+		return worktree.Worktree{}, usageErrorf("%s does not exist; pass --repo REPO to remove its stale entry", path)
 	}
-	wts, err := launch.ListWorktrees(ctx, from)
+	wts, err := worktree.ListWorktrees(ctx, from)
 	if err != nil {
-		return launch.Worktree{}, inputErr(err)
+		return worktree.Worktree{}, inputErr(err)
 	}
 	for _, w := range wts {
 		if w.Path == abs && w.Main {
@@ -259,18 +280,5 @@ func findWorktree(ctx context.Context, path, repo string) (launch.Worktree, erro
 			return w, nil
 		}
 	}
-	return launch.Worktree{}, usageErrorf("%s is not a worktree of its repository (its top level is not a linked worktree); see agentctl worktree list", path)
-}
-
-// groupRepo is the repository a group's launch records point at, or "".
-func (e *cmdEnv) groupRepo(ctx context.Context, group string) string {
-	recs, _ := e.store.ReadLaunches()
-	for _, r := range recs {
-		if r.Group == group && r.Worktree != "" {
-			if repo := mainWorktreeOf(ctx, r.Worktree); repo != "" {
-				return repo
-			}
-		}
-	}
-	return ""
+	return worktree.Worktree{}, usageErrorf("%s is not a worktree of its repository (its top level is not a linked worktree); see agentctl worktree list", path)
 }

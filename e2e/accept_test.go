@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 )
 
 // The whole loop with real agents: a matrix of two Claude Code models against
@@ -119,8 +119,8 @@ func TestAcceptWinnerRealAgents(t *testing.T) {
 	if n := strings.TrimSpace(gittest.Run(t, repo, "rev-list", "--count", base+"..main")); n != "1" {
 		t.Errorf("%s commits on main, want 1", n)
 	}
-	got := launch.ParseShortstat(gittest.Run(t, repo, "diff", "--shortstat", "main^", "main"))
-	want := launch.ParseShortstat(gittest.Run(t, repo, "diff", "--shortstat", base, win.Branch))
+	got := worktree.ParseShortstat(gittest.Run(t, repo, "diff", "--shortstat", "main^", "main"))
+	want := worktree.ParseShortstat(gittest.Run(t, repo, "diff", "--shortstat", base, win.Branch))
 	if !reflect.DeepEqual(got, want) || got.FilesChanged != 3 || got.Insertions != 5 || got.Deletions != 1 {
 		t.Errorf("main's commit: %+v; the slot's diff: %+v (want 3 files +5 -1)", got, want)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
-	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
 )
 
 // The comparison workflow with real agents: one matrix launch of two Claude Code
@@ -122,14 +122,14 @@ matrix:
 		Group      string `json:"group"`
 		BaseCommit string `json:"base_commit"`
 		Slots      []struct {
-			Slot      string            `json:"slot"`
-			SessionID string            `json:"session_id"`
-			ExitCode  *int              `json:"exit_code"`
-			Status    string            `json:"status"`
-			Tokens    *harness.Tokens   `json:"tokens"`
-			Worktree  string            `json:"worktree"`
-			Diff      *launch.DiffStats `json:"diff"`
-			Duration  *float64          `json:"duration_seconds"`
+			Slot      string              `json:"slot"`
+			SessionID string              `json:"session_id"`
+			ExitCode  *int                `json:"exit_code"`
+			Status    string              `json:"status"`
+			Tokens    *harness.Tokens     `json:"tokens"`
+			Worktree  string              `json:"worktree"`
+			Diff      *worktree.DiffStats `json:"diff"`
+			Duration  *float64            `json:"duration_seconds"`
 		} `json:"slots"`
 	}
 	a.JSON(t, &cmp, "compare", group)
@@ -141,7 +141,7 @@ matrix:
 		if s.Duration != nil {
 			t.Logf("%s ran %.1f s", s.Slot, *s.Duration)
 		}
-		got := launch.ParseShortstat(gittest.Run(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
+		got := worktree.ParseShortstat(gittest.Run(t, s.Worktree, "diff", "--shortstat", cmp.BaseCommit))
 		if s.Diff == nil || s.Diff.FilesChanged != got.FilesChanged || s.Diff.Insertions != got.Insertions || s.Diff.Deletions != got.Deletions {
 			t.Errorf("%s: compare diff %+v, git diff --shortstat says %+v", s.Slot, s.Diff, got)
 		}

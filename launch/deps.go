@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -68,6 +69,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Git is what the worktree package needs of the machine: the process table
+// (to wait for a git a killed accept left working) and the clock.
+func (d *Deps) Git() worktree.Procs {
+	return worktree.Procs{Snapshot: d.Snapshot, Sleep: d.Sleep}
 }
 
 func (d *Deps) now() time.Time { return d.Store.Time().UTC() }

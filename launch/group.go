@@ -2,35 +2,14 @@ package launch
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
-
-// NewGroupID returns a launch group id: "g-" + 6 hex characters (README
-// "Comparing agents"). A variable so that tests can name the group, and with
-// it every path its slots lock.
-var NewGroupID = func() string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return "g-" + hex.EncodeToString(b[:])
-}
-
-// groupIDRe is what NewGroupID makes; anything else is not a group id.
-var groupIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^g-[0-9a-f]{6}$`) })
-
-// IsGroupID says whether s looks like a launch group id.
-func IsGroupID(s string) bool { return groupIDRe().MatchString(s) }
 
 // Slot is one agent of a matrix launch, with its worktree once prepared.
 type Slot struct {
@@ -91,10 +70,7 @@ func AssignSuffixes(slots []Slot) {
 	}
 }
 
-// GroupBranchPrefix is the prefix of every branch a group made.
-func GroupBranchPrefix(group string) string { return "try/" + group + "/" }
-
-// Group is a matrix launch's worktrees, all made from one base commit.
+// Group is a comparison group's worktrees, all made from one base commit.
 type Group struct {
 	ID      string
 	Repo    string // the repository's top level (realpath)
@@ -103,104 +79,30 @@ type Group struct {
 	Slots   []Slot
 }
 
-// PrepareGroup creates one branch and worktree per slot from the base, before
-// any agent starts. If any of them cannot be made, every worktree and branch
-// made so far is removed and the error says what to fix: all or nothing.
+// PrepareGroup names the slots (AssignSuffixes) and makes their worktrees
+// (worktree.PrepareGroup): all or nothing.
 func PrepareGroup(ctx context.Context, repo, baseRef string, slots []Slot) (*Group, error) {
-	if _, err := exec.LookPath("git"); err != nil {
-		return nil, &InputError{"launching several agents needs git on $PATH (each gets its own worktree)"}
-	}
-	top, err := git(ctx, repo, "rev-parse", "--show-toplevel")
+	named := append([]Slot(nil), slots...)
+	AssignSuffixes(named)
+	wg, err := worktree.PrepareGroup(ctx, repo, baseRef, worktreeSlots(named))
 	if err != nil {
-		return nil, &InputError{fmt.Sprintf("%s is not a git repository: several agents each get a worktree of the launch repository; run from inside one or pass --cwd REPO", repo)}
+		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(top); err == nil {
-		top = real
+	for i := range named {
+		named[i].Branch, named[i].Path = wg.Slots[i].Branch, wg.Slots[i].Path
 	}
-	ref := baseRef
-	if ref == "" {
-		ref = "HEAD"
-	}
-	base, err := git(ctx, top, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
-	if err != nil {
-		if baseRef == "" {
-			return nil, &InputError{fmt.Sprintf("%s has no commit to branch from; commit something first", top)}
-		}
-		return nil, &InputError{fmt.Sprintf("base branch %s: no such branch or commit in %s", baseRef, top)}
-	}
-	if baseRef == "" {
-		// The slots start from HEAD's commit: uncommitted changes of the main
-		// worktree would silently be missing from every slot.
-		if st, err := git(ctx, top, "status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
-			return nil, &InputError{fmt.Sprintf("%s has uncommitted changes the agents would not see; commit or stash them, or name the base with --base-branch", top)}
-		}
-	}
-	if baseRef == "" {
-		// The branch the slots start from is where `accept` brings the winner.
-		if b := CurrentBranch(ctx, top); b != "" {
-			ref = b
-		}
-	}
-	g := &Group{Repo: top, Base: base, BaseRef: ref, Slots: append([]Slot(nil), slots...)}
-	AssignSuffixes(g.Slots)
-	// A group id not used in this repository yet (branches or paths): two
-	// launches at once get two groups.
-	for try := 0; ; try++ {
-		g.ID = NewGroupID()
-		if out, _ := git(ctx, top, "for-each-ref", "--count=1", "refs/heads/"+GroupBranchPrefix(g.ID)); out == "" {
-			break
-		}
-		if try > 20 {
-			return nil, errors.New("no unused group id found")
-		}
-	}
-	var made []Slot
-	for i := range g.Slots {
-		s := &g.Slots[i]
-		s.Branch = GroupBranchPrefix(g.ID) + s.Suffix
-		s.Path = filepath.Join(filepath.Dir(top), filepath.Base(top)+"-try-"+g.ID+"-"+s.Suffix)
-		if _, err := os.Lstat(s.Path); err == nil {
-			err = fmt.Errorf("worktree path %s already exists", s.Path)
-			return nil, undo(top, made, fmt.Errorf("slot %d (%s): %w", i+1, s.Adapter, err))
-		}
-		if _, err := git(ctx, top, "worktree", "add", "-b", s.Branch, s.Path, base); err != nil {
-			// git may have made the branch before failing on the directory.
-			made = append(made, *s)
-			return nil, undo(top, made, fmt.Errorf("slot %d (%s): %w", i+1, s.Adapter, err))
-		}
-		if real, err := filepath.EvalSymlinks(s.Path); err == nil {
-			s.Path = real
-		}
-		made = append(made, *s)
-	}
-	return g, nil
-}
-
-// undo removes the worktrees and branches in made and returns cause, with
-// anything that could not be removed appended.
-func undo(top string, made []Slot, cause error) error {
-	if errs := RemoveSlots(top, made); len(errs) > 0 {
-		return fmt.Errorf("%w; also could not remove: %v (see agentctl worktree list %s)", cause, errors.Join(errs...), top)
-	}
-	return cause
+	return &Group{ID: wg.ID, Repo: wg.Repo, Base: wg.Base, BaseRef: wg.BaseRef, Slots: named}, nil
 }
 
 // RemoveSlots force-removes the worktrees and branches of slots that never ran.
 func RemoveSlots(top string, slots []Slot) []error {
-	ctx := context.Background()
-	var errs []error
-	for _, s := range slots {
-		if _, err := os.Stat(s.Path); err == nil {
-			if _, err := git(ctx, top, "worktree", "remove", "--force", s.Path); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "refs/heads/"+s.Branch); err == nil {
-			if _, err := git(ctx, top, "branch", "-D", s.Branch); err != nil {
-				errs = append(errs, err)
-			}
-		}
+	return worktree.RemoveSlots(top, worktreeSlots(slots))
+}
+
+func worktreeSlots(slots []Slot) []worktree.Slot {
+	ws := make([]worktree.Slot, len(slots))
+	for i, s := range slots {
+		ws[i] = worktree.Slot{Suffix: s.Suffix, Label: s.Adapter, Branch: s.Branch, Path: s.Path}
 	}
-	_, _ = git(ctx, top, "worktree", "prune")
-	return errs
+	return ws
 }

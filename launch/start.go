@@ -174,11 +174,12 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		sp.LaunchID = NewLaunchID()
 	}
 	st := l.Store
+	// The directory lock is this call's until the supervisor confirms the
+	// session: every return before that releases it, here and only here.
+	lease := &dirLease{store: st, launchID: sp.LaunchID, held: sp.LockHeld}
+	defer lease.Release()
 	_, plan, err := l.Plan(&sp)
 	if err != nil {
-		if sp.LockHeld {
-			_ = locks.ReleaseLaunch(st, sp.LaunchID)
-		}
 		return nil, err
 	}
 	if err := st.EnsureDir(); err != nil {
@@ -213,13 +214,11 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	// An OpenClaw turn runs in the gateway's own workspace: no directory to lock.
 	if sp.Cwd != "" && sp.LockHeld {
 		if _, err := locks.SetOwner(st, id, me, myStart, "", plan.SessionID); err != nil {
-			_ = locks.ReleaseLaunch(st, id)
 			return nil, err
 		}
 	} else if sp.Cwd != "" {
-		warns, err = locks.Acquire(st, locks.Lock{Directory: sp.Cwd, Type: locks.Auto, PID: me, PIDStart: myStart,
-			SessionID: plan.SessionID, LaunchID: id, LockedBy: sp.User, Reason: reason, LockedAt: now}, sp.Force)
-		if err != nil {
+		if warns, err = lease.Acquire(locks.Lock{Directory: sp.Cwd, Type: locks.Auto, PID: me, PIDStart: myStart,
+			SessionID: plan.SessionID, LaunchID: id, LockedBy: sp.User, Reason: reason, LockedAt: now}, sp.Force); err != nil {
 			return nil, err
 		}
 	}
@@ -238,7 +237,6 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		ls.Records = append(ls.Records, rec)
 		return true, nil
 	}); err != nil {
-		_ = locks.ReleaseLaunch(st, id)
 		return nil, err
 	}
 	abort := func(class, msg string) error {
@@ -325,6 +323,9 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		_, _ = l.finalise(bg, id, ended{Outcome: Outcome{Class: "aborted", Message: msg}, Startup: true}, false)
 		return nil, &StartError{Class: "aborted", Message: msg, Log: logPath}
 	}
+	// Confirmed: the lock is the supervisor's now (it releases it when the
+	// run ends), whatever happens to this process.
+	lease.HandOver()
 	cur := l.record(id)
 	if cur == nil {
 		return nil, &StartError{Class: "error", Message: "the launch record vanished", Log: logPath}
@@ -337,6 +338,34 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		res.OnCreateErr = herr
 	}
 	return res, nil
+}
+
+// dirLease is Start's hold on a launch's directory lock (the auto-lock, by
+// launch id): Release, deferred once, frees it on every way out of Start
+// before HandOver gave it to the supervisor. Releasing a lock that a
+// finalisation already released is a no-op.
+type dirLease struct {
+	store    *meta.Store
+	launchID string
+	held     bool
+}
+
+// Acquire takes the lock (LockAll's caller already holds it: held from the start).
+func (d *dirLease) Acquire(lk locks.Lock, force bool) ([]string, error) {
+	warns, err := locks.Acquire(d.store, lk, force)
+	d.held = err == nil
+	return warns, err
+}
+
+// HandOver gives the lock to the supervisor: Release no longer frees it.
+func (d *dirLease) HandOver() { d.held = false }
+
+// Release frees the lock unless it was handed over.
+func (d *dirLease) Release() {
+	if d.held {
+		_ = locks.ReleaseLaunch(d.store, d.launchID)
+		d.held = false
+	}
 }
 
 var errEOF = errors.New("EOF")

@@ -1,8 +1,10 @@
-package launch
+package worktree
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +17,31 @@ import (
 
 	"github.com/gofrs/flock"
 )
+
+// InputError is a problem with what the user asked for (a branch that exists,
+// a directory that is no repository): the command exits 2, as for a
+// launch.InputError.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// NewGroupID returns a launch group id: "g-" + 6 hex characters (README
+// "Comparing agents"). A variable so that tests can name the group, and with
+// it every path its slots lock.
+var NewGroupID = func() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return "g-" + hex.EncodeToString(b[:])
+}
+
+// groupIDRe is what NewGroupID makes; anything else is not a group id.
+var groupIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^g-[0-9a-f]{6}$`) })
+
+// IsGroupID says whether s looks like a launch group id.
+func IsGroupID(s string) bool { return groupIDRe().MatchString(s) }
+
+// GroupBranchPrefix is the prefix of every branch a group made.
+func GroupBranchPrefix(group string) string { return "try/" + group + "/" }
 
 // git runs git in dir and returns its trimmed stdout.
 func git(ctx context.Context, dir string, args ...string) (string, error) {

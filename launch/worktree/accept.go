@@ -1,4 +1,4 @@
-package launch
+package worktree
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func gitCode(ctx context.Context, dir string, args ...string) (string, int, stri
 // A marker in the worktree's git directory says a commit is under way, so
 // that git's lock files left by a kill mid-commit are recognised as such and
 // removed by the next run (they would refuse every git command there).
-func (d *Deps) CommitLeftovers(ctx context.Context, path, msg string) (string, error) {
+func (d Procs) CommitLeftovers(ctx context.Context, path, msg string) (string, error) {
 	marker, err := gitPath(ctx, path, "AGENTCTL_LEFTOVERS")
 	if err != nil {
 		return "", err
@@ -323,7 +323,7 @@ func markerPath(ctx context.Context, target string) (string, error) {
 // git command in the target. RecoverAccept waits for a git still working in
 // the target, then removes the locks that git left: those made after the
 // marker, when no git works there any more.
-func (d *Deps) RecoverAccept(ctx context.Context, target string) (bool, error) {
+func (d Procs) RecoverAccept(ctx context.Context, target string) (bool, error) {
 	marker, err := markerPath(ctx, target)
 	if err != nil {
 		return false, err
@@ -384,6 +384,29 @@ func (d *Deps) RecoverAccept(ctx context.Context, target string) (bool, error) {
 	return true, nil
 }
 
+// Procs is how accept sees git processes at work in a worktree: a killed
+// agentctl's git may still be finishing there, and its lock files must not be
+// touched until it is done. The zero value sees no processes and waits for
+// nothing.
+type Procs struct {
+	Snapshot func() proc.Table
+	Sleep    func(ctx context.Context, d time.Duration) error // nil: a timer
+}
+
+func (d Procs) sleep(ctx context.Context, dur time.Duration) error {
+	if d.Sleep != nil {
+		return d.Sleep(ctx, dur)
+	}
+	t := time.NewTimer(dur)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // gitWait is how long RecoverAccept waits for a git still working in the
 // target (an orphan of a killed accept finishing its step) before it refuses.
 const gitWait = 10 * time.Second
@@ -401,7 +424,7 @@ func (e *GitRunningError) Error() string {
 
 // waitForGit waits until no git process works in dir (its working directory
 // is dir or below it), for up to gitWait.
-func (d *Deps) waitForGit(ctx context.Context, dir string) error {
+func (d Procs) waitForGit(ctx context.Context, dir string) error {
 	if d.Snapshot == nil {
 		return nil
 	}
@@ -414,7 +437,7 @@ func (d *Deps) waitForGit(ctx context.Context, dir string) error {
 		if n >= int(gitWait/poll) {
 			return &GitRunningError{Path: dir, PID: pid}
 		}
-		if err := d.Sleep(ctx, poll); err != nil {
+		if err := d.sleep(ctx, poll); err != nil {
 			return err
 		}
 	}

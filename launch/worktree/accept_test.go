@@ -1,4 +1,4 @@
-package launch
+package worktree
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
 	for _, method := range []string{MethodSquash, MethodMerge, MethodRebase} {
 		t.Run(method, func(t *testing.T) {
 			repo, slot, _ := slotRepo(t)
-			c, err := (&Deps{}).CommitLeftovers(ctx, slot, "agentctl: work of claude-code (m) session s")
+			c, err := (Procs{}).CommitLeftovers(ctx, slot, "agentctl: work of claude-code (m) session s")
 			if err != nil || c == "" {
 				t.Fatalf("CommitLeftovers: %q %v", c, err)
 			}
@@ -41,7 +41,7 @@ func TestCommitLeftoversAndAcceptMethods(t *testing.T) {
 			if !strings.Contains(files, "new.txt") || strings.Contains(files, "debug.log") {
 				t.Errorf("leftovers commit holds %q: want new.txt, never the ignored debug.log", files)
 			}
-			if c2, err := (&Deps{}).CommitLeftovers(ctx, slot, "x"); err != nil || c2 != "" {
+			if c2, err := (Procs{}).CommitLeftovers(ctx, slot, "x"); err != nil || c2 != "" {
 				t.Errorf("second CommitLeftovers: %q %v, want nothing to commit", c2, err)
 			}
 			// The main branch moved on meanwhile (another file): not a conflict.
@@ -90,7 +90,7 @@ func TestAcceptConflictChangesNothing(t *testing.T) {
 	for _, method := range []string{MethodSquash, MethodMerge, MethodRebase} {
 		t.Run(method, func(t *testing.T) {
 			repo, slot, _ := slotRepo(t)
-			if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
+			if _, err := (Procs{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 				t.Fatal(err)
 			}
 			os.WriteFile(filepath.Join(repo, "a.txt"), []byte("1\n2\n3\nmine\n"), 0o644)
@@ -124,7 +124,7 @@ func acceptUnderWay(t *testing.T) (repo, before, next, marker string) {
 	t.Helper()
 	ctx := context.Background()
 	repo, slot, _ := slotRepo(t)
-	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
+	if _, err := (Procs{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 		t.Fatal(err)
 	}
 	before = strings.TrimSpace(gittest.Run(t, repo, "rev-parse", "HEAD"))
@@ -140,7 +140,7 @@ func acceptUnderWay(t *testing.T) (repo, before, next, marker string) {
 // new. RecoverAccept resets exactly that, and never a user's own edit.
 func TestRecoverAccept(t *testing.T) {
 	ctx := context.Background()
-	d := &Deps{} // no process table: nothing to wait for
+	d := Procs{} // no process table: nothing to wait for
 	repo, before, next, marker := acceptUnderWay(t)
 	half := func() {
 		os.WriteFile(marker, []byte(before+" "+next+"\n"), 0o644)
@@ -195,7 +195,7 @@ func TestRecoverAccept(t *testing.T) {
 // next accept removes the locks made since its marker, and only those.
 func TestRecoverAcceptStaleLocks(t *testing.T) {
 	ctx := context.Background()
-	d := &Deps{}
+	d := Procs{}
 	repo, before, next, marker := acceptUnderWay(t)
 	gitDir := filepath.Join(repo, ".git")
 	locks := []string{"HEAD.lock", "ORIG_HEAD.lock", "index.lock", "refs/heads/main.lock"}
@@ -270,7 +270,7 @@ func TestRecoverAcceptWaitsForGit(t *testing.T) {
 			os.WriteFile(marker, []byte(head+" "+head+"\n"), 0o644)
 			os.WriteFile(lock, nil, 0o644)
 			snaps, sleeps := 0, 0
-			d := &Deps{
+			d := Procs{
 				Snapshot: func() proc.Table {
 					snaps++
 					return table(tc.endsIn < 0 || snaps <= tc.endsIn)
@@ -311,7 +311,7 @@ func TestWorktreeTreeIgnoresHowWorkIsCommitted(t *testing.T) {
 	if st := gittest.Run(t, slot, "status", "--porcelain"); !strings.Contains(st, "?? new.txt") {
 		t.Errorf("WorktreeTree touched the index: %s", st)
 	}
-	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
+	if _, err := (Procs{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 		t.Fatal(err)
 	}
 	if t2, _ := WorktreeTree(ctx, slot); t2 != t1 {
@@ -328,7 +328,7 @@ func TestWorktreeTreeIgnoresHowWorkIsCommitted(t *testing.T) {
 func TestAcceptUntrackedInTheWay(t *testing.T) {
 	ctx := context.Background()
 	repo, slot, _ := slotRepo(t)
-	if _, err := (&Deps{}).CommitLeftovers(ctx, slot, "w"); err != nil {
+	if _, err := (Procs{}).CommitLeftovers(ctx, slot, "w"); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(repo, "new.txt"), []byte("mine\n"), 0o644)
