@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -22,11 +23,8 @@ type Slot struct {
 
 // ShortAdapter is an adapter's name in branch and path suffixes.
 func ShortAdapter(name string) string {
-	switch name {
-	case "claude-code":
-		return "cc"
-	case "pi-rust":
-		return "pi-rs"
+	if s := agents.Get(name).Short; s != "" {
+		return s
 	}
 	return name
 }

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -103,7 +104,7 @@ func ReadMatrix(path string, expand func(string) string) (*Matrix, []Slot, error
 		if e.Adapter == "" {
 			return nil, nil, bad("matrix entry %d has no adapter", i+1)
 		}
-		if e.Background && e.Adapter != "claude-code" {
+		if e.Background && !agents.Get(e.Adapter).Background {
 			return nil, nil, bad("matrix entry %d: background: true is for claude-code (Claude Code's own background sessions), not %s", i+1, e.Adapter)
 		}
 		b, err := meta.ParseBudget(e.MaxDuration, e.MaxCost, e.MaxTokens)

@@ -79,8 +79,8 @@ func (l *Launcher) PlanSlots(ctx context.Context, a Ask) ([]SlotPlan, error) {
 			}
 			return nil, err
 		}
-		if group && s.Adapter == "openclaw" {
-			return nil, inputErrorf("slot %d: openclaw runs in its gateway's workspace, not in a worktree; it cannot be part of a comparison group", i+1)
+		if group && agents.Get(s.Adapter).Gateway {
+			return nil, inputErrorf("slot %d: %s runs in its gateway's workspace, not in a worktree; it cannot be part of a comparison group", i+1, s.Adapter)
 		}
 		sp := a.Agent
 		sp.Adapter = s.Adapter
@@ -94,9 +94,10 @@ func (l *Launcher) PlanSlots(ctx context.Context, a Ask) ([]SlotPlan, error) {
 		if sp.Model == "" && s.Adapter == a.ConfigAdapter {
 			sp.Model = a.ConfigModel
 		}
-		// --background applies to the claude-code slots of a group; a matrix
-		// slot may ask for it on its own (background: true).
-		sp.Background = s.Background || (a.Background && (!group || s.Adapter == "claude-code"))
+		// --background applies to the slots of a group whose agent has
+		// background sessions (claude-code); a matrix slot may ask for it on
+		// its own (background: true).
+		sp.Background = s.Background || (a.Background && (!group || agents.Get(s.Adapter).Background))
 		if s.Budget != nil {
 			b := s.Budget.Merge(a.Agent.Budget)
 			sp.Budget = &b
