@@ -1,0 +1,118 @@
+package gemini
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
+)
+
+// fixtureHome is the real Gemini CLI 0.61.0 home copied from the shared
+// fixtures (newagents/gemini).
+const fixtureHome = "testdata/home"
+
+// now is after every fixture timestamp (2026-12-01T22:25–22:27Z).
+var now = time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+
+// testEnv builds an Env over home with an empty (but available) process table.
+func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, *[]string) {
+	t.Helper()
+	var mu sync.Mutex
+	var warns []string
+	env := &discover.Env{
+		Home:   home,
+		Getenv: func(k string) string { return vars[k] },
+		Procs:  &proc.Fake{Boot: "boot-1"},
+		Now:    func() time.Time { return now },
+	}
+	env = env.WithWarn(func(s string) {
+		mu.Lock()
+		warns = append(warns, s)
+		mu.Unlock()
+	})
+	return env, &warns
+}
+
+func discoverAll(t *testing.T, env *discover.Env) map[string]discover.Session {
+	t.Helper()
+	ss, err := New().Discover(context.Background(), env)
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	out := map[string]discover.Session{}
+	for _, s := range ss {
+		if _, dup := out[s.ID]; dup {
+			t.Errorf("session %s listed twice", s.ID)
+		}
+		out[s.ID] = s
+	}
+	return out
+}
+
+// writeLines writes a session file under home's .gemini/tmp/<project>/chats
+// and the project's .project_root, returning the file's path.
+func writeSession(t *testing.T, home, project, root, name string, lines ...string) string {
+	t.Helper()
+	dir := filepath.Join(home, ".gemini", "tmp", project)
+	chats := filepath.Join(dir, "chats")
+	if err := os.MkdirAll(chats, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if root != "" {
+		if err := os.WriteFile(filepath.Join(dir, ".project_root"), []byte(root+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(chats, name)
+	body := strings.Join(lines, "\n")
+	if !strings.HasSuffix(name, ".json") {
+		body += "\n"
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Records in Gemini CLI 0.61's shapes.
+
+func header(id, start string) string {
+	return `{"sessionId":"` + id + `","projectHash":"","startTime":"` + start + `","lastUpdated":"` + start + `","kind":"main"}`
+}
+
+const ctxMsg = `{"id":"ctx0","timestamp":"2026-12-01T10:00:00.001Z","type":"user","content":[{"text":"<session_context>\nThis is the Gemini CLI.\n</session_context>"}]}`
+
+func setMessages(ts string, msgs ...string) string {
+	return `{"$set":{"messages":[` + strings.Join(msgs, ",") + `],"lastUpdated":"` + ts + `"}}`
+}
+
+func userMsg(id, ts, text string) string {
+	return `{"id":"` + id + `","timestamp":"` + ts + `","type":"user","content":[{"text":"` + text + `"}]}`
+}
+
+func geminiMsg(id, ts, text, tokens, model string) string {
+	s := `{"id":"` + id + `","timestamp":"` + ts + `","type":"gemini","content":"` + text + `","thoughts":[]`
+	if tokens != "" {
+		s += `,"tokens":` + tokens
+	}
+	if model != "" {
+		s += `,"model":"` + model + `"`
+	}
+	return s + `}`
+}
+
+func lastUpdated(ts string) string { return `{"$set":{"lastUpdated":"` + ts + `"}}` }
+
+func tp(s string) *time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return &t
+}
