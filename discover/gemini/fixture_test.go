@@ -70,11 +70,11 @@ func TestFixtureManifest(t *testing.T) {
 		}
 		type view struct {
 			Adapter, Cwd, Model, Prompt, Status, Evidence, Blocked, Path string
-			Models                                                      []string
-			Prompts                                                     any
-			Tokens                                                      discover.Tokens
-			Started, Active, Ended                                      string
-			PID                                                         int
+			Models                                                       []string
+			Prompts                                                      any
+			Tokens                                                       discover.Tokens
+			Started, Active, Ended                                       string
+			PID                                                          int
 		}
 		g := view{Adapter: s.Adapter, Cwd: s.Cwd, Model: s.Model, Prompt: s.Prompt, Status: s.Status,
 			Evidence: s.Evidence, Blocked: s.BlockedReason, Path: s.Path, Models: s.Models,

@@ -27,14 +27,13 @@ type usage struct {
 
 // msg is what the summary keeps of a message in the current (replayed) list.
 type msg struct {
-	ID      string
-	Type    string // user | gemini | info | error | warning
-	Prompt  bool   // a user message with real text (not the CLI's own context)
-	Result  bool   // a user message holding only tool results
-	Tools   int    // gemini: tool calls attached
-	Text    string // error/warning/info text, cut
-	TS      time.Time
-	hasText bool
+	ID     string
+	Type   string // user | gemini | info | error | warning
+	Prompt bool   // a user message with real text (not the CLI's own context)
+	Result bool   // a user message holding only tool results
+	Tools  int    // gemini: tool calls attached
+	Text   string // error/warning/info text, cut
+	TS     time.Time
 }
 
 // summary is what one session file says, replayed in order: Gemini 0.61's
@@ -56,7 +55,6 @@ type summary struct {
 
 	prompts     map[string]bool // real prompt ids ever written
 	FirstPrompt string
-	firstSeq    int
 
 	pendingID  string // the last real prompt, while no gemini message followed it
 	RolledBack bool   // that prompt was dropped by a $set.messages: the request failed

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 
 	"github.com/agentctl/agentctl/discover"
@@ -67,6 +68,17 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 
 // replay returns the file's final message list.
 func replay(ctx context.Context, path string) ([]full, error) {
+	f, err := agentfs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return replayFrom(ctx, f, strings.HasSuffix(path, ".json"))
+}
+
+// replayFrom replays a session file's records (an older CLI's single JSON
+// object when whole is true) into the final message list.
+func replayFrom(ctx context.Context, r io.Reader, whole bool) ([]full, error) {
 	var cur []full
 	put := func(m rawMsg, raw []byte) {
 		f := full{M: m, Raw: append(json.RawMessage(nil), raw...)}
@@ -93,8 +105,8 @@ func replay(ctx context.Context, path string) ([]full, error) {
 			}
 		}
 	}
-	if strings.HasSuffix(path, ".json") {
-		b, err := agentfs.ReadFile(path)
+	if whole {
+		b, err := io.ReadAll(io.LimitReader(r, maxJSONFile))
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +116,7 @@ func replay(ctx context.Context, path string) ([]full, error) {
 		}
 		return cur, nil
 	}
-	_, _, err := jsonl.ReadFile(path, 0, func(line []byte, _ int64) error {
+	_, _, err := jsonl.Read(r, 0, func(line []byte, _ int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
