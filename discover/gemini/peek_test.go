@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentctl/agentctl/discover"
@@ -55,5 +56,31 @@ func TestPeekByID(t *testing.T) {
 	got, err := New().Peek(context.Background(), env, discover.Session{ID: idE}, 1)
 	if err != nil || len(got) != 1 || got[0].Text != "The build uses make and go." {
 		t.Errorf("peek = %+v, %v", got, err)
+	}
+}
+
+// A tool call without resultDisplay shows its functionResponse output, without
+// the <untrusted_context> wrapper; a failed call is an error.
+func TestPeekToolResultFromResponse(t *testing.T) {
+	msgs, err := replayFrom(context.Background(), strings.NewReader(strings.Join([]string{
+		header(id1, "2026-12-01T10:00:00.000Z"),
+		userMsg("u1", "2026-12-01T10:00:01.000Z", "look"),
+		`{"id":"g1","timestamp":"2026-12-01T10:00:02.000Z","type":"gemini","content":"","toolCalls":[` +
+			`{"id":"c1","name":"read_file","args":{"absolute_path":"/w/main.go"},"status":"success","result":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"<untrusted_context>\nOutput: package main\n</untrusted_context>"}}}]},` +
+			`{"id":"c2","name":"run_shell_command","args":{"command":"false"},"status":"error","result":[{"functionResponse":{"id":"c2","name":"run_shell_command","response":{"error":"exit 1"}}}]}]}`,
+	}, "\n")+"\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := render(msgs, false)
+	want := []discover.ToolCall{
+		{ID: "c1", Name: "read_file", Summary: "/w/main.go", HasResult: true, Result: "package main"},
+		{ID: "c2", Name: "run_shell_command", Summary: "false", HasResult: true, IsError: true, Result: "exit 1"},
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %d items, want 2", len(got))
+	}
+	if diff := cmp.Diff(want, got[1].Tools); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
