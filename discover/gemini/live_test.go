@@ -154,3 +154,24 @@ func TestLiveAmbiguous(t *testing.T) {
 		t.Errorf("status %s pid %d detail %q, want unknown naming both", s.Status, s.PID, s.EvidenceDetail)
 	}
 }
+
+// Gemini records a tool call only once it completes: a reply that is still an
+// empty gemini message is a tool running or awaiting approval, not an answer.
+func TestToolCallInFlight(t *testing.T) {
+	home := t.TempDir()
+	writeSession(t, home, "proj", root1, "session-2026-12-01T10-00-11111111.jsonl",
+		header(id1, "2026-12-01T10:00:00.000Z"),
+		userMsg("u1", "2026-12-01T10:00:01.000Z", "run it"),
+		geminiMsg("g1", "2026-12-01T10:00:02.000Z", "", tok1, "m"),
+		lastUpdated("2026-12-01T10:00:02.000Z"),
+	)
+	env, _ := testEnv(t, home, nil)
+	env.Procs = geminiTree(600, 601, root1, time.Date(2026, 12, 1, 9, 59, 59, 0, time.UTC), nil)
+	if s := one(t, env, id1); s.Status != discover.StatusRunning {
+		t.Errorf("alive: status %s, want running", s.Status)
+	}
+	env.Procs = &proc.Fake{Boot: "boot-1"}
+	if s := one(t, env, id1); s.Status != discover.StatusFailed {
+		t.Errorf("dead: status %s, want failed (killed mid-tool)", s.Status)
+	}
+}

@@ -32,6 +32,7 @@ type msg struct {
 	Prompt bool   // a user message with real text (not the CLI's own context)
 	Result bool   // a user message holding only tool results
 	Tools  int    // gemini: tool calls attached
+	Empty  bool   // gemini: no text (a function call whose tool calls are not recorded yet)
 	Text   string // error/warning/info text, cut
 	TS     time.Time
 }
@@ -171,7 +172,7 @@ func (s *summary) feed(line []byte) {
 		if len(set.Messages) > 0 {
 			s.setMessages(set.Messages)
 		}
-	case l.Type != "" && (l.ID != "" || l.Timestamp != ""):
+	case l.ID != "":
 		s.message(l.rawMsg, true)
 	case len(l.SessionID) > 0:
 		s.meta(l)
@@ -234,21 +235,24 @@ func (s *summary) has(id string) bool {
 	return false
 }
 
-// rewind drops the message with this id and every later one ($rewindTo). The
-// dropped replies were billed all the same: their usage stays.
+// rewind drops the message with this id and every later one ($rewindTo); an
+// id not in the list drops them all, as the CLI's loader does. The dropped
+// replies were billed all the same: their usage stays.
 func (s *summary) rewind(id string) {
-	for i, m := range s.cur {
-		if m.ID == id {
-			for _, d := range s.cur[i:] {
-				if d.ID == s.pendingID {
-					s.pendingID = "" // the user rewound it: not a failure
-				}
-			}
-			s.cur = s.cur[:i]
-			s.RolledBack = false
-			return
+	i := 0
+	for i < len(s.cur) && s.cur[i].ID != id {
+		i++
+	}
+	if i == len(s.cur) {
+		i = 0
+	}
+	for _, d := range s.cur[i:] {
+		if d.ID == s.pendingID {
+			s.pendingID = "" // the user rewound it: not a failure
 		}
 	}
+	s.cur = s.cur[:i]
+	s.RolledBack = false
 }
 
 // message applies one message: a known id is replaced in place, a new one
@@ -279,6 +283,7 @@ func (s *summary) message(m rawMsg, live bool) {
 		}
 	case "gemini":
 		e.Tools = len(m.ToolCalls)
+		e.Empty = strings.TrimSpace(contentText(m.Content)) == ""
 		if live {
 			s.pendingID = ""
 		}
@@ -376,6 +381,11 @@ func (s *summary) outcome() (discover.Outcome, string) {
 		case "gemini":
 			if m.Tools > 0 {
 				return discover.OutcomeOpen, "interrupted after a tool call"
+			}
+			if m.Empty {
+				// Gemini records tool calls only once they complete: an empty
+				// reply is a function call running or awaiting approval.
+				return discover.OutcomeOpen, "interrupted in a tool call (running or awaiting approval)"
 			}
 			return discover.OutcomeDone, "done"
 		case "user":

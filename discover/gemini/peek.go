@@ -127,18 +127,20 @@ func replayFrom(ctx context.Context, r io.Reader, whole bool) ([]full, error) {
 		switch {
 		case len(l.RewindTo) > 0:
 			id := str(l.RewindTo)
-			for i := range cur {
-				if cur[i].M.ID == id {
-					cur = cur[:i]
-					break
-				}
+			i := 0
+			for i < len(cur) && cur[i].M.ID != id {
+				i++
 			}
+			if i == len(cur) {
+				i = 0 // an unknown id drops everything, as the CLI's loader does
+			}
+			cur = cur[:i]
 		case len(l.Set) > 0:
 			var set rawLine
 			if json.Unmarshal(l.Set, &set) == nil && len(set.Messages) > 0 {
 				setList(set.Messages)
 			}
-		case l.Type != "" && (l.ID != "" || l.Timestamp != ""):
+		case l.ID != "":
 			put(l.rawMsg, line)
 		}
 		return nil

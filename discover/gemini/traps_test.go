@@ -268,3 +268,20 @@ func TestEnvOverride(t *testing.T) {
 		t.Errorf("DataDir = %s", d)
 	}
 }
+
+// A $rewindTo naming an id not in the list drops every message, as the CLI's
+// own loader does; usage stays.
+func TestRewindUnknownID(t *testing.T) {
+	s := readLines(t,
+		header(id1, "2026-12-01T10:00:00.000Z"),
+		userMsg("u1", "2026-12-01T10:00:01.000Z", "first"),
+		geminiMsg("g1", "2026-12-01T10:00:02.000Z", "one", tok1, "m"),
+		`{"$rewindTo":"nope"}`,
+	)
+	if len(s.cur) != 0 {
+		t.Errorf("%d messages left, want none", len(s.cur))
+	}
+	if got, _ := s.Tokens(); got != want1 {
+		t.Errorf("tokens = %+v, want %+v", got, want1)
+	}
+}
