@@ -18,12 +18,22 @@ import (
 // $GEMINI_CLI_HOME/.gemini instead of ~/.gemini.
 const EnvHome = "GEMINI_CLI_HOME"
 
-// geminiDir is the CLI's data dir as env defines it.
-func geminiDir(env *discover.Env) string {
+// geminiHome is the home the CLI puts .gemini in, as env defines it.
+func geminiHome(env *discover.Env) string {
 	if h := env.LookupEnv(EnvHome); h != "" {
-		return filepath.Join(env.ExpandHome(h), ".gemini")
+		return env.ExpandHome(h)
 	}
-	return filepath.Join(env.Home, ".gemini")
+	return env.Home
+}
+
+// geminiDir is the CLI's data dir as env defines it.
+func geminiDir(env *discover.Env) string { return filepath.Join(geminiHome(env), ".gemini") }
+
+// runtimeDirs are the dirs whose tmp/ holds sessions: the data dir, and
+// ~/.cache/.gemini, the CLI's runtime dir inside its macOS seatbelt sandbox
+// (SANDBOX=sandbox-exec; Storage.getGlobalRuntimeDir).
+func runtimeDirs(env *discover.Env) []string {
+	return []string{geminiDir(env), filepath.Join(geminiHome(env), ".cache", ".gemini")}
 }
 
 // DataDir is where the agent keeps the files this adapter reads (discover.DataDirer).
@@ -32,6 +42,7 @@ func (a *Adapter) DataDir(env *discover.Env) string { return geminiDir(env) }
 // sessionFile is one chats/session-*.json[l] file and the project it is in.
 type sessionFile struct {
 	Path    string
+	Dir     string // the runtime dir it is under
 	Project string // the project dir name under tmp/ (a slug, or an older CLI's sha256)
 	ID8     string // the id prefix the file name carries ("" when it has none)
 }
@@ -62,7 +73,7 @@ func listFiles(dir string) []sessionFile {
 				!(strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json")) {
 				continue
 			}
-			f := sessionFile{Path: filepath.Join(chats, name), Project: p.Name()}
+			f := sessionFile{Path: filepath.Join(chats, name), Dir: dir, Project: p.Name()}
 			if m := nameRE.FindStringSubmatch(name); m != nil {
 				f.ID8 = strings.ToLower(m[1])
 			}

@@ -93,7 +93,7 @@ type merged struct {
 }
 
 func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
-	dir := geminiDir(env)
+	dirs := runtimeDirs(env)
 
 	// agentctl's own launches: their live processes are the core's to report.
 	skip := map[int]bool{}
@@ -111,9 +111,12 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			launchLive[l.CurrentSessionID()] = true
 		}
 	}
-	cands := candidates(env, dir, skip)
+	cands := candidates(env, dirs, skip)
 
-	files := listFiles(dir)
+	var files []sessionFile
+	for _, d := range dirs {
+		files = append(files, listFiles(d)...)
+	}
 	if q != nil && len(cands) == 0 {
 		kept := files[:0]
 		for _, f := range files {
@@ -124,7 +127,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		files = kept
 	}
 
-	rs := newRoots(dir)
+	rs := map[string]*roots{}
 	byID := map[string]*merged{}
 	var order []*merged
 	for _, f := range files {
@@ -152,7 +155,10 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		}
 		m.add(sum, f.Path)
 		if m.Root == "" {
-			m.Root = rs.root(f.Project, sum.ProjectHash)
+			if rs[f.Dir] == nil {
+				rs[f.Dir] = newRoots(f.Dir)
+			}
+			m.Root = rs[f.Dir].root(f.Project, sum.ProjectHash)
 		}
 	}
 

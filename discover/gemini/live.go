@@ -55,10 +55,10 @@ func geminiArgs(argv []string) ([]string, bool) {
 	return nil, false
 }
 
-// candidates finds Gemini CLI processes writing into dir, skipping the PIDs
+// candidates finds Gemini CLI processes writing into dirs, skipping the PIDs
 // skip names (agentctl's own launches: the core reports them). Of a parent and
 // its relaunched child, the child, which does the work, is kept.
-func candidates(env *discover.Env, dir string, skip map[int]bool) []candidate {
+func candidates(env *discover.Env, dirs []string, skip map[int]bool) []candidate {
 	t := env.Procs
 	if t == nil || !t.Available() {
 		return nil
@@ -82,7 +82,7 @@ func candidates(env *discover.Env, dir string, skip map[int]bool) []candidate {
 			continue
 		}
 		if environ, err := t.Environ(p.PID); err == nil && len(environ) > 0 {
-			if d := procDir(environ); d != "" && filepath.Clean(d) != filepath.Clean(dir) {
+			if d := procDir(environ); d != "" && !slices.Contains(dirs, d) {
 				continue // writes into another home
 			}
 		}
@@ -118,13 +118,17 @@ func procDir(environ []string) string {
 			vars[k] = v
 		}
 	}
-	if h := vars[EnvHome]; h != "" && filepath.IsAbs(h) {
-		return filepath.Join(h, ".gemini")
+	home := vars[EnvHome]
+	if home == "" {
+		home = vars["HOME"]
 	}
-	if h := vars["HOME"]; h != "" && vars[EnvHome] == "" {
-		return filepath.Join(h, ".gemini")
+	if home == "" || !filepath.IsAbs(home) {
+		return ""
 	}
-	return ""
+	if vars["SANDBOX"] == "sandbox-exec" {
+		return filepath.Join(home, ".cache", ".gemini")
+	}
+	return filepath.Join(home, ".gemini")
 }
 
 // owner is what attribution found for one session.

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +41,13 @@ func geminiTree(parent, child int, cwd string, start time.Time, env []string) *p
 // A gemini process in the project root that wrote a session since it started
 // makes it alive (inferred); the other sessions of the project stay stopped.
 func TestLiveProcessInferred(t *testing.T) {
-	env, _ := testEnv(t, fixtureHome, nil)
+	home, err := filepath.Abs(fixtureHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := testEnv(t, home, nil)
 	// Started before B2's resume (22:26:58), after everything else was written.
-	env.Procs = geminiTree(500, 501, webapp, time.Date(2026, 12, 1, 22, 26, 57, 0, time.UTC), []string{"HOME=" + fixtureHome})
+	env.Procs = geminiTree(500, 501, webapp, time.Date(2026, 12, 1, 22, 26, 57, 0, time.UTC), []string{"HOME=" + home})
 	got := discoverAll(t, env)
 	s := got[idB]
 	if s.Status != discover.StatusIdle || s.Evidence != discover.EvidenceProcess || !s.Inferred || s.PID != 501 {

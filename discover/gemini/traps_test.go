@@ -285,3 +285,17 @@ func TestRewindUnknownID(t *testing.T) {
 		t.Errorf("tokens = %+v, want %+v", got, want1)
 	}
 }
+
+// Inside its macOS seatbelt sandbox (SANDBOX=sandbox-exec) the CLI keeps its
+// runtime files, sessions included, in ~/.cache/.gemini.
+func TestSandboxRuntimeDir(t *testing.T) {
+	home := t.TempDir()
+	writeSession(t, home+"/.cache", "proj", root1, "session-2026-12-01T10-00-11111111.jsonl",
+		header(id1, "2026-12-01T10:00:00.000Z"),
+		userMsg("u1", "2026-12-01T10:00:01.000Z", "sandboxed"),
+	)
+	env, _ := testEnv(t, home, nil)
+	if s := one(t, env, id1); s.Cwd != root1 || s.Prompt != "sandboxed" {
+		t.Errorf("cwd %q prompt %q", s.Cwd, s.Prompt)
+	}
+}
