@@ -299,3 +299,33 @@ func TestSandboxRuntimeDir(t *testing.T) {
 		t.Errorf("cwd %q prompt %q", s.Cwd, s.Prompt)
 	}
 }
+
+// The same trap recorded from the real CLI (0.61.0 against a local stub; see
+// docs/agents/gemini.md "Verified here"): a headless one-shot at 01:00, resumed
+// with --resume <uuid> at 01:01, leaves session-…T01-01-32b57e4e.jsonl with
+// only a header and the context. Each turn's stream-json stats said input
+// 1227 (1234 − 7 cached), output 56 + 3 thoughts, cached 7.
+func TestRealStrayResumeFile(t *testing.T) {
+	env, warns := testEnv(t, "testdata/resumed", nil)
+	got := discoverAll(t, env)
+	if len(got) != 1 {
+		t.Fatalf("got %d sessions, want 1", len(got))
+	}
+	s := got["32b57e4e-a207-4d23-9168-68b70f86cd60"]
+	want := discover.Tokens{Input: 2 * 1227, Output: 2 * 59, CacheRead: 2 * 7}
+	if s.Tokens == nil || *s.Tokens != want {
+		t.Errorf("tokens %+v, want %+v", s.Tokens, want)
+	}
+	if s.Prompt != "hello there" || s.Extra["user_prompts"] != 2 || s.Cwd != "/tmp/gemproj/myproj" || s.Status != discover.StatusStopped {
+		t.Errorf("prompt %q prompts %v cwd %q status %s", s.Prompt, s.Extra["user_prompts"], s.Cwd, s.Status)
+	}
+	if !s.StartedAt.Equal(*tp("2026-12-02T01:00:22.226Z")) || !s.LastActivity.Equal(*tp("2026-12-02T01:01:01.322Z")) {
+		t.Errorf("started %v last %v", s.StartedAt, s.LastActivity)
+	}
+	if !strings.HasSuffix(s.Path, "session-2026-12-02T01-00-32b57e4e.jsonl") {
+		t.Errorf("path %s, want the original file", s.Path)
+	}
+	if len(*warns) > 0 {
+		t.Errorf("warnings: %q", *warns)
+	}
+}
