@@ -84,3 +84,19 @@ func FuzzParseJSON(f *testing.F) {
 		render(msgs, false)
 	})
 }
+
+// FuzzParseReport feeds the CLI's temp-dir error reports (and their names).
+func FuzzParseReport(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/failed/tmpdir/*.json")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, filepath.Base(p), "DENYME please", "/tmp/gemh/.gemini/tmp/authproj")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, name, prompt, dir string) {
+		parseReport(b, failedTurn{Prompt: prompt, ProjectDir: dir})
+		reportTime(name)
+	})
+}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -85,6 +86,7 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 type merged struct {
 	ID    string
 	Root  string
+	Dir   string // the project's dir under tmp/ (…/.gemini/tmp/<slug>), as the CLI names it
 	Start time.Time
 	Last  time.Time
 	Path  string     // the file that holds the conversation
@@ -154,6 +156,9 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			order = append(order, m)
 		}
 		m.add(sum, f.Path)
+		if m.Dir == "" || sum.Substantive() {
+			m.Dir = filepath.Join(f.Dir, "tmp", f.Project)
+		}
 		if m.Root == "" {
 			if rs[f.Dir] == nil {
 				rs[f.Dir] = newRoots(f.Dir)
@@ -173,6 +178,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		owners = attribute(cands, open)
 	}
 
+	reports := &errReports{dir: tmpDir(env)}
 	prices := discover.NewPrices(nil, env.Config)
 	out := make([]discover.Session, 0, len(order))
 	for _, m := range order {
@@ -180,7 +186,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			continue
 		}
 		o, owned := owners[m]
-		out = append(out, m.session(prices, o, owned, procsOK))
+		out = append(out, m.session(prices, reports, o, owned, procsOK))
 	}
 	return out, nil
 }
@@ -260,7 +266,7 @@ func (m *merged) facts() (tok discover.Tokens, slots discover.Slots, prompts int
 
 // session turns a merged session into a Session with its status
 // (docs/agents/gemini.md "Status").
-func (m *merged) session(prices *discover.Prices, o owner, owned, procsOK bool) discover.Session {
+func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, owned, procsOK bool) discover.Session {
 	tok, slots, prompts, first, model, models := m.facts()
 	s := discover.Session{
 		ID:      m.ID,
@@ -288,6 +294,14 @@ func (m *merged) session(prices *discover.Prices, o owner, owned, procsOK bool) 
 	s.CostUSD, s.CostSource = discover.Cost(0, tok, est, priced)
 
 	outcome, detail := m.main.outcome()
+	if m.main.RolledBack && outcome == discover.OutcomeError {
+		// The reason is only in the CLI's error report in the temp dir.
+		f := m.main.Failed
+		f.ProjectDir = m.Dir
+		if msg, path := reports.find(f); path != "" {
+			detail += "; error report " + path + ": " + discover.OneLine(msg, 200)
+		}
+	}
 	var v discover.Verdict
 	switch {
 	case owned && o.PID != 0:

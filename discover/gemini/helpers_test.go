@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"io/fs"
 	"context"
 	"os"
 	"path/filepath"
@@ -25,6 +26,14 @@ func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, 
 	t.Helper()
 	var mu sync.Mutex
 	var warns []string
+	if _, ok := vars["TMPDIR"]; !ok {
+		// Never the machine's own temp dir (error reports are read there).
+		v := map[string]string{"TMPDIR": t.TempDir()}
+		for k, x := range vars {
+			v[k] = x
+		}
+		vars = v
+	}
 	env := &discover.Env{
 		Home:   home,
 		Getenv: func(k string) string { return vars[k] },
@@ -135,6 +144,33 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyTree copies a directory, replacing old with new in every file (the
+// recordings name the paths they were made under).
+func copyTree(t *testing.T, src, dst, old, new string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if old != "" {
+			b = []byte(strings.ReplaceAll(string(b), old, new))
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

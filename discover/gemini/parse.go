@@ -15,6 +15,9 @@ import (
 // maxPrompt bounds the stored first prompt; list shows 60 chars, status 200.
 const maxPrompt = 2000
 
+// maxReportPrompt bounds the prompt text kept to match an error report.
+const maxReportPrompt = 64 << 10
+
 // maxJSONFile bounds an older CLI's single-JSON session file read whole.
 const maxJSONFile = 256 << 20
 
@@ -58,7 +61,9 @@ type summary struct {
 	FirstPrompt string
 
 	pendingID  string // the last real prompt, while no gemini message followed it
-	RolledBack bool   // that prompt was dropped by a $set.messages: the request failed
+	pending    failedTurn
+	RolledBack bool       // that prompt was dropped by a $set.messages: the request failed
+	Failed     failedTurn // the rolled-back prompt (Prompt, At, Until)
 
 	BadUsage int // gemini messages with impossible counts, left out
 	Bad      int // lines that did not parse
@@ -223,6 +228,8 @@ func (s *summary) setMessages(raw json.RawMessage) {
 	}
 	if pending != "" && !s.has(pending) {
 		s.RolledBack, s.pendingID = true, ""
+		s.Failed = s.pending
+		s.Failed.Until = s.Last
 	}
 }
 
@@ -279,6 +286,7 @@ func (s *summary) message(m rawMsg, live bool) {
 			}
 			if live {
 				s.pendingID, s.RolledBack = e.ID, false
+				s.pending = failedTurn{Prompt: discover.Truncate(text, maxReportPrompt), At: ts}
 			}
 		}
 	case "gemini":
