@@ -71,10 +71,10 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 	return a.list(ctx, env, nil)
 }
 
-// Find returns the sessions q names, exactly as Discover lists them. Without a
-// live gemini process no session depends on another, so only the files whose
-// name carries a named id prefix are read; with one, every file is (the
-// process is tied to the newest session of its cwd).
+// Find returns the sessions q names, exactly as Discover lists them: it reads
+// the files whose name carries a named id's first 8 characters (or no id at
+// all), plus every file of a project a gemini process runs in (the process is
+// tied to the session of its cwd written last).
 func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query) ([]discover.Session, error) {
 	if q.Prefix == "" && len(q.IDs) == 0 {
 		return nil, nil
@@ -119,17 +119,37 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	for _, d := range dirs {
 		files = append(files, listFiles(d)...)
 	}
-	if q != nil && len(cands) == 0 {
+	rs := map[string]*roots{}
+	rootsOf := func(dir string) *roots {
+		if rs[dir] == nil {
+			rs[dir] = newRoots(dir)
+		}
+		return rs[dir]
+	}
+	if q != nil {
+		// A lookup reads the files that may hold a named id, and, when a
+		// gemini process runs in the project of one, every file of that
+		// project: which session the process is tied to depends on them all
+		// (attribute), and on nothing elsewhere.
+		live := map[string]bool{}
+		for _, c := range cands {
+			live[c.Cwd] = true
+		}
+		projects := map[string]bool{}
+		for _, f := range files {
+			if f.mayHold(q) && live[filepath.Clean(rootsOf(f.Dir).root(f.Project, ""))] {
+				projects[filepath.Join(f.Dir, f.Project)] = true
+			}
+		}
 		kept := files[:0]
 		for _, f := range files {
-			if f.mayHold(q) {
+			if f.mayHold(q) || projects[filepath.Join(f.Dir, f.Project)] {
 				kept = append(kept, f)
 			}
 		}
 		files = kept
 	}
 
-	rs := map[string]*roots{}
 	byID := map[string]*merged{}
 	var order []*merged
 	for _, f := range files {
@@ -160,10 +180,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			m.Dir = filepath.Join(f.Dir, "tmp", f.Project)
 		}
 		if m.Root == "" {
-			if rs[f.Dir] == nil {
-				rs[f.Dir] = newRoots(f.Dir)
-			}
-			m.Root = rs[f.Dir].root(f.Project, sum.ProjectHash)
+			m.Root = rootsOf(f.Dir).root(f.Project, sum.ProjectHash)
 		}
 	}
 

@@ -1,8 +1,8 @@
 package gemini
 
 import (
-	"io/fs"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
