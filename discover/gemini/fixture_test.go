@@ -96,6 +96,9 @@ func TestFixtureManifest(t *testing.T) {
 			Evidence: discover.EvidenceTranscript, Blocked: w.blocked, Path: filepath.Join(fixtureHome, w.file),
 			Models: w.models, Prompts: w.prompts, Tokens: w.tokens,
 			Started: tp(w.started).String(), Active: tp(w.active).String(), Ended: tp(w.active).String()}
+		if s.Tokens != nil && s.Slots.Sum() != *s.Tokens {
+			t.Errorf("session %s: slots sum to %+v, tokens %+v", id, s.Slots.Sum(), *s.Tokens)
+		}
 		if diff := cmp.Diff(e, g); diff != "" {
 			t.Errorf("session %s (-want +got):\n%s", id, diff)
 		}
