@@ -13,6 +13,7 @@ package gemini
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -66,8 +67,27 @@ func isUUID(s string) bool {
 	return true
 }
 
-// Discover lists every session under the data dir.
+// Discover lists every session under the data dir. For an alive-only listing
+// with the process table showing no gemini process, only the sessions of
+// agentctl's launch records can be alive: only theirs are read.
 func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.Session, error) {
+	if env.OnlyAlive && env.Procs != nil && env.Procs.Available() && len(candidates(env, runtimeDirs(env), nil)) == 0 {
+		q := discover.Query{}
+		for _, l := range env.Launches {
+			if l.Adapter != Name {
+				continue
+			}
+			for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
+				if id != "" {
+					q.IDs = append(q.IDs, id)
+				}
+			}
+		}
+		if len(q.IDs) == 0 {
+			return nil, nil
+		}
+		return a.list(ctx, env, &q)
+	}
 	return a.list(ctx, env, nil)
 }
 
@@ -215,10 +235,17 @@ func readFile(path string) (*summary, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if strings.HasSuffix(path, ".json") {
-		return readJSON(f)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	return readJSONL(f)
+	// Bounded by the size now: the line reader then sizes its buffer to the
+	// file, and a line the CLI appends meanwhile waits for the next listing.
+	r := &io.LimitedReader{R: f, N: fi.Size()}
+	if strings.HasSuffix(path, ".json") {
+		return readJSON(r)
+	}
+	return readJSONL(r)
 }
 
 // add folds one file into the session. The conversation is the file with real

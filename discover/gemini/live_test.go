@@ -180,3 +180,24 @@ func TestToolCallInFlight(t *testing.T) {
 		t.Errorf("dead: status %s, want failed (killed mid-tool)", s.Status)
 	}
 }
+
+// An alive-only listing with no gemini process reads only the sessions
+// agentctl's launch records name (the only ones that can be alive).
+func TestOnlyAlive(t *testing.T) {
+	env, _ := testEnv(t, fixtureHome, nil)
+	env.OnlyAlive = true
+	if got := discoverAll(t, env); len(got) != 0 {
+		t.Errorf("nothing alive, no launches: got %d sessions", len(got))
+	}
+	env.Launches = []meta.Launch{{Adapter: Name, SessionID: idE, PID: 9999, StartTicks: 1, BootID: "boot-1"}}
+	if got := discoverAll(t, env); len(got) != 1 || got[idE].ID != idE {
+		t.Errorf("with a launch record: got %d sessions, want only %s", len(got), idE)
+	}
+	env.Launches = nil
+	home, _ := filepath.Abs(fixtureHome)
+	env.Home = home
+	env.Procs = geminiTree(500, 501, webapp, time.Date(2026, 12, 1, 22, 26, 57, 0, time.UTC), []string{"HOME=" + home})
+	if got := discoverAll(t, env); got[idB].Status != discover.StatusIdle {
+		t.Errorf("with a gemini process: %s is %s, want idle", idB, got[idB].Status)
+	}
+}

@@ -50,7 +50,8 @@ type summary struct {
 	Start       time.Time
 	Last        time.Time
 
-	cur []msg // the current message list
+	cur   []msg          // the current message list
+	curAt map[string]int // id → index in cur
 
 	usage      map[string]usage // per gemini message id, every id ever written
 	usageOrder []string
@@ -72,7 +73,7 @@ type summary struct {
 }
 
 func newSummary() *summary {
-	return &summary{usage: map[string]usage{}, prompts: map[string]bool{}}
+	return &summary{usage: map[string]usage{}, prompts: map[string]bool{}, curAt: map[string]int{}}
 }
 
 // rawTokens is a gemini message's tokens{} (usageMetadata per request).
@@ -219,6 +220,7 @@ func (s *summary) setMessages(raw json.RawMessage) {
 	}
 	pending := s.pendingID
 	s.cur = s.cur[:0]
+	clear(s.curAt)
 	for _, r := range list {
 		var m rawMsg
 		if json.Unmarshal(r, &m) != nil {
@@ -234,29 +236,23 @@ func (s *summary) setMessages(raw json.RawMessage) {
 }
 
 func (s *summary) has(id string) bool {
-	for _, m := range s.cur {
-		if m.ID == id {
-			return true
-		}
-	}
-	return false
+	_, ok := s.curAt[id]
+	return ok
 }
 
 // rewind drops the message with this id and every later one ($rewindTo); an
 // id not in the list drops them all, as the CLI's loader does. The dropped
 // replies were billed all the same: their usage stays.
 func (s *summary) rewind(id string) {
-	i := 0
-	for i < len(s.cur) && s.cur[i].ID != id {
-		i++
-	}
-	if i == len(s.cur) {
+	i, ok := s.curAt[id]
+	if !ok {
 		i = 0
 	}
 	for _, d := range s.cur[i:] {
 		if d.ID == s.pendingID {
 			s.pendingID = "" // the user rewound it: not a failure
 		}
+		delete(s.curAt, d.ID)
 	}
 	s.cur = s.cur[:i]
 	s.RolledBack = false
@@ -305,12 +301,11 @@ func (s *summary) message(m rawMsg, live bool) {
 	default:
 		e.Text = discover.Truncate(contentText(m.Content), 500)
 	}
-	for i := range s.cur {
-		if s.cur[i].ID == e.ID {
-			s.cur[i] = e
-			return
-		}
+	if i, ok := s.curAt[e.ID]; ok {
+		s.cur[i] = e
+		return
 	}
+	s.curAt[e.ID] = len(s.cur)
 	s.cur = append(s.cur, e)
 }
 
