@@ -93,8 +93,9 @@ func (a *Adapter) Discover(ctx context.Context, env *discover.Env) ([]discover.S
 
 // Find returns the sessions q names, exactly as Discover lists them: it reads
 // the files whose name carries a named id's first 8 characters (or no id at
-// all), plus every file of a project a gemini process runs in (the process is
-// tied to the session of its cwd written last).
+// all), plus, when a gemini process runs in such a file's project, that
+// project's other files (the process is tied to the session of its cwd written
+// last); never another project's.
 func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query) ([]discover.Session, error) {
 	if q.Prefix == "" && len(q.IDs) == 0 {
 		return nil, nil
@@ -186,7 +187,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		if sum.ID == "" || sum.Kind == "subagent" {
 			continue
 		}
-		if sum.BadUsage > 0 {
+		if sum.BadUsage > 0 && (q == nil || q.Match(sum.ID)) {
 			env.Warnf("gemini session %s: %d message(s) with impossible token counts left out of its totals (%s)", sum.ID, sum.BadUsage, f.Path)
 		}
 		m := byID[sum.ID]
