@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
@@ -357,44 +353,6 @@ func runFuses(ctx context.Context, e *cmdEnv, o fusesOptions) error {
 	}
 	t.write(e.s.Out, nil)
 	return nil
-}
-
-// startFuseFirer starts `self __fire-fuses --state DIR` in its own session with
-// its output appended to logs/fuses.log, and does not wait for it.
-func startFuseFirer(self, state string) error {
-	cmd := &exec.Cmd{Path: self, Args: []string{self, "__fire-fuses", "--state", state},
-		Env: os.Environ(), SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	if err := os.MkdirAll(filepath.Join(state, "logs"), 0o700); err == nil {
-		if f, err := os.OpenFile(filepath.Join(state, "logs", "fuses.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
-			defer f.Close()
-			cmd.Stdout, cmd.Stderr = f, f
-		}
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go func() { _ = cmd.Wait() }() // reaped if this process lives on (list --watch)
-	return nil
-}
-
-// fireDueFuses fires as this process. Failures are warnings: the fuse has
-// fired, and a failed webhook waits in the outbox.
-func fireDueFuses(ctx context.Context, store *meta.Store, d *launch.Deps, retry bool, warnf func(string)) []locks.Fired {
-	pid := os.Getpid()
-	owner := locks.Owner{PID: pid, Boot: d.Procs.BootID()}
-	if p, err := d.Procs.Find(pid); err == nil {
-		owner.Start = p.StartTicks
-	}
-	fired, err := locks.FireDueFuses(ctx, store, owner, retry, d.FireFuse)
-	if err != nil {
-		warnf(fmt.Sprintf("fuses: %v", err))
-	}
-	for _, f := range fired {
-		if f.Err != nil {
-			warnf(fmt.Sprintf("fuse on %s fired: %v", f.Fuse.Directory, f.Err))
-		}
-	}
-	return fired
 }
 
 // fireFusesCommand is the hidden `agentctl __fire-fuses` that fuseUpkeep

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/user"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -13,7 +11,6 @@ import (
 	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/launch/worktree"
-	"github.com/agentctl/agentctl/locks"
 )
 
 // slotArgs records --adapter and --model in command-line order, so that a
@@ -314,57 +311,4 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 		}
 	}
 	return st.reportStart(ctx, o.agentOptions, res, err, one.Adapter)
-}
-
-// inputErr maps launch errors to exit codes: bad input 2, a locked dir 5, else 1.
-func inputErr(err error) error {
-	var ie *launch.InputError
-	var wie *worktree.InputError
-	var ce *locks.ConflictError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ie), errors.As(err, &wie):
-		return &exitError{exitUsage, err}
-	case errors.As(err, &ce):
-		return &exitError{exitLocked, err}
-	}
-	return &exitError{exitFailed, err}
-}
-
-// deps wires the write side to this command's store and config.
-func (e *cmdEnv) deps() *launch.Deps {
-	if e.store.LaunchTTL == 0 {
-		e.store.ApplyConfig(e.config) // once per command (it warns about a bad launch_ttl)
-	}
-	d := launch.DefaultDeps(e.store, e.config)
-	d.Warn = func(m string) { warn(e.s, m) }
-	d.Totals = sessionTotals(e.newEnv)
-	return d
-}
-
-func userName(s *host) string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	if v := s.getenv("USER"); v != "" {
-		return v
-	}
-	return "unknown"
-}
-
-// finaliseDead is the lazy half of supervision, run by every command that reads
-// sessions: launches whose agent and supervisor both died get finalised once,
-// here, and the slow half (on-complete, the webhook, a gateway's answer) goes
-// to a detached `agentctl __finalise`, so reading never waits on it.
-func (e *cmdEnv) finaliseDead(ctx context.Context) {
-	d := e.deps()
-	if e.s.executable != nil {
-		if self, err := e.s.executable(); err == nil {
-			d.Detach = d.Detached(self)
-		}
-	}
-	if _, err := d.FinaliseDead(ctx); err != nil {
-		warn(e.s, fmt.Sprintf("finalise ended launches: %v", err))
-	}
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -57,35 +54,6 @@ func superviseCommand(s *host) *cli.Command {
 			return nil
 		},
 	}
-}
-
-// internalDeps wires the write side for a detached internal command (the
-// supervisor, the finaliser): its output is the launch log, so every line is
-// stamped and says who wrote it.
-func internalDeps(state string, s *host, who string) (*launch.Deps, func(string, ...any)) {
-	store := meta.NewStore(state)
-	store.Now = s.now
-	logw := func(f string, a ...any) {
-		fmt.Fprintf(s.ErrOut, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
-	}
-	store.Warn = logw
-	cfg, warns, err := store.LoadConfig()
-	if err != nil {
-		cfg = &meta.Config{}
-		logw("%v", err)
-	}
-	for _, w := range warns {
-		logw("%s", w)
-	}
-	store.ApplyConfig(cfg)
-	deps := launch.DefaultDeps(store, cfg)
-	deps.Warn = func(m string) { logw("%s", m) }
-	// The supervisor's environment is the agent's: its HOME is where the agent
-	// writes (launch --home), which is where the budget's totals are read.
-	deps.Totals = sessionTotals(func() *discover.Env {
-		return &discover.Env{Home: s.getenv("HOME"), Getenv: s.getenv, Now: s.now, StateDir: state, Config: cfg}
-	})
-	return deps, logw
 }
 
 // finaliseCommand is the hidden `agentctl __finalise <launch-id>` that a command

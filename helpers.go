@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os/user"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -12,6 +14,9 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/launch"
+	"github.com/agentctl/agentctl/launch/worktree"
+	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -96,3 +101,29 @@ var eventTypes = []string{
 // notifyStates are the values --on takes.
 var notifyStates = []string{discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting,
 	discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked"}
+
+// inputErr maps launch errors to exit codes: bad input 2, a locked dir 5, else 1.
+func inputErr(err error) error {
+	var ie *launch.InputError
+	var wie *worktree.InputError
+	var ce *locks.ConflictError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ie), errors.As(err, &wie):
+		return &exitError{exitUsage, err}
+	case errors.As(err, &ce):
+		return &exitError{exitLocked, err}
+	}
+	return &exitError{exitFailed, err}
+}
+
+func userName(s *host) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if v := s.getenv("USER"); v != "" {
+		return v
+	}
+	return "unknown"
+}

@@ -6,9 +6,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/locks"
+	"github.com/agentctl/agentctl/meta"
 )
 
 // fuseUpkeep is what a command that reads does about expired fuses: nothing
@@ -56,4 +63,98 @@ func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
 	}
 	env.Launches = launches
 	return env
+}
+
+// deps wires the write side to this command's store and config.
+func (e *cmdEnv) deps() *launch.Deps {
+	if e.store.LaunchTTL == 0 {
+		e.store.ApplyConfig(e.config) // once per command (it warns about a bad launch_ttl)
+	}
+	d := launch.DefaultDeps(e.store, e.config)
+	d.Warn = func(m string) { warn(e.s, m) }
+	d.Totals = sessionTotals(e.newEnv)
+	return d
+}
+
+// finaliseDead is the lazy half of supervision, run by every command that reads
+// sessions: launches whose agent and supervisor both died get finalised once,
+// here, and the slow half (on-complete, the webhook, a gateway's answer) goes
+// to a detached `agentctl __finalise`, so reading never waits on it.
+func (e *cmdEnv) finaliseDead(ctx context.Context) {
+	d := e.deps()
+	if e.s.executable != nil {
+		if self, err := e.s.executable(); err == nil {
+			d.Detach = d.Detached(self)
+		}
+	}
+	if _, err := d.FinaliseDead(ctx); err != nil {
+		warn(e.s, fmt.Sprintf("finalise ended launches: %v", err))
+	}
+}
+
+// internalDeps wires the write side for a detached internal command (the
+// supervisor, the finaliser): its output is the launch log, so every line is
+// stamped and says who wrote it.
+func internalDeps(state string, s *host, who string) (*launch.Deps, func(string, ...any)) {
+	store := meta.NewStore(state)
+	store.Now = s.now
+	logw := func(f string, a ...any) {
+		fmt.Fprintf(s.ErrOut, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
+	}
+	store.Warn = logw
+	cfg, warns, err := store.LoadConfig()
+	if err != nil {
+		cfg = &meta.Config{}
+		logw("%v", err)
+	}
+	for _, w := range warns {
+		logw("%s", w)
+	}
+	store.ApplyConfig(cfg)
+	deps := launch.DefaultDeps(store, cfg)
+	deps.Warn = func(m string) { logw("%s", m) }
+	// The supervisor's environment is the agent's: its HOME is where the agent
+	// writes (launch --home), which is where the budget's totals are read.
+	deps.Totals = sessionTotals(func() *discover.Env {
+		return &discover.Env{Home: s.getenv("HOME"), Getenv: s.getenv, Now: s.now, StateDir: state, Config: cfg}
+	})
+	return deps, logw
+}
+
+// startFuseFirer starts `self __fire-fuses --state DIR` in its own session with
+// its output appended to logs/fuses.log, and does not wait for it.
+func startFuseFirer(self, state string) error {
+	cmd := &exec.Cmd{Path: self, Args: []string{self, "__fire-fuses", "--state", state},
+		Env: os.Environ(), SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if err := os.MkdirAll(filepath.Join(state, "logs"), 0o700); err == nil {
+		if f, err := os.OpenFile(filepath.Join(state, "logs", "fuses.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+			defer f.Close()
+			cmd.Stdout, cmd.Stderr = f, f
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }() // reaped if this process lives on (list --watch)
+	return nil
+}
+
+// fireDueFuses fires as this process. Failures are warnings: the fuse has
+// fired, and a failed webhook waits in the outbox.
+func fireDueFuses(ctx context.Context, store *meta.Store, d *launch.Deps, retry bool, warnf func(string)) []locks.Fired {
+	pid := os.Getpid()
+	owner := locks.Owner{PID: pid, Boot: d.Procs.BootID()}
+	if p, err := d.Procs.Find(pid); err == nil {
+		owner.Start = p.StartTicks
+	}
+	fired, err := locks.FireDueFuses(ctx, store, owner, retry, d.FireFuse)
+	if err != nil {
+		warnf(fmt.Sprintf("fuses: %v", err))
+	}
+	for _, f := range fired {
+		if f.Err != nil {
+			warnf(fmt.Sprintf("fuse on %s fired: %v", f.Fuse.Directory, f.Err))
+		}
+	}
+	return fired
 }
