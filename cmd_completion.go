@@ -183,8 +183,14 @@ func complete(app *cli.App, words []string, ids func(prefix string) []string) []
 	switch argKind(cmd.ArgsUsage, len(pos)) {
 	case "ID":
 		return ids(cur)
-	case "ADAPTER":
-		return withPrefix(agents.Names(), cur, "adapter")
+	case "ADAPTER": // launch's: the agents it can start
+		var names []string
+		for _, a := range agents.All() {
+			if a.Launch {
+				names = append(names, a.Name)
+			}
+		}
+		return withPrefix(names, cur, "adapter")
 	}
 	return nil // file names, or nothing to offer
 }

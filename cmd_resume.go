@@ -113,7 +113,7 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 	}
 	drv, err := launch.DriverFor(sess.Adapter)
 	if err != nil {
-		return &exitError{exitFailed, fmt.Errorf("resuming %s sessions is not supported yet", sess.Adapter)}
+		return &exitError{exitFailed, err}
 	}
 	if o.Fork {
 		if err := launch.CanFork(sess.Adapter); err != nil {

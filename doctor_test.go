@@ -249,7 +249,8 @@ func TestDoctorExit(t *testing.T) {
 	for _, a := range rep.Adapters {
 		states[a.Name] = a.State
 	}
-	want := map[string]string{"claude-code": "ok", "codex": "ok", "opencode": "no-binary", "pi": "no-binary", "pi-rust": "not-installed", "openclaw": "not-installed"}
+	want := map[string]string{"claude-code": "ok", "codex": "ok", "opencode": "no-binary", "pi": "no-binary", "pi-rust": "not-installed", "openclaw": "not-installed",
+		"gemini": "not-installed", "qwen-code": "not-installed", "copilot": "not-installed"}
 	if d := cmp.Diff(want, states); d != "" {
 		t.Errorf("adapter states (-want +got):\n%s", d)
 	}

@@ -23,9 +23,12 @@ import (
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/claude"
 	"github.com/agentctl/agentctl/discover/codex"
+	"github.com/agentctl/agentctl/discover/copilot"
+	"github.com/agentctl/agentctl/discover/gemini"
 	"github.com/agentctl/agentctl/discover/openclaw"
 	"github.com/agentctl/agentctl/discover/opencode"
 	"github.com/agentctl/agentctl/discover/pi"
+	"github.com/agentctl/agentctl/discover/qwen"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/remote"
 	"github.com/agentctl/agentctl/remote/fleet"
@@ -67,7 +70,8 @@ func usageErrorf(format string, args ...any) error {
 // test pins the two). It is a function, not a package variable: no global
 // mutable state.
 func allAdapters() []discover.Adapter {
-	return []discover.Adapter{claude.New(), codex.New(), opencode.New(), pi.New(), openclaw.New()}
+	return []discover.Adapter{claude.New(), codex.New(), opencode.New(), pi.New(), openclaw.New(),
+		gemini.New(), qwen.New(), copilot.New()}
 }
 
 // IOStreams is a command's I/O (the gh shape): tests inject buffers and run

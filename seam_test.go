@@ -81,7 +81,7 @@ func TestListThroughTheSeam(t *testing.T) {
 		{"argument", list(listOptions{Args: []string{"abc"}}), exitUsage, `list takes no arguments (got "abc")`},
 		{"bad status", list(listOptions{Statuses: []string{"running,asleep"}}), exitUsage, `--status "asleep": want one of`},
 		{"bad since", list(listOptions{Since: "soon"}), exitUsage, `--since "soon": want a duration`},
-		{"unknown adapter", list(listOptions{globalOptions: globalOptions{Adapters: []string{"codex,gemini"}}}), exitUsage, `unknown adapter "gemini"; known adapters: claude-code,`},
+		{"unknown adapter", list(listOptions{globalOptions: globalOptions{Adapters: []string{"codex,aider"}}}), exitUsage, `unknown adapter "aider"; known adapters: claude-code,`},
 		{"bad timeout", list(listOptions{globalOptions: globalOptions{Timeout: "-1s"}}), exitUsage, `--timeout "-1s": want a positive duration`},
 		{"home not a dir", list(listOptions{globalOptions: globalOptions{Home: "/nonexistent/home"}}), exitUsage, "--home /nonexistent/home: not a directory"},
 	})
@@ -119,7 +119,8 @@ func TestLaunchThroughTheSeam(t *testing.T) {
 	}
 	runSeam(t, []seamCase{
 		{"two adapters", launchO(func(o *launchOptions) { o.Args = []string{"codex", "fix it"} }), exitUsage, "launch takes at most one adapter"},
-		{"unknown adapter", launchO(func(o *launchOptions) { o.Args = []string{"gemini"} }), exitUsage, `unknown adapter "gemini"`},
+		{"unknown adapter", launchO(func(o *launchOptions) { o.Args = []string{"aider"} }), exitUsage, `unknown adapter "aider"`},
+		{"read-only adapter", launchO(func(o *launchOptions) { o.Args = []string{"gemini"} }), exitUsage, `does not start or resume them yet`},
 		{"several --adapter with --worktree", launchO(func(o *launchOptions) { o.Adapters = []string{"codex", "pi"}; o.Worktree, o.Branch = cwd, "b" }), exitUsage, "a group launch makes one worktree per slot itself"},
 		{"matrix with --adapter", launchO(func(o *launchOptions) { o.Slots = []slotArg{{Adapter: "codex"}}; o.Matrix = "m.yaml" }), exitUsage, "--matrix and --adapter/ADAPTER exclude each other"},
 		{"file size", launchO(func(o *launchOptions) { o.MaxFileSize = 0 }), exitUsage, "--max-file-size 0: want a positive number of bytes"},

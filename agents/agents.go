@@ -44,6 +44,7 @@ type Agent struct {
 	Gateway bool
 
 	// Capabilities.
+	Launch     bool // launch starts it (it has a driver in launch/); else agentctl only reads its sessions
 	Resume     bool // resume ID MESSAGE continues a session
 	Fork       bool // resume --fork copies a session into a new one
 	Background bool // launch --background: a session the agent's own daemon hosts
@@ -55,23 +56,31 @@ func All() []Agent {
 	return []Agent{
 		{Name: "claude-code", Reader: "claude-code", Doc: "claude-code", Label: "claude", Short: "cc",
 			BinEnv: "AGENTCTL_CLAUDE_BIN", Binary: "claude", Install: "install Claude Code (npm i -g @anthropic-ai/claude-code)",
-			Resume: true, Fork: true, Background: true},
+			Launch: true, Resume: true, Fork: true, Background: true},
 		{Name: "codex", Reader: "codex", Doc: "codex", Label: "codex", Short: "codex",
 			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)",
-			Resume: true},
+			Launch: true, Resume: true},
 		{Name: "opencode", Reader: "opencode", Doc: "opencode", Label: "opencode", Short: "opencode",
 			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)",
-			Resume: true},
+			Launch: true, Resume: true},
 		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
 			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)",
-			Resume: true},
+			Launch: true, Resume: true},
 		// pi-rust is looked up by that name only: upstream builds its binary as
 		// `pi` too, which would find the TypeScript pi.
 		{Name: "pi-rust", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi-rs",
 			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)",
-			Resume: true},
+			Launch: true, Resume: true},
 		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw",
-			Gateway: true, Resume: true},
+			Gateway: true, Launch: true, Resume: true},
+		// Read only, so far: their sessions are listed, inspected and counted;
+		// launch, resume and stop's own way are not built yet (issue 33).
+		{Name: "gemini", Reader: "gemini", Doc: "gemini", Label: "gemini", Short: "gemini",
+			BinEnv: "AGENTCTL_GEMINI_BIN", Binary: "gemini", Install: "install it (npm i -g @google/gemini-cli)"},
+		{Name: "qwen-code", Reader: "qwen-code", Doc: "qwen", Label: "qwen", Short: "qwen",
+			BinEnv: "AGENTCTL_QWEN_BIN", Binary: "qwen", Install: "install it (npm i -g @qwen-code/qwen-code)"},
+		{Name: "copilot", Reader: "copilot", Doc: "copilot", Label: "copilot", Short: "copilot",
+			BinEnv: "AGENTCTL_COPILOT_BIN", Binary: "copilot", Install: "install it (npm i -g @github/copilot)"},
 	}
 }
 

@@ -7,19 +7,19 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	if diff := cmp.Diff([]string{"claude-code", "codex", "opencode", "pi", "pi-rust", "openclaw"}, Names()); diff != "" {
+	if diff := cmp.Diff([]string{"claude-code", "codex", "opencode", "pi", "pi-rust", "openclaw", "gemini", "qwen-code", "copilot"}, Names()); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"claude-code", "codex", "opencode", "pi", "openclaw"}, Readers()); diff != "" {
+	if diff := cmp.Diff([]string{"claude-code", "codex", "opencode", "pi", "openclaw", "gemini", "qwen-code", "copilot"}, Readers()); diff != "" {
 		t.Errorf("readers (-want +got):\n%s", diff)
 	}
 	if got := SubsOf("pi"); len(got) != 1 || got[0] != "pi-rust" {
 		t.Errorf("SubsOf(pi) = %v", got)
 	}
-	if ReaderOf("pi-rust") != "pi" || Known("gemini") || !Known("openclaw") {
+	if ReaderOf("pi-rust") != "pi" || Known("aider") || !Known("openclaw") {
 		t.Error("ReaderOf/Known")
 	}
-	if got, want := UnknownError("x").Error(), `unknown adapter "x"; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw`; got != want {
+	if got, want := UnknownError("x").Error(), `unknown adapter "x"; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw, gemini, qwen-code, copilot`; got != want {
 		t.Errorf("%s\nwant %s", got, want)
 	}
 }
@@ -30,16 +30,22 @@ func TestRows(t *testing.T) {
 	want := []Agent{
 		{Name: "claude-code", Reader: "claude-code", Doc: "claude-code", Label: "claude", Short: "cc",
 			BinEnv: "AGENTCTL_CLAUDE_BIN", Binary: "claude", Install: "install Claude Code (npm i -g @anthropic-ai/claude-code)",
-			Resume: true, Fork: true, Background: true},
+			Launch: true, Resume: true, Fork: true, Background: true},
 		{Name: "codex", Reader: "codex", Doc: "codex", Label: "codex", Short: "codex",
-			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)", Resume: true},
+			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)", Launch: true, Resume: true},
 		{Name: "opencode", Reader: "opencode", Doc: "opencode", Label: "opencode", Short: "opencode",
-			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)", Resume: true},
+			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)", Launch: true, Resume: true},
 		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
-			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)", Resume: true},
+			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)", Launch: true, Resume: true},
 		{Name: "pi-rust", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi-rs",
-			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)", Resume: true},
-		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw", Gateway: true, Resume: true},
+			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)", Launch: true, Resume: true},
+		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw", Gateway: true, Launch: true, Resume: true},
+		{Name: "gemini", Reader: "gemini", Doc: "gemini", Label: "gemini", Short: "gemini",
+			BinEnv: "AGENTCTL_GEMINI_BIN", Binary: "gemini", Install: "install it (npm i -g @google/gemini-cli)"},
+		{Name: "qwen-code", Reader: "qwen-code", Doc: "qwen", Label: "qwen", Short: "qwen",
+			BinEnv: "AGENTCTL_QWEN_BIN", Binary: "qwen", Install: "install it (npm i -g @qwen-code/qwen-code)"},
+		{Name: "copilot", Reader: "copilot", Doc: "copilot", Label: "copilot", Short: "copilot",
+			BinEnv: "AGENTCTL_COPILOT_BIN", Binary: "copilot", Install: "install it (npm i -g @github/copilot)"},
 	}
 	if diff := cmp.Diff(want, All()); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
@@ -47,7 +53,7 @@ func TestRows(t *testing.T) {
 	if got := Get("pi-rust"); got.Reader != "pi" || !got.Resume || got.Fork {
 		t.Errorf("Get(pi-rust) = %+v", got)
 	}
-	if got := Get("gemini"); got != (Agent{}) {
+	if got := Get("aider"); got != (Agent{}) {
 		t.Errorf("Get(unknown) = %+v, want the zero row", got)
 	}
 	for _, a := range All() {

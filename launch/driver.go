@@ -163,10 +163,27 @@ func DriverFor(adapter string) (Driver, error) {
 			return d, nil
 		}
 	}
+	if agents.Known(adapter) {
+		return nil, NotLaunchedError(adapter)
+	}
 	return nil, agents.UnknownError(adapter)
 }
 
-// drivers binds every agents.Names() name to its driver (a test pins the two).
+// NotLaunchedError is the error for an agent agentctl reads but does not start
+// (its row's Launch is false): it names the ones it does start.
+func NotLaunchedError(adapter string) error {
+	var can []string
+	for _, a := range agents.All() {
+		if a.Launch {
+			can = append(can, a.Name)
+		}
+	}
+	return fmt.Errorf("agentctl lists, inspects and counts %s sessions but does not start or resume them yet; start it yourself, or use one of: %s",
+		adapter, strings.Join(can, ", "))
+}
+
+// drivers binds every agent whose row says Launch to its driver (a test pins
+// the two).
 func drivers() []Driver {
 	return []Driver{Claude{}, Codex{}, OpenCode{}, Pi{}, PiRust{}, OpenClaw{}}
 }

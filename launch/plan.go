@@ -79,6 +79,9 @@ func (l *Launcher) PlanSlots(ctx context.Context, a Ask) ([]SlotPlan, error) {
 			}
 			return nil, err
 		}
+		if !agents.Get(s.Adapter).Launch {
+			return nil, slotErr(i, s, &InputError{NotLaunchedError(s.Adapter).Error()})
+		}
 		if group && agents.Get(s.Adapter).Gateway {
 			return nil, inputErrorf("slot %d: %s runs in its gateway's workspace, not in a worktree; it cannot be part of a comparison group", i+1, s.Adapter)
 		}

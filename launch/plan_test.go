@@ -106,7 +106,7 @@ func TestPlanSlotsSpecPathAndSlotErrors(t *testing.T) {
 	}
 	_, err := l.PlanSlots(context.Background(), Ask{Slots: []Slot{{Adapter: "claude-code"}, {Adapter: "nosuch"}}, Prompt: PromptInput{Prompt: "hi"}})
 	var ie *InputError
-	if !errors.As(err, &ie) || err.Error() != `slot 2: unknown adapter "nosuch"; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw; nothing was launched` {
+	if !errors.As(err, &ie) || err.Error() != `slot 2: unknown adapter "nosuch"; known adapters: claude-code, codex, opencode, pi, pi-rust, openclaw, gemini, qwen-code, copilot; nothing was launched` {
 		t.Errorf("unknown adapter in a group: %v", err)
 	}
 	_, err = l.PlanSlots(context.Background(), Ask{Slots: []Slot{{Adapter: "claude-code"}, {Adapter: "openclaw"}}, Prompt: PromptInput{Prompt: "hi"}})

@@ -13,10 +13,13 @@ import (
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/claude"
 	"github.com/agentctl/agentctl/discover/codex"
+	"github.com/agentctl/agentctl/discover/copilot"
 	"github.com/agentctl/agentctl/discover/discovertest"
+	"github.com/agentctl/agentctl/discover/gemini"
 	"github.com/agentctl/agentctl/discover/openclaw"
 	"github.com/agentctl/agentctl/discover/opencode"
 	"github.com/agentctl/agentctl/discover/pi"
+	"github.com/agentctl/agentctl/discover/qwen"
 	"github.com/agentctl/agentctl/gateway/gatewaytest"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -60,6 +63,9 @@ func cases(t *testing.T) map[string]discovertest.Case {
 		"codex":       local(codex.New(), "codex"),
 		"opencode":    local(opencode.New(), "opencode"),
 		"pi":          local(pi.New(), "pi"),
+		"gemini":      local(gemini.New(), "gemini"),
+		"qwen-code":   local(qwen.New(), "qwen"),
+		"copilot":     local(copilot.New(), "copilot"),
 		"openclaw": {Adapter: openclaw.New(), Empty: env(t, t.TempDir(), gw(nil)),
 			Full: env(t, clawHome, gw([]map[string]any{row})), Home: clawHome},
 	}
