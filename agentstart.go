@@ -105,6 +105,17 @@ func (o agentOptions) check() error {
 	return nil
 }
 
+// atHome runs sp's agent with HOME=home (`--home DIR`, or a resumed session of
+// such a run). HOME=DIR must not move the state of agentctl run inside the
+// agent (its hooks, its own calls) to DIR/.agentctl; --env may still say
+// otherwise.
+func (st *starter) atHome(sp *launch.Spec, home string) {
+	sp.Home = home
+	if dir, err := filepath.Abs(st.launcher.Deps.Store.Dir); err == nil {
+		sp.UserEnv = append([]string{"AGENTCTL_HOME=" + dir}, sp.UserEnv...)
+	}
+}
+
 // agentSpec reads the flags launch and resume share.
 func (st *starter) agentSpec(o agentOptions, g globalOptions) (*launch.Spec, error) {
 	env := o.Env
@@ -112,12 +123,7 @@ func (st *starter) agentSpec(o agentOptions, g globalOptions) (*launch.Spec, err
 		AppendSystemPrompt: o.AppendSystemPrompt, Sandbox: o.Sandbox, UserEnv: env,
 		OnCreate: o.OnCreate, OnComplete: o.OnComplete, Force: o.Force, User: userName(st.s)}
 	if g.Home != "" {
-		sp.Home = st.home
-		// HOME=DIR must not move the state of agentctl run inside the agent
-		// (its hooks, its own calls) to DIR/.agentctl; --env may still say otherwise.
-		if dir, err := filepath.Abs(st.launcher.Deps.Store.Dir); err == nil {
-			sp.UserEnv = append([]string{"AGENTCTL_HOME=" + dir}, sp.UserEnv...)
-		}
+		st.atHome(sp, st.home)
 	}
 	if v := o.CallbackSession; v != "" {
 		sp.Meta = map[string]string{"callback_session_key": v}

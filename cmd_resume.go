@@ -137,6 +137,9 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 	if err != nil {
 		return err
 	}
+	if sp.Home == "" && env.Home != e.home {
+		st.atHome(sp, env.Home) // a `launch --home DIR` run resumes under DIR
+	}
 	sp.Kind, sp.SessionID, sp.Cwd = launch.KindResume, sess.ID, cwd
 	sp.SessionPath, sp.SessionModel = sess.Path, sess.Model
 	sp.Group, sp.Meta = sess.Group, mergeMeta(sess.Meta, sp.Meta)

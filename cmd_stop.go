@@ -124,7 +124,7 @@ func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driv
 	if err := drv.Stoppable(seen, force); err != nil {
 		return &exitError{exitFailed, err}
 	}
-	t := launch.GatewayStopTarget{Key: sess.ID, Home: e.home}
+	t := launch.GatewayStopTarget{Key: sess.ID, Home: env.Home}
 	if rec := seen.Launch; rec != nil && rec.EndedAt == nil && rec.Gateway != nil {
 		t.RunID, t.LaunchID = rec.Gateway.RunID, rec.ID
 	}

@@ -494,7 +494,12 @@ func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *di
 	}
 	env := e.readEnv(ctx)
 	sess, err := e.lookup(ctx, env, arg)
-	return sess, env, err
+	if err != nil {
+		return sess, env, err
+	}
+	// The Env of the session's own files: a `launch --home DIR` run's are
+	// under DIR, whatever home this command reads.
+	return sess, env.For(sess), nil
 }
 
 // lookup is discover.Lookup over this command's adapters, with its warnings

@@ -256,3 +256,19 @@ func (ls *Listing) addRecordHomes(ctx context.Context, env *Env, adapters []Adap
 		ls.chunks = append(ls.chunks, chunk{ss: found})
 	}
 }
+
+// For is the Env that reads s's own files: e itself, or, for a session of a
+// `launch --home DIR` run read from another home, e at the home its launch
+// record keeps (AtHome). A one-session command (peek, status's details, stop,
+// resume) acts through it, as the listing found the session through it.
+func (e *Env) For(s Session) *Env {
+	if s.LaunchID == "" {
+		return e
+	}
+	for _, l := range e.Launches {
+		if l.ID == s.LaunchID && l.Home != "" && l.Home != e.Home {
+			return e.AtHome(l.Home)
+		}
+	}
+	return e
+}
