@@ -72,12 +72,12 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 		return &exitError{exitFailed, err}
 	}
 	if drv.Gateway() {
-		return e.stopGateway(ctx, o, drv, sess, env)
+		return stopGateway(ctx, e, o, drv, sess, env)
 	}
 	if backgroundStoppable(sess) {
-		return e.stopBackground(ctx, o, drv, sess, env)
+		return stopBackground(ctx, e, o, drv, sess, env)
 	}
-	target, err := e.stopTarget(drv, sess, env, o.Force)
+	target, err := stopTarget(e, drv, sess, env, o.Force)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 // stopGateway aborts an OpenClaw run through the gateway (docs/agents/openclaw.md §6.3):
 // there is no process to signal. A run agentctl started is aborted with its own
 // device identity; any other run only with --force (operator.admin).
-func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driver, sess discover.Session, env *discover.Env) error {
+func stopGateway(ctx context.Context, e *cmdEnv, o stopOptions, drv launch.Driver, sess discover.Session, env *discover.Env) error {
 	force := o.Force
 	seen := seenOf(sess, env)
 	if err := drv.Stoppable(seen, force); err != nil {
@@ -164,7 +164,7 @@ func (e *cmdEnv) stopGateway(ctx context.Context, o stopOptions, drv launch.Driv
 // stopTarget picks the verified PID to signal: the launch record's (its process
 // group), or, when the driver allows it (Stoppable), the one the read side
 // found (the PID alone).
-func (e *cmdEnv) stopTarget(drv launch.Driver, sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
+func stopTarget(e *cmdEnv, drv launch.Driver, sess discover.Session, env *discover.Env, force bool) (launch.StopTarget, error) {
 	if sess.LaunchID != "" {
 		if r := meta.FindLaunch(env.Launches, sess.LaunchID); r != nil && r.PID > 0 {
 			if proc.Check(env.Procs, r.Agent()).Alive {

@@ -26,8 +26,8 @@ func backgroundStoppable(sess discover.Session) bool {
 // PID and start time; if Claude's stop fails or the process outlives it, the
 // usual signal ladder runs on the session's PID alone. Claude's daemon, its pty
 // hosts and spares are never signalled: only the session process is a target.
-func (e *cmdEnv) stopBackground(ctx context.Context, o stopOptions, drv launch.Driver, sess discover.Session, env *discover.Env) error {
-	target, err := e.stopTarget(drv, sess, env, o.Force)
+func stopBackground(ctx context.Context, e *cmdEnv, o stopOptions, drv launch.Driver, sess discover.Session, env *discover.Env) error {
+	target, err := stopTarget(e, drv, sess, env, o.Force)
 	if err != nil {
 		return err
 	}

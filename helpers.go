@@ -6,6 +6,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/user"
 	"path/filepath"
 	"runtime/debug"
@@ -13,12 +15,314 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/locks"
 	"github.com/agentctl/agentctl/meta"
 )
+
+// lookup returns a flag's value from the innermost context that set it, so global
+// flags work before or after the command name.
+func lookup(c *cli.Context, name string) (*cli.Context, bool) {
+	for _, cc := range c.Lineage() {
+		for _, n := range cc.LocalFlagNames() {
+			if n == name {
+				return cc, true
+			}
+		}
+	}
+	return c, false
+}
+
+func flagString(c *cli.Context, name string) string {
+	cc, _ := lookup(c, name)
+	return cc.String(name)
+}
+
+func flagBool(c *cli.Context, name string) bool {
+	cc, _ := lookup(c, name)
+	return cc.Bool(name)
+}
+
+func flagStrings(c *cli.Context, name string) []string {
+	cc, _ := lookup(c, name)
+	return cc.StringSlice(name)
+}
+
+// cmdEnv is what every data command sets up: where things are and the adapters.
+type cmdEnv struct {
+	s        *host
+	home     string
+	homeFlag bool // --home was given
+	store    *meta.Store
+	config   *meta.Config
+	timeout  time.Duration
+	adapters []discover.Adapter
+	only     map[string]bool // --adapter filter on session.adapter ("" = all)
+	color    bool
+	// onlyAlive: this command shows alive sessions only (discover.Env.OnlyAlive).
+	onlyAlive bool
+	// slots: this command needs Session.Slots (discover.Env.Slots).
+	slots bool
+}
+
+// globalOptions are the flags every command takes (globalFlags).
+type globalOptions struct {
+	Home     string   // --home
+	Adapters []string // --adapter, repeatable, comma lists allowed
+	Timeout  string   // --timeout
+	NoColor  bool     // --no-color
+	// BadConfigOK: a config.json that does not load is passed over and the
+	// defaults are used (doctor, which reports it among the state files).
+	BadConfigOK bool
+}
+
+// globalsFrom reads the global flags, wherever on the line they were given.
+func globalsFrom(c *cli.Context) globalOptions {
+	return globalOptions{Home: flagString(c, "home"), Adapters: flagStrings(c, "adapter"),
+		Timeout: flagString(c, "timeout"), NoColor: flagBool(c, "no-color")}
+}
+
+func setup(s *host, g globalOptions) (*cmdEnv, error) {
+	e := &cmdEnv{s: s}
+	e.home = g.Home
+	if e.home == "" {
+		e.home = s.getenv("HOME")
+		if e.home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return nil, usageErrorf("cannot tell your home directory; set HOME or pass --home DIR")
+			}
+			e.home = h
+		}
+	} else {
+		e.homeFlag = true
+		abs, err := filepath.Abs(e.home)
+		if err != nil {
+			return nil, usageErrorf("--home %s: %v", e.home, err)
+		}
+		st, err := os.Stat(abs)
+		if err != nil || !st.IsDir() {
+			return nil, usageErrorf("--home %s: not a directory", e.home)
+		}
+		e.home = abs
+	}
+	// agentctl's own state is the caller's, never under --home: --home only
+	// points at the agents' files, and a command run over someone else's home
+	// (root over /home/alice, a read-only fixture) must not write there.
+	stateDir := s.getenv("AGENTCTL_HOME")
+	if stateDir == "" {
+		own := s.getenv("HOME")
+		if own == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return nil, usageErrorf("cannot tell where agentctl keeps its state; set AGENTCTL_HOME or HOME")
+			}
+			own = h
+		}
+		stateDir = filepath.Join(own, ".agentctl")
+	}
+	e.store = meta.NewStore(stateDir)
+	e.store.Now = s.now
+	e.store.Warn = func(f string, a ...any) { warn(s, fmt.Sprintf(f, a...)) }
+	cfg, warns, err := e.store.LoadConfig()
+	if err != nil && g.BadConfigOK {
+		cfg, warns = &meta.Config{}, nil
+	} else if err != nil {
+		return nil, &exitError{exitFailed, err}
+	}
+	for _, w := range warns {
+		warn(s, w)
+	}
+	e.config = cfg
+
+	tv := g.Timeout
+	src := "--timeout"
+	if tv == "" {
+		tv, src = s.getenv("AGENTCTL_ADAPTER_TIMEOUT"), "AGENTCTL_ADAPTER_TIMEOUT"
+	}
+	if tv == "" {
+		tv, src = cfg.Timeout, "config timeout"
+	}
+	e.timeout = discover.DefaultTimeout
+	if tv != "" {
+		d, err := meta.ParseDuration(tv)
+		if err != nil || d <= 0 {
+			return nil, usageErrorf("%s %q: want a positive duration such as 5s or 500ms", src, tv)
+		}
+		e.timeout = d
+	}
+
+	names := g.Adapters
+	all := allAdapters()
+	if len(names) == 0 {
+		e.adapters = all
+	} else {
+		e.only = map[string]bool{}
+		for _, n := range names {
+			for _, n := range strings.Split(n, ",") {
+				n = strings.TrimSpace(n)
+				if !agents.Known(n) {
+					return nil, &exitError{exitUsage, agents.UnknownError(n)}
+				}
+				e.only[n] = true
+			}
+		}
+		for _, a := range all {
+			for n := range e.only {
+				if agents.ReaderOf(n) == a.Name() {
+					e.adapters = append(e.adapters, a)
+					break
+				}
+			}
+		}
+	}
+	e.color = s.IsTTY() && !g.NoColor && s.getenv("NO_COLOR") == ""
+	return e, nil
+}
+
+// discoverAll runs the one fan-out for this command and prints its warnings.
+func (e *cmdEnv) discoverAll(ctx context.Context) (discover.Result, *discover.Env) {
+	return e.fanOut(ctx, "")
+}
+
+// fanOut is discoverAll, or with arg != "" the same restricted to the sessions
+// resolving arg could involve (discover.FindAll).
+func (e *cmdEnv) fanOut(ctx context.Context, arg string) (discover.Result, *discover.Env) {
+	env := e.readEnv(ctx)
+	var res discover.Result
+	if arg != "" {
+		res = discover.FindAll(ctx, env, e.adapters, e.timeout, discover.QueryFor(arg, env.Launches))
+	} else {
+		res = discover.All(ctx, env, e.adapters, e.timeout)
+	}
+	if keep := e.keep(); keep != nil {
+		kept := res.Sessions[:0]
+		for i := range res.Sessions {
+			if keep(&res.Sessions[i]) {
+				kept = append(kept, res.Sessions[i])
+			}
+		}
+		res.Sessions = kept
+	}
+	for _, w := range res.Warnings {
+		warn(e.s, w)
+	}
+	return res, env
+}
+
+// keep is the --adapter filter on a session's agent name (nil: keep all).
+func (e *cmdEnv) keep() func(*discover.Session) bool {
+	if e.only == nil {
+		return nil
+	}
+	return func(s *discover.Session) bool { return e.only[s.Adapter] }
+}
+
+func (e *cmdEnv) newEnv() *discover.Env {
+	env := discover.DefaultEnv(e.home, e.store.Dir)
+	env.Getenv = e.s.getenv
+	if e.homeFlag {
+		// --home replaces $HOME, and the XDG dirs that default from it.
+		env = env.AtHome(e.home)
+	}
+	env.Now = e.s.now
+	env.Config = e.config
+	if e.s.getenv("AGENTCTL_NO_CACHE") != "" {
+		env.NoCache = true
+	}
+	return env
+}
+
+// adapterFor returns the adapter that produced a session.
+func (e *cmdEnv) adapterFor(s discover.Session) discover.Adapter {
+	for _, a := range allAdapters() {
+		if a.Name() == agents.ReaderOf(s.Adapter) {
+			return a
+		}
+	}
+	return nil
+}
+
+// resolve finds one session by id or prefix through discover's lookup door.
+// The id is checked before any I/O (the upkeep readEnv does).
+func (e *cmdEnv) resolve(ctx context.Context, arg string) (discover.Session, *discover.Env, error) {
+	if err := discover.CheckID(arg); err != nil {
+		return discover.Session{}, nil, resolveErr(err)
+	}
+	env := e.readEnv(ctx)
+	sess, err := e.lookup(ctx, env, arg)
+	if err != nil {
+		return sess, env, err
+	}
+	// The Env of the session's own files: a `launch --home DIR` run's are
+	// under DIR, whatever home this command reads.
+	return sess, env.For(sess), nil
+}
+
+// lookup is discover.Lookup over this command's adapters, with its warnings
+// printed and its errors mapped to exit codes.
+func (e *cmdEnv) lookup(ctx context.Context, env *discover.Env, arg string) (discover.Session, error) {
+	sess, res, err := discover.Lookup(ctx, env, e.adapters, e.timeout, arg, e.keep())
+	for _, w := range res.Warnings {
+		warn(e.s, w)
+	}
+	return sess, resolveErr(err)
+}
+
+// setupSession is setup plus resolving the command's one ID argument, for the
+// commands that act on a single session.
+func setupSession(ctx context.Context, s *host, g globalOptions, id string) (*cmdEnv, discover.Session, *discover.Env, error) {
+	e, err := setup(s, g)
+	if err != nil {
+		return nil, discover.Session{}, nil, err
+	}
+	sess, env, err := e.resolve(ctx, id)
+	return e, sess, env, err
+}
+
+// resolveErr maps the lookup door's errors to exit codes.
+func resolveErr(err error) error {
+	var nf *discover.NotFoundError
+	var am *discover.AmbiguousError
+	var bad *discover.BadIDError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nf):
+		return &exitError{exitNotFound, err}
+	case errors.As(err, &am):
+		return &exitError{exitAmbiguous, err}
+	case errors.As(err, &bad):
+		return &exitError{exitUsage, err}
+	}
+	return err
+}
+
+func warn(s *host, msg string) {
+	s.warnMu.Lock()
+	defer s.warnMu.Unlock()
+	if s.warned[msg] {
+		return
+	}
+	if s.warned == nil {
+		s.warned = map[string]bool{}
+	}
+	s.warned[msg] = true
+	fmt.Fprintf(s.ErrOut, "agentctl: warning: %s\n", termSafe(msg))
+}
+
+// needArgs checks the positional argument count of command cmd.
+func needArgs(cmd string, args []string, n int, what string) error {
+	if len(args) != n {
+		return usageErrorf("%s: want %s (see agentctl %s --help)", cmd, what, cmd)
+	}
+	return nil
+}
 
 // expand resolves a leading ~ against the home the command reads (--home or
 // $HOME), as a shell would for a flag value it never saw.
