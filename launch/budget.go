@@ -142,28 +142,35 @@ func (d *Deps) enforce(ctx context.Context, id string, b *meta.Breach, by string
 	if claimed {
 		d.journal(meta.EventBudgetExceeded, &rec)
 	}
-	if act && rec.Gateway != nil {
-		// An OpenClaw run has no local process: abort it on its gateway, as
-		// `agentctl stop` does (docs/agents/openclaw.md §6.3).
-		res, err := d.StopGateway(ctx, GatewayStopTarget{Key: rec.CurrentSessionID(), RunID: rec.Gateway.RunID, LaunchID: id}, false)
-		if err != nil {
-			d.warn("abort %s on its gateway for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
-			return claimed
-		}
-		d.setField(id, func(r *meta.Launch) {
-			if r.Breach != nil {
-				r.Breach.Stopped = res.Stopped || res.NoActiveRun
-			}
-		})
+	if !act || rec.Gateway == nil && rec.PID <= 0 {
 		return claimed
 	}
-	if !act || rec.PID <= 0 {
+	what, stopped, err := d.budgetStop(ctx, id, &rec)
+	if err != nil {
+		d.warn("%s for its budget (%s): %v", what, rec.ExitReason, err)
 		return claimed
+	}
+	d.setField(id, func(r *meta.Launch) {
+		if r.Breach != nil {
+			r.Breach.Stopped = stopped
+		}
+	})
+	return claimed
+}
+
+// budgetStop ends a run over its budget. An OpenClaw run has no local process:
+// it is aborted on its gateway, as `agentctl stop` does (docs/agents/openclaw.md
+// §6.3); a local one gets the verified stop. what names the act, for a warning;
+// stopped is whether the run is gone.
+func (d *Deps) budgetStop(ctx context.Context, id string, rec *meta.Launch) (what string, stopped bool, err error) {
+	if rec.Gateway != nil {
+		res, err := d.StopGateway(ctx, GatewayStopTarget{Key: rec.CurrentSessionID(), RunID: rec.Gateway.RunID, LaunchID: id}, false)
+		return "abort " + rec.CurrentSessionID() + " on its gateway", res.Stopped || res.NoActiveRun, err
 	}
 	t := StopTarget{SessionID: rec.CurrentSessionID(), PID: rec.PID, Start: rec.StartTicks, BootID: rec.BootID,
 		PGID: rec.PGID, Group: true, LaunchID: id}
 	var res StopResult
-	if ask := d.backgroundStop(&rec); ask != nil {
+	if ask := d.backgroundStop(rec); ask != nil {
 		// A Claude Code background session ends Claude's way, so that its job
 		// record says stopped (docs/agents/claude-code.md §4.5); signals only if that fails.
 		var ares AgentStopResult
@@ -172,16 +179,7 @@ func (d *Deps) enforce(ctx context.Context, id string, b *meta.Breach, by string
 	} else {
 		res, err = d.Stop(ctx, t, StopOptions{})
 	}
-	if err != nil {
-		d.warn("stop %s for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
-		return claimed
-	}
-	d.setField(id, func(r *meta.Launch) {
-		if r.Breach != nil {
-			r.Breach.Stopped = res.ExitObserved || res.AlreadyGone
-		}
-	})
-	return claimed
+	return "stop " + rec.CurrentSessionID(), res.ExitObserved || res.AlreadyGone, err
 }
 
 // SweepBudgets is sweep's half of budget enforcement: a launch whose
