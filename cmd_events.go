@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/internal/clock"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/remote/fleet"
 )
@@ -202,11 +203,7 @@ func (p *sessionPoller) run(ctx context.Context, out chan<- []meta.Event) {
 				return
 			}
 		}
-		t := time.NewTimer(interval)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if clock.Sleep(ctx, interval) != nil {
 			return
 		}
 	}

@@ -14,23 +14,9 @@ import (
 // starts detached (setsid, stdio on the launch log). fd 3 is the report pipe to
 // the launcher, fd 4 the prompt file that becomes the agent's stdin.
 func superviseCommand(s *host) *cli.Command {
-	return &cli.Command{
-		Name:      "__supervise",
-		Hidden:    true,
-		Usage:     "internal: supervise one launched agent (started by agentctl launch)",
-		ArgsUsage: "LAUNCH-ID",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"},
-			&cli.StringFlag{Name: "confirm-timeout", Usage: "how long to wait for the session confirmation"},
-		},
-		Action: func(c *cli.Context) error {
-			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one launch id"); err != nil {
-				return err
-			}
-			state := c.String("state")
-			if state == "" {
-				return usageErrorf("__supervise is internal: agentctl launch starts it")
-			}
+	confirm := &cli.StringFlag{Name: "confirm-timeout", Usage: "how long to wait for the session confirmation"}
+	return internalCommand("__supervise", "supervise one launched agent (started by agentctl launch)", "agentctl launch starts it", []cli.Flag{confirm},
+		func(c *cli.Context, id, state string) error {
 			var timeout time.Duration
 			if v := c.String("confirm-timeout"); v != "" {
 				d, err := meta.ParseDuration(v)
@@ -44,16 +30,11 @@ func superviseCommand(s *host) *cli.Command {
 				return usageErrorf("__supervise is internal: agentctl launch starts it with its report pipe and prompt")
 			}
 			deps, logw := internalDeps(state, s, "supervisor")
-			stopNotify := startSuperviseNotify(c.Context, s, state, c.Args().First(), deps.Config.Notify, logw)
-			err := deps.Supervise(c.Context, c.Args().First(), ready, prompt, os.Environ(), timeout)
+			stopNotify := startSuperviseNotify(c.Context, s, state, id, deps.Config.Notify, logw)
+			err := deps.Supervise(c.Context, id, ready, prompt, os.Environ(), timeout)
 			stopNotify()
-			if err != nil {
-				logw("%v", err)
-				return &exitError{exitFailed, nil}
-			}
-			return nil
-		},
-	}
+			return loggedFailure(logw, err)
+		})
 }
 
 // finaliseCommand is the hidden `agentctl __finalise <launch-id>` that a command
@@ -61,30 +42,44 @@ func superviseCommand(s *host) *cli.Command {
 // launch lazily: the on-complete hook, the webhook and a gateway's answer take
 // their time here, never in the command that noticed the end.
 func finaliseCommand(s *host) *cli.Command {
+	return internalCommand("__finalise", "the slow half of finalising one launch (started by the commands that read sessions)", "the commands that read sessions start it", nil,
+		func(c *cli.Context, id, state string) error {
+			deps, logw := internalDeps(state, s, "finaliser")
+			return loggedFailure(logw, deps.FinishLaunch(c.Context, id))
+		})
+}
+
+// internalCommand is a hidden command on one launch id, given the state dir
+// (--state) by whom starts it: startedBy, for the refusal when it is run
+// without one. run gets the id and the state dir.
+func internalCommand(name, usage, startedBy string, flags []cli.Flag, run func(c *cli.Context, id, state string) error) *cli.Command {
 	return &cli.Command{
-		Name:      "__finalise",
+		Name:      name,
 		Hidden:    true,
-		Usage:     "internal: the slow half of finalising one launch (started by the commands that read sessions)",
+		Usage:     "internal: " + usage,
 		ArgsUsage: "LAUNCH-ID",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"},
-		},
+		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "state", Usage: "agentctl's state dir"}}, flags...),
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c.Command.Name, c.Args().Slice(), 1, "one launch id"); err != nil {
 				return err
 			}
 			state := c.String("state")
 			if state == "" {
-				return usageErrorf("__finalise is internal: the commands that read sessions start it")
+				return usageErrorf("%s is internal: %s", name, startedBy)
 			}
-			deps, logw := internalDeps(state, s, "finaliser")
-			if err := deps.FinishLaunch(c.Context, c.Args().First()); err != nil {
-				logw("%v", err)
-				return &exitError{exitFailed, nil}
-			}
-			return nil
+			return run(c, c.Args().First(), state)
 		},
 	}
+}
+
+// loggedFailure is an internal command's end: err goes to its log, not to a
+// terminal it does not have, and the exit says it failed.
+func loggedFailure(logw func(string, ...any), err error) error {
+	if err != nil {
+		logw("%v", err)
+		return &exitError{exitFailed, nil}
+	}
+	return nil
 }
 
 // inheritedFile adopts an inherited descriptor and marks it close-on-exec, so the

@@ -173,7 +173,7 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 		if !f.Keep(ss) {
 			return false
 		}
-		t := sessionTime(ss)
+		t := lastSeen(ss)
 		return t.IsZero() || !t.After(until)
 	})
 	out := usageOut{Since: since.UTC(), Until: until.UTC(), By: by, Rows: []usageRow{}}
@@ -184,7 +184,7 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	for i := 0; i < ls.Len(); i++ {
 		ss := ls.At(i)
 		tok, usd := ss.Own()
-		parts := []usagePart{{at: sessionTime(ss), tok: tok, usd: usd}}
+		parts := []usagePart{{at: lastSeen(ss), tok: tok, usd: usd}}
 		if timed {
 			parts = usageParts(ss)
 		}
@@ -222,18 +222,6 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	}
 	printUsage(e.s.Out, e.home, out)
 	return nil
-}
-
-// sessionTime is when a session counts for the window and the time keys: its
-// last activity, else its start.
-func sessionTime(s *discover.Session) time.Time {
-	switch {
-	case s.LastActivity != nil:
-		return *s.LastActivity
-	case s.StartedAt != nil:
-		return *s.StartedAt
-	}
-	return time.Time{}
 }
 
 // usageLocation is the zone days begin in: TZ as the command sees it (tests
@@ -286,7 +274,7 @@ func usageParts(s *discover.Session) []usagePart {
 		rest.Add(neg(sl.Tokens))
 	}
 	if !rest.Zero() || len(parts) == 0 {
-		parts = append(parts, usagePart{at: sessionTime(s), tok: rest})
+		parts = append(parts, usagePart{at: lastSeen(s), tok: rest})
 	}
 	var total float64
 	for _, p := range parts {

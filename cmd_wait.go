@@ -113,23 +113,10 @@ var untilStates = []string{"done", discover.StatusIdle, discover.StatusWaiting, 
 
 // parseUntil reads --until; empty means done (wait for the sessions to end).
 func parseUntil(v string) (map[string]bool, error) {
-	want := map[string]bool{}
 	if strings.TrimSpace(v) == "" {
-		want["done"] = true
-		return want, nil
+		return map[string]bool{"done": true}, nil
 	}
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		ok := false
-		for _, u := range untilStates {
-			ok = ok || f == u
-		}
-		if !ok {
-			return nil, usageErrorf("--until %q: want one or more of %s, comma-separated", f, strings.Join(untilStates, ", "))
-		}
-		want[f] = true
-	}
-	return want, nil
+	return parseStates("--until", v, untilStates)
 }
 
 // reached is the --until state s is in, "" if none: a live status named in want,

@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -360,7 +361,22 @@ func (e *cmdEnv) listing(ctx context.Context) (discover.Result, *discover.Listin
 	return res, ls
 }
 
-func lastSeen(s discover.Session) time.Time {
+// parseStates reads a comma-separated flag value, each item one of allowed,
+// into a set; flag names the flag in the error.
+func parseStates(flag, v string, allowed []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(allowed, f) {
+			return nil, usageErrorf("%s %q: want one or more of %s, comma-separated", flag, f, strings.Join(allowed, ", "))
+		}
+		set[f] = true
+	}
+	return set, nil
+}
+
+// lastSeen is a session's last activity, else its start.
+func lastSeen(s *discover.Session) time.Time {
 	switch {
 	case s.LastActivity != nil:
 		return *s.LastActivity

@@ -42,21 +42,14 @@ type watcher struct {
 
 // parseRule checks a rule: a known --on set, at least one target, and its name.
 func parseRule(r notifyRule) (*watcher, error) {
-	w := &watcher{notifyRule: r, on: map[string]bool{}}
 	if strings.TrimSpace(r.On) == "" {
 		return nil, usageErrorf("notify: want --on STATUS[,…] (one or more of %s)", strings.Join(notifyStates, ", "))
 	}
-	for _, f := range strings.Split(r.On, ",") {
-		f = strings.TrimSpace(f)
-		ok := false
-		for _, v := range notifyStates {
-			ok = ok || f == v
-		}
-		if !ok {
-			return nil, usageErrorf("--on %q: want one or more of %s, comma-separated", f, strings.Join(notifyStates, ", "))
-		}
-		w.on[f] = true
+	on, err := parseStates("--on", r.On, notifyStates)
+	if err != nil {
+		return nil, err
 	}
+	w := &watcher{notifyRule: r, on: on}
 	if r.Exec == "" && !r.Desktop && r.Webhook == "" {
 		return nil, usageErrorf("notify: want a target: --exec CMD, --desktop or --webhook URL (see agentctl notify --help)")
 	}
@@ -138,7 +131,7 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 			continue
 		}
 		if !discover.Alive(s.Status) {
-			end := lastSeen(s)
+			end := lastSeen(&s)
 			if s.EndedAt != nil {
 				end = *s.EndedAt
 			}

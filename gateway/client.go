@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/agentctl/agentctl/internal/clock"
 )
 
 // Protocol is the one gateway protocol agentctl speaks. It is pinned (min = max):
@@ -212,19 +214,21 @@ func connect(ctx context.Context, o connectOpts) (*client, error) {
 			return c, err
 		}
 		starting = err
-		wait := retryDefault
-		var se *startingError
-		if errors.As(err, &se) && se.after > 0 {
-			wait = se.after
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if retryWait(ctx, err) != nil {
 			return nil, err
-		case <-t.C:
 		}
 	}
+}
+
+// retryWait waits as long as a starting gateway asked (err's retry hint, else
+// retryDefault), or until ctx ends: then it returns ctx.Err().
+func retryWait(ctx context.Context, err error) error {
+	wait := retryDefault
+	var se *startingError
+	if errors.As(err, &se) && se.after > 0 {
+		wait = se.after
+	}
+	return clock.Sleep(ctx, wait)
 }
 
 // startingError carries the gateway's retry hint inside a KindStarting Error.
@@ -539,19 +543,10 @@ func (c *client) call(ctx context.Context, method string, params, out any) error
 		p, err := c.wait(ctx, id, method)
 		var ge *Error
 		if errors.As(err, &ge) && ge.Kind == KindStarting {
-			wait := retryDefault
-			var se *startingError
-			if errors.As(err, &se) && se.after > 0 {
-				wait = se.after
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if retryWait(ctx, err) != nil {
 				return err
-			case <-t.C:
-				continue
 			}
+			continue
 		}
 		if err != nil {
 			return err

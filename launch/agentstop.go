@@ -41,20 +41,9 @@ func (d *Deps) StopViaAgent(ctx context.Context, t StopTarget, ask func(context.
 		res.AlreadyGone = true
 		return res, nil
 	}
-	poll := o.Poll
-	if poll <= 0 {
-		poll = 100 * time.Millisecond
-	}
+	poll := o.poll()
 	begin := time.Now()
-	if t.LaunchID != "" {
-		now := d.now()
-		d.setField(t.LaunchID, func(r *meta.Launch) {
-			if r.StopRequested == nil {
-				r.StopRequested = &now
-			}
-			r.Stop = &meta.StopInfo{RequestedAt: now}
-		})
-	}
+	d.markStopRequested(t.LaunchID)
 	actx, cancel := context.WithTimeout(ctx, askTimeout)
 	err := ask(actx)
 	cancel()

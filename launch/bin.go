@@ -37,6 +37,16 @@ func resolveBin(req *Request, adapter, envVar, name, install string) (string, er
 // config env, HOME for --home, PWD = the cwd (OpenCode and pi trust $PWD over
 // the real cwd), then --env.
 func agentEnv(req *Request, adapter string) *envSet {
+	env := configEnv(req, adapter)
+	if req.Cwd != "" {
+		env.set("PWD", req.Cwd)
+	}
+	return env
+}
+
+// configEnv is the launcher's environment with config
+// adapters.<adapter>.env set over it, and HOME for --home.
+func configEnv(req *Request, adapter string) *envSet {
 	env := newEnvSet(req.Environ)
 	cfg := req.adapterConfig(adapter)
 	for _, k := range sortedKeys(cfg.Env) {
@@ -44,9 +54,6 @@ func agentEnv(req *Request, adapter string) *envSet {
 	}
 	if req.Home != "" {
 		env.set("HOME", req.Home)
-	}
-	if req.Cwd != "" {
-		env.set("PWD", req.Cwd)
 	}
 	return env
 }

@@ -51,6 +51,46 @@ func runStart(r *meta.Launch) time.Time {
 	return r.LaunchedAt
 }
 
+// rebaseBudget records, for a resume, the session's totals before this run as
+// r's BudgetBase: a resumed session's history is not this run's spending.
+func (d *Deps) rebaseBudget(ctx context.Context, id string, r *meta.Launch) {
+	if r.Kind != KindResume || r.BudgetBase != nil || d.Totals == nil {
+		return
+	}
+	if t, err := d.Totals(ctx, r); err == nil {
+		t.Elapsed = 0
+		d.setField(id, func(x *meta.Launch) { x.BudgetBase = &t })
+		r.BudgetBase = &t
+	}
+}
+
+// budgetPoll is a budget watch's cadence: budgetPollMin while the session's
+// tokens move, doubling up to budgetPollMax while they do not.
+type budgetPoll struct {
+	interval time.Duration
+	last     meta.Usage
+}
+
+// wait is how long to wait before the next poll of r: the interval, cut short
+// by r's duration limit.
+func (p *budgetPoll) wait(r *meta.Launch, now time.Time) time.Duration {
+	wait := p.interval
+	if limit := r.Budget.MaxDuration(); limit > 0 {
+		wait = min(wait, max(0, runStart(r).Add(limit).Sub(now)))
+	}
+	return wait
+}
+
+// saw sets the next interval from the usage a poll read.
+func (p *budgetPoll) saw(u meta.Usage) {
+	if u.Tokens != p.last.Tokens {
+		p.interval = budgetPollMin
+	} else {
+		p.interval = min(p.interval*2, budgetPollMax)
+	}
+	p.last = u
+}
+
 // awaitExit waits for the agent to exit. With a budget on the record it polls
 // the session's totals meanwhile, and on a breach stops the agent (enforce)
 // and goes on waiting for the exit that follows.
@@ -64,27 +104,15 @@ func (d *Deps) awaitExit(ctx context.Context, id string, exited chan int) (int, 
 			return 0, ctx.Err()
 		}
 	}
-	if r.Kind == KindResume && r.BudgetBase == nil && d.Totals != nil {
-		// A resumed session's history is not this run's spending.
-		if t, err := d.Totals(ctx, r); err == nil {
-			t.Elapsed = 0
-			d.setField(id, func(x *meta.Launch) { x.BudgetBase = &t })
-			r.BudgetBase = &t
-		}
-	}
-	interval := budgetPollMin
-	var last meta.Usage
+	d.rebaseBudget(ctx, id, r)
+	poll := budgetPoll{interval: budgetPollMin}
 	for {
-		wait := interval
-		if limit := r.Budget.MaxDuration(); limit > 0 {
-			wait = min(wait, max(0, runStart(r).Add(limit).Sub(d.now())))
-		}
 		select {
 		case c := <-exited:
 			return c, nil
 		case <-ctx.Done():
 			return 0, ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(poll.wait(r, d.now())):
 		}
 		u, _ := d.usageOf(ctx, r)
 		if b := r.Budget.Check(u); b != nil {
@@ -96,12 +124,7 @@ func (d *Deps) awaitExit(ctx context.Context, id string, exited chan int) (int, 
 				return 0, ctx.Err()
 			}
 		}
-		if u.Tokens != last.Tokens {
-			interval = budgetPollMin
-		} else {
-			interval = min(interval*2, budgetPollMax)
-		}
-		last = u
+		poll.saw(u)
 	}
 }
 
@@ -142,28 +165,35 @@ func (d *Deps) enforce(ctx context.Context, id string, b *meta.Breach, by string
 	if claimed {
 		d.journal(meta.EventBudgetExceeded, &rec)
 	}
-	if act && rec.Gateway != nil {
-		// An OpenClaw run has no local process: abort it on its gateway, as
-		// `agentctl stop` does (docs/agents/openclaw.md §6.3).
-		res, err := d.StopGateway(ctx, GatewayStopTarget{Key: rec.CurrentSessionID(), RunID: rec.Gateway.RunID, LaunchID: id}, false)
-		if err != nil {
-			d.warn("abort %s on its gateway for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
-			return claimed
-		}
-		d.setField(id, func(r *meta.Launch) {
-			if r.Breach != nil {
-				r.Breach.Stopped = res.Stopped || res.NoActiveRun
-			}
-		})
+	if !act || rec.Gateway == nil && rec.PID <= 0 {
 		return claimed
 	}
-	if !act || rec.PID <= 0 {
+	what, stopped, err := d.budgetStop(ctx, id, &rec)
+	if err != nil {
+		d.warn("%s for its budget (%s): %v", what, rec.ExitReason, err)
 		return claimed
+	}
+	d.setField(id, func(r *meta.Launch) {
+		if r.Breach != nil {
+			r.Breach.Stopped = stopped
+		}
+	})
+	return claimed
+}
+
+// budgetStop ends a run over its budget. An OpenClaw run has no local process:
+// it is aborted on its gateway, as `agentctl stop` does (docs/agents/openclaw.md
+// §6.3); a local one gets the verified stop. what names the act, for a warning;
+// stopped is whether the run is gone.
+func (d *Deps) budgetStop(ctx context.Context, id string, rec *meta.Launch) (what string, stopped bool, err error) {
+	if rec.Gateway != nil {
+		res, err := d.StopGateway(ctx, GatewayStopTarget{Key: rec.CurrentSessionID(), RunID: rec.Gateway.RunID, LaunchID: id}, false)
+		return "abort " + rec.CurrentSessionID() + " on its gateway", res.Stopped || res.NoActiveRun, err
 	}
 	t := StopTarget{SessionID: rec.CurrentSessionID(), PID: rec.PID, Start: rec.StartTicks, BootID: rec.BootID,
 		PGID: rec.PGID, Group: true, LaunchID: id}
 	var res StopResult
-	if ask := d.backgroundStop(&rec); ask != nil {
+	if ask := d.backgroundStop(rec); ask != nil {
 		// A Claude Code background session ends Claude's way, so that its job
 		// record says stopped (docs/agents/claude-code.md §4.5); signals only if that fails.
 		var ares AgentStopResult
@@ -172,16 +202,7 @@ func (d *Deps) enforce(ctx context.Context, id string, b *meta.Breach, by string
 	} else {
 		res, err = d.Stop(ctx, t, StopOptions{})
 	}
-	if err != nil {
-		d.warn("stop %s for its budget (%s): %v", rec.CurrentSessionID(), rec.ExitReason, err)
-		return claimed
-	}
-	d.setField(id, func(r *meta.Launch) {
-		if r.Breach != nil {
-			r.Breach.Stopped = res.ExitObserved || res.AlreadyGone
-		}
-	})
-	return claimed
+	return "stop " + rec.CurrentSessionID(), res.ExitObserved || res.AlreadyGone, err
 }
 
 // SweepBudgets is sweep's half of budget enforcement: a launch whose
@@ -230,31 +251,20 @@ func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan st
 	if r == nil || r.Budget.Empty() {
 		return
 	}
-	if r.Kind == KindResume && r.BudgetBase == nil && d.Totals != nil {
-		if t, err := d.Totals(ctx, r); err == nil {
-			t.Elapsed = 0
-			d.setField(id, func(x *meta.Launch) { x.BudgetBase = &t })
-			r.BudgetBase = &t
-		}
-	}
+	d.rebaseBudget(ctx, id, r)
 	// Reading an OpenClaw session's totals is a gateway round trip over its
 	// whole history, seconds on a busy gateway: with only a duration limit they
 	// are not read at all (the breach's figures then have the elapsed time
 	// only), so that nothing delays the abort.
 	durationOnly := r.Budget.MaxTokens == 0 && r.Budget.MaxCostUSD == 0
-	interval := budgetPollMin
-	var last meta.Usage
+	poll := budgetPoll{interval: budgetPollMin}
 	for {
-		wait := interval
-		if limit := r.Budget.MaxDuration(); limit > 0 {
-			wait = min(wait, max(0, runStart(r).Add(limit).Sub(d.now())))
-		}
 		select {
 		case <-done:
 			return
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(poll.wait(r, d.now())):
 		}
 		u := meta.Usage{Elapsed: d.now().Sub(runStart(r)).Seconds()}
 		if !durationOnly {
@@ -264,12 +274,7 @@ func (d *Deps) watchGatewayBudget(ctx context.Context, id string, done <-chan st
 			d.enforce(ctx, id, b, "supervisor")
 			return
 		}
-		if u.Tokens != last.Tokens {
-			interval = budgetPollMin
-		} else {
-			interval = min(interval*2, budgetPollMax)
-		}
-		last = u
+		poll.saw(u)
 	}
 }
 

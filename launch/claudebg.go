@@ -239,14 +239,7 @@ func (d *Deps) superviseBackground(ctx context.Context, rec *meta.Launch, report
 	if prompt != nil {
 		defer prompt.Close()
 	}
-	spid, sstart := d.self()
-	d.setField(id, func(r *meta.Launch) {
-		r.SupervisorPID, r.SupervisorStart = spid, sstart
-		r.LauncherPID, r.LauncherStart = 0, 0
-	})
-	if _, err := locks.SetOwner(d.Store, id, spid, sstart, "", ""); err != nil {
-		d.warn("lock: %v", err)
-	}
+	d.takeOver(id)
 	if confirmTimeout <= 0 {
 		confirmTimeout = ClaudeConfirmTimeout
 	}

@@ -73,19 +73,8 @@ func (Codex) Plan(req *Request) (*Plan, error) {
 	default:
 		return nil, &InputError{fmt.Sprintf("--permission-mode %q: codex takes read-only, workspace-write, danger-full-access or bypassPermissions", req.PermissionMode)}
 	}
-	env := newEnvSet(req.Environ)
-	cfg := req.adapterConfig("codex")
-	for _, k := range sortedKeys(cfg.Env) {
-		env.set(k, cfg.Env[k])
-	}
-	if req.Home != "" {
-		env.set("HOME", req.Home)
-	}
-	env.set("PWD", req.Cwd)
-	for _, kv := range req.UserEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		env.set(k, v)
-	}
+	env := agentEnv(req, "codex")
+	applyUserEnv(env, req.UserEnv)
 	p := &Plan{Bin: bin, Env: env.vars, EnvNames: env.names(), ConfirmTimeout: CodexConfirmTimeout}
 	model := []string{}
 	if req.Model != "" {

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/internal/clock"
 	"github.com/agentctl/agentctl/launch/worktree"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
@@ -55,19 +56,8 @@ func DefaultDeps(store *meta.Store, cfg *meta.Config) *Deps {
 		Procs:          proc.Live(),
 		Snapshot:       proc.Snapshot,
 		Kill:           syscall.Kill,
-		Sleep:          sleepCtx,
+		Sleep:          clock.Sleep,
 		Warn:           func(string) {},
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

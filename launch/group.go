@@ -68,14 +68,8 @@ func AssignSuffixes(slots []Slot) {
 	}
 }
 
-// Group is a comparison group's worktrees, all made from one base commit.
-type Group struct {
-	ID      string
-	Repo    string // the repository's top level (realpath)
-	Base    string // the base commit (full hash)
-	BaseRef string // what the user named (--base-branch / base_branch), else the branch HEAD is on, else "HEAD"
-	Slots   []Slot
-}
+// Group is a comparison group: its agents, each with its worktree.
+type Group = worktree.GroupOf[Slot]
 
 // PrepareGroup names the slots (AssignSuffixes) and makes their worktrees
 // (worktree.PrepareGroup): all or nothing.

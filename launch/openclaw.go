@@ -51,14 +51,7 @@ func (OpenClaw) Plan(req *Request) (*Plan, error) {
 	case len(req.UserEnv) > 0:
 		return nil, &InputError{"--env: openclaw runs turns inside its gateway; there is no agent process to pass variables to"}
 	}
-	env := newEnvSet(req.Environ)
-	cfg := req.adapterConfig("openclaw")
-	for _, k := range sortedKeys(cfg.Env) {
-		env.set(k, cfg.Env[k])
-	}
-	if req.Home != "" {
-		env.set("HOME", req.Home)
-	}
+	env := configEnv(req, "openclaw")
 	p := &Plan{Env: env.vars, EnvNames: env.names(), ConfirmTimeout: OpenClawConfirmTimeout}
 	switch req.Kind {
 	case KindResume:

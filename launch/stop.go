@@ -35,7 +35,30 @@ type StopOptions struct {
 	// Steps overrides the escalation (tests); nil: SIGINT 3 s, SIGTERM 5 s,
 	// SIGKILL 2 s, or with Force SIGINT 0.5 s, SIGTERM 1 s, SIGKILL 2 s.
 	Steps []StopStep
-	Poll  time.Duration
+	Poll  time.Duration // 0: 100 ms
+}
+
+// poll is how often the exit is checked.
+func (o StopOptions) poll() time.Duration {
+	if o.Poll <= 0 {
+		return 100 * time.Millisecond
+	}
+	return o.Poll
+}
+
+// markStopRequested records on launch id, if any, that a stop was asked for
+// now; StopRequested keeps the first ask.
+func (d *Deps) markStopRequested(id string) {
+	if id == "" {
+		return
+	}
+	now := d.now()
+	d.setField(id, func(r *meta.Launch) {
+		if r.StopRequested == nil {
+			r.StopRequested = &now
+		}
+		r.Stop = &meta.StopInfo{RequestedAt: now}
+	})
 }
 
 // StopStep is one signal and how long to wait for the exit after it.
@@ -80,10 +103,7 @@ func (d *Deps) Stop(ctx context.Context, t StopTarget, o StopOptions) (StopResul
 			steps = []StopStep{{syscall.SIGINT, 500 * time.Millisecond}, {syscall.SIGTERM, time.Second}, {syscall.SIGKILL, 2 * time.Second}}
 		}
 	}
-	poll := o.Poll
-	if poll <= 0 {
-		poll = 100 * time.Millisecond
-	}
+	poll := o.poll()
 	p, ok := d.verify(t.PID, t.Start, t.BootID)
 	if !ok {
 		res.AlreadyGone = true
@@ -96,15 +116,7 @@ func (d *Deps) Stop(ctx context.Context, t StopTarget, o StopOptions) (StopResul
 		kids = proc.Descendants(d.Snapshot(), t.PID)
 	}
 	begin := time.Now()
-	if t.LaunchID != "" {
-		now := d.now()
-		d.setField(t.LaunchID, func(r *meta.Launch) {
-			if r.StopRequested == nil {
-				r.StopRequested = &now
-			}
-			r.Stop = &meta.StopInfo{RequestedAt: now}
-		})
-	}
+	d.markStopRequested(t.LaunchID)
 	group := t.Group && t.PGID == t.PID && p.PGID == t.PID
 	for _, st := range steps {
 		if _, ok := d.verify(t.PID, t.Start, t.BootID); !ok {

@@ -82,16 +82,7 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	spid, sstart := d.self()
-	// From here on the supervisor owns the record; the launcher's claim ends (it
-	// may live on, e.g. `launch --wait`, without keeping the record "owned").
-	d.setField(launchID, func(r *meta.Launch) {
-		r.SupervisorPID, r.SupervisorStart = spid, sstart
-		r.LauncherPID, r.LauncherStart = 0, 0
-	})
-	if _, err := locks.SetOwner(d.Store, launchID, spid, sstart, "", ""); err != nil {
-		d.warn("lock: %v", err)
-	}
+	d.takeOver(launchID)
 
 	logf, offset, err := openLaunchLog(rec.Log)
 	if err != nil {
@@ -249,6 +240,20 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 }
 
 // record re-reads one launch record.
+// takeOver makes this supervisor the owner of launch id and of its auto-lock.
+// The launcher's claim ends: it may live on, e.g. `launch --wait`, without
+// keeping the record "owned".
+func (d *Deps) takeOver(id string) {
+	spid, sstart := d.self()
+	d.setField(id, func(r *meta.Launch) {
+		r.SupervisorPID, r.SupervisorStart = spid, sstart
+		r.LauncherPID, r.LauncherStart = 0, 0
+	})
+	if _, err := locks.SetOwner(d.Store, id, spid, sstart, "", ""); err != nil {
+		d.warn("lock: %v", err)
+	}
+}
+
 func (d *Deps) record(id string) *meta.Launch {
 	recs, err := d.Store.ReadLaunches()
 	if err != nil {

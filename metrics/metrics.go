@@ -73,18 +73,15 @@ type Input struct {
 func Registry(in Input) (*prometheus.Registry, error) {
 	reg := prometheus.NewPedanticRegistry()
 
-	sessions := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "agentctl_sessions",
-		Help: "Sessions by adapter and status, as discovered now (alive ones, plus ended ones in the window).",
-	}, []string{"adapter", "status"})
-	tokens := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "agentctl_session_tokens_total",
-		Help: "Tokens used by the sessions in the window, by adapter and token class.",
-	}, []string{"adapter", "class"})
-	cost := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "agentctl_session_cost_usd_total",
-		Help: "Cost in US dollars of the sessions in the window (agent-reported, else estimated), by adapter.",
-	}, []string{"adapter"})
+	sessions := gaugeVec("agentctl_sessions",
+		"Sessions by adapter and status, as discovered now (alive ones, plus ended ones in the window).",
+		"adapter", "status")
+	tokens := counterVec("agentctl_session_tokens_total",
+		"Tokens used by the sessions in the window, by adapter and token class.",
+		"adapter", "class")
+	cost := counterVec("agentctl_session_cost_usd_total",
+		"Cost in US dollars of the sessions in the window (agent-reported, else estimated), by adapter.",
+		"adapter")
 	for _, a := range in.SessionAdapters {
 		for _, st := range Statuses {
 			sessions.WithLabelValues(a, st)
@@ -112,10 +109,9 @@ func Registry(in Input) (*prometheus.Registry, error) {
 		}
 	}
 
-	lockGauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "agentctl_locks",
-		Help: "Live directory locks by type.",
-	}, []string{"type"})
+	lockGauge := gaugeVec("agentctl_locks",
+		"Live directory locks by type.",
+		"type")
 	for _, t := range LockTypes {
 		lockGauge.WithLabelValues(t)
 	}
@@ -128,14 +124,12 @@ func Registry(in Input) (*prometheus.Registry, error) {
 	})
 	fuses.Set(float64(in.Fuses))
 
-	up := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "agentctl_adapter_up",
-		Help: "1 if the adapter answered this discovery without error within its timeout, else 0.",
-	}, []string{"adapter"})
-	took := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "agentctl_adapter_discovery_seconds",
-		Help: "How long the adapter's discovery took (its timeout when it did not answer).",
-	}, []string{"adapter"})
+	up := gaugeVec("agentctl_adapter_up",
+		"1 if the adapter answered this discovery without error within its timeout, else 0.",
+		"adapter")
+	took := gaugeVec("agentctl_adapter_discovery_seconds",
+		"How long the adapter's discovery took (its timeout when it did not answer).",
+		"adapter")
 	for _, a := range in.Adapters {
 		v := 0.0
 		if in.Up[a] {
@@ -145,10 +139,9 @@ func Registry(in Input) (*prometheus.Registry, error) {
 		took.WithLabelValues(a).Set(in.Elapsed[a].Seconds())
 	}
 
-	launches := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "agentctl_launches_total",
-		Help: "Launches that ended, by adapter and outcome, from the events journal (it resets when the journal's oldest generation is rotated away).",
-	}, []string{"adapter", "outcome"})
+	launches := counterVec("agentctl_launches_total",
+		"Launches that ended, by adapter and outcome, from the events journal (it resets when the journal's oldest generation is rotated away).",
+		"adapter", "outcome")
 	duration := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "agentctl_session_duration_seconds",
 		Help:    "Run time of launched sessions that ended, from launch to end, from the events journal.",
@@ -178,6 +171,14 @@ func Registry(in Input) (*prometheus.Registry, error) {
 		}
 	}
 	return reg, nil
+}
+
+func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // Write prints the registry's families in the text exposition format.

@@ -40,7 +40,21 @@ func ReadFileID(path string) ([]byte, FileID, error) {
 	}
 	sec, nsec := st.Mtim.Unix()
 	id := FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: st.Size, MtimeNs: sec*1e9 + nsec} //nolint:unconvert // int32 on darwin
-	b := make([]byte, 0, st.Size+1)
+	b, err := ReadFD(fd, make([]byte, 0, st.Size+1), st.Size, path)
+	if err != nil {
+		return nil, FileID{}, err
+	}
+	return b, id, nil
+}
+
+// ReadFD reads the file open on fd, of size bytes when it was stat'ed, into
+// b's storage from its start (a buffer to reuse), growing it if the file grew
+// since; path names the file in errors. It
+// stops at the end, or once it has read size bytes: a read more would only
+// find the end, and bytes appended since belong to a later stamp than the
+// stat's.
+func ReadFD(fd int, b []byte, size int64, path string) ([]byte, error) {
+	b = b[:0]
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)] // grew since the stat
@@ -50,16 +64,14 @@ func ReadFileID(path string) ([]byte, FileID, error) {
 			continue
 		}
 		if err != nil {
-			return nil, FileID{}, &fs.PathError{Op: "read", Path: path, Err: err}
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
-			return b, id, nil
+			return b, nil
 		}
 		b = b[:len(b)+n]
-		if int64(len(b)) == st.Size {
-			// All the stat promised: a read more would only find the end. Bytes
-			// appended since belong to a later stamp than the one returned.
-			return b, id, nil
+		if int64(len(b)) == size {
+			return b, nil
 		}
 	}
 }

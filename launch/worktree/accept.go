@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctl/agentctl/internal/clock"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -397,14 +398,7 @@ func (d Procs) sleep(ctx context.Context, dur time.Duration) error {
 	if d.Sleep != nil {
 		return d.Sleep(ctx, dur)
 	}
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clock.Sleep(ctx, dur)
 }
 
 // gitWait is how long RecoverAccept waits for a git still working in the

@@ -16,14 +16,19 @@ type Slot struct {
 	Branch, Path  string // try/<group>/<suffix> and <repo>-try-<group>-<suffix>
 }
 
-// Group is a comparison group's worktrees, all made from one base commit.
-type Group struct {
+// GroupOf is a comparison group's worktrees, all made from one base commit,
+// with S the slot: a worktree here (Group), an agent with its worktree in
+// package launch.
+type GroupOf[S any] struct {
 	ID      string
 	Repo    string // the repository's top level (realpath)
 	Base    string // the base commit (full hash)
 	BaseRef string // what the user named (--base-branch / base_branch), else the branch HEAD is on, else "HEAD"
-	Slots   []Slot
+	Slots   []S
 }
+
+// Group is a comparison group's worktrees.
+type Group = GroupOf[Slot]
 
 // PrepareGroup creates one branch and worktree per slot from the base, before
 // any agent starts. If any of them cannot be made, every worktree and branch
