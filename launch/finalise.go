@@ -2,7 +2,6 @@ package launch
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -185,7 +184,7 @@ func (d *Deps) Detached(self string) func(r *meta.Launch) error {
 			SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 		}
 		if r.Log != "" {
-			if f, err := os.OpenFile(r.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+			if f, err := meta.OpenAppend(r.Log, d.Store.Warn); err == nil {
 				defer f.Close()
 				cmd.Stdout, cmd.Stderr = f, f
 			}

@@ -246,7 +246,7 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, abort("error", err.Error())
 	}
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logf, err := meta.OpenAppend(logPath, st.Warn)
 	if err != nil {
 		return nil, abort("error", err.Error())
 	}

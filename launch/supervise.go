@@ -283,7 +283,7 @@ func (d *Deps) stopChild(pid int, exited chan int) *int {
 // openLaunchLog opens a launch's log for appending the agent's output and
 // returns the size it had, where this run's output starts.
 func openLaunchLog(path string) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := meta.OpenAppend(path, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open launch log %s: %v", path, err)
 	}

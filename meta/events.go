@@ -57,7 +57,9 @@ type Event struct {
 
 // AppendEvent appends one line to the journal under its flock, rotating the file
 // first when it has reached EventsMaxBytes. The line is written with one write(2)
-// on an O_APPEND descriptor, so even a reader that takes no lock sees whole lines.
+// on an O_APPEND descriptor, so even a reader that takes no lock sees whole lines;
+// it starts on a line boundary even after a torn write (appendLine), and never
+// goes through a symbolic link (openNoFollow).
 func (s *Store) AppendEvent(ev Event) error {
 	if ev.Timestamp.IsZero() {
 		ev.Timestamp = s.now()
@@ -78,16 +80,16 @@ func (s *Store) AppendEvent(ev Event) error {
 	if max <= 0 {
 		max = DefaultEventsMaxBytes
 	}
-	if st, err := os.Stat(path); err == nil && st.Size() > 0 && st.Size()+int64(len(b)) > max {
+	if st, err := os.Lstat(path); err == nil && st.Size() > 0 && st.Size()+int64(len(b)) > max {
 		if err := rotate(path); err != nil {
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := openNoFollow(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600, s.now(), s.warn)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
-	if _, err := f.Write(b); err != nil {
+	if err := appendLine(f, b); err != nil {
 		f.Close()
 		return fmt.Errorf("append to %s: %w", path, err)
 	}

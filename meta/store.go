@@ -9,14 +9,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/agentctl/agentctl/proc"
-	"github.com/gofrs/flock"
 )
 
 // Schema is the version written into every JSON state file.
@@ -86,15 +87,70 @@ type envelope struct {
 // reader sees either the old or the new content, never a torn one. A missing file
 // leaves v untouched. A corrupt file is reported as an error (only writers move it
 // aside, under the lock).
+//
+// A symbolic link is not followed (an error: the next writer moves it aside), and
+// a file larger than v's bound (Bounded) is not read: a *TooLargeError.
 func (s *Store) Read(name string, v any) error {
-	b, err := os.ReadFile(s.Path(name))
+	path := s.Path(name)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", s.Path(name), err)
+	if isLinkErr(err) {
+		return fmt.Errorf("read %s: a symbolic link, not followed (the next write moves it aside)", path)
 	}
-	return decode(s.Path(name), b, v)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	b, err := readBounded(f, path, maxBytes(v))
+	if err != nil {
+		return err
+	}
+	return decode(path, b, v)
+}
+
+// Bounded is a state file's content type that caps the file's size: a larger
+// file is never read into memory (Read refuses it, Update moves it aside).
+type Bounded interface{ MaxBytes() int64 }
+
+func maxBytes(v any) int64 {
+	if b, ok := v.(Bounded); ok {
+		return b.MaxBytes()
+	}
+	return 0
+}
+
+// TooLargeError is a state file over its type's bound.
+type TooLargeError struct {
+	Path      string
+	Size, Max int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over its bound of %d; not read", e.Path, e.Size, e.Max)
+}
+
+// readBounded reads f whole, or refuses when it is larger than max (0: no bound).
+func readBounded(f *os.File, path string, max int64) ([]byte, error) {
+	if max <= 0 {
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return b, nil
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		return nil, &TooLargeError{Path: path, Size: st.Size(), Max: max}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(b)) > max {
+		return nil, &TooLargeError{Path: path, Size: int64(len(b)), Max: max}
+	}
+	return b, nil
 }
 
 func decode(path string, b []byte, v any) error {
@@ -129,12 +185,25 @@ func (s *Store) Lock(name string) (func(), error) {
 	if err := s.EnsureDir(); err != nil {
 		return nil, err
 	}
-	fl := flock.New(s.Path(name) + ".lock")
-	if err := fl.Lock(); err != nil {
+	f, err := openNoFollow(s.Path(name)+".lock", os.O_RDWR|os.O_CREATE, 0o600, s.now(), s.warn)
+	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", s.Path(name), err)
 	}
-	_ = os.Chmod(fl.Path(), 0o600)
-	return func() { _ = fl.Unlock() }, nil
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", s.Path(name), err)
+	}
+	_ = f.Chmod(0o600)
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // Update runs fn on the decoded content of name under the file's exclusive lock and
@@ -150,18 +219,30 @@ func Update[T any](s *Store, name string, fn func(*T) (changed bool, err error))
 	path := s.Path(name)
 	RemoveStaleTemps(path)
 	var v T
-	b, err := os.ReadFile(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0, s.now(), s.warn)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("read %s: %w", path, err)
 	default:
-		if derr := decode(path, b, &v); derr != nil {
+		b, rerr := readBounded(f, path, maxBytes(&v))
+		f.Close()
+		derr := rerr
+		if derr == nil {
+			derr = decode(path, b, &v)
+		}
+		if derr != nil {
 			var ce *CorruptError
-			if !errors.As(derr, &ce) {
+			var te *TooLargeError
+			kind := "corrupt"
+			switch {
+			case errors.As(derr, &ce):
+			case errors.As(derr, &te):
+				kind = "toolarge"
+			default:
 				return derr
 			}
-			aside := fmt.Sprintf("%s.corrupt-%s", path, s.now().UTC().Format("20060102T150405.000000000Z"))
+			aside := fmt.Sprintf("%s.%s-%s", path, kind, s.now().UTC().Format("20060102T150405.000000000Z"))
 			if rerr := os.Rename(path, aside); rerr != nil {
 				return fmt.Errorf("%v; moving it aside failed: %w", derr, rerr)
 			}
