@@ -127,7 +127,7 @@ func startFuseFirer(self, state string) error {
 	cmd := &exec.Cmd{Path: self, Args: []string{self, "__fire-fuses", "--state", state},
 		Env: os.Environ(), SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := os.MkdirAll(filepath.Join(state, "logs"), 0o700); err == nil {
-		if f, err := os.OpenFile(filepath.Join(state, "logs", "fuses.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+		if f, err := meta.OpenAppend(filepath.Join(state, "logs", "fuses.log"), nil); err == nil {
 			defer f.Close()
 			cmd.Stdout, cmd.Stderr = f, f
 		}
