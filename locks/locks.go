@@ -47,6 +47,35 @@ type Locks struct {
 	Locks  []Lock `json:"locks"`
 }
 
+// MaxLocks is how many locks locks.json holds at most: a lock past it is
+// refused (TooManyError), so the file stays small enough to read at every
+// command. A var for tests.
+var MaxLocks = 10000
+
+// MaxFileBytes bounds locks.json: a larger file (written by something other
+// than agentctl) is never read into memory — a read skips it with a warning,
+// the next write moves it aside. A var for tests.
+var MaxFileBytes int64 = 32 << 20
+
+// MaxBytes makes locks.json a meta.Bounded file.
+func (Locks) MaxBytes() int64 { return MaxFileBytes }
+
+// TooManyError is a lock refused because locks.json is full.
+type TooManyError struct{ Held, Max int }
+
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("%d locks are held, the most agentctl keeps is %d; release some first (agentctl locks, agentctl unlock)", e.Held, e.Max)
+}
+
+// approxBytes is an upper estimate of the indented JSON of ls.
+func approxBytes(ls []Lock) int64 {
+	var n int64
+	for _, l := range ls {
+		n += 512 + int64(len(l.Directory)+len(l.BootID)+len(l.SessionID)+len(l.LaunchID)+len(l.LockedBy)+len(l.Reason))*2
+	}
+	return n
+}
+
 // ConflictError is a live lock on the directory a caller wanted (exit 5).
 type ConflictError struct{ Lock Lock }
 
@@ -198,6 +227,9 @@ func AcquireAll(s *meta.Store, ls []Lock, force bool) (warnings []string, err er
 			}
 			f.Locks = append(kept, l)
 		}
+		if len(f.Locks) > MaxLocks || approxBytes(f.Locks) > MaxFileBytes {
+			return false, &TooManyError{Held: len(f.Locks) - len(ls), Max: MaxLocks}
+		}
 		return true, nil
 	})
 	if err != nil {
@@ -284,12 +316,12 @@ func SetOwner(s *meta.Store, launchID string, pid int, start uint64, bootID, ses
 // List returns the live locks, dropping dead and expired ones from the file.
 func List(s *meta.Store) ([]Lock, error) {
 	var out []Lock
-	cur, err := Read(s)
+	cur, tooLarge, err := read(s)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Time()
-	stale := false
+	stale := tooLarge // the write below moves it aside
 	for _, l := range cur {
 		if !live(s, l, now) {
 			stale = true
@@ -306,13 +338,26 @@ func List(s *meta.Store) ([]Lock, error) {
 	return out, err
 }
 
-// Read returns locks.json as it is, without locking or pruning.
+// Read returns locks.json as it is, without locking or pruning. A file over
+// MaxFileBytes is not read: a warning, and no locks.
 func Read(s *meta.Store) ([]Lock, error) {
+	ls, _, err := read(s)
+	return ls, err
+}
+
+func read(s *meta.Store) (ls []Lock, tooLarge bool, err error) {
 	var f Locks
 	if err := s.Read(File, &f); err != nil {
-		return nil, err
+		var te *meta.TooLargeError
+		if !errors.As(err, &te) {
+			return nil, false, err
+		}
+		if s.Warn != nil {
+			s.Warn("%v: locks in it are not seen; the next lock change moves it aside", err)
+		}
+		return nil, true, nil
 	}
-	return f.Locks, nil
+	return f.Locks, false, nil
 }
 
 // NotLockedError: unlock of a directory without a lock.

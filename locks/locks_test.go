@@ -304,3 +304,65 @@ func TestAcquireAllIsAllOrNothing(t *testing.T) {
 		t.Errorf("%d locks after AcquireAll of two free directories, want 3: %+v", len(ls), ls)
 	}
 }
+
+// locks.json is bounded (issue 34 item 12): `lock` refuses past MaxLocks with
+// a clear error, and a file over MaxFileBytes is never read into memory — a
+// read skips it with a warning, the next change moves it aside.
+func TestLocksFileBounded(t *testing.T) {
+	t.Run("count", func(t *testing.T) {
+		s, _, _ := newStore(t)
+		defer func(n int) { locks.MaxLocks = n }(locks.MaxLocks)
+		locks.MaxLocks = 3
+		for i := 0; i < 3; i++ {
+			if _, err := locks.Acquire(s, locks.Lock{Directory: fmt.Sprintf("/w/%d", i), Type: locks.Manual}, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := locks.Acquire(s, locks.Lock{Directory: "/w/3", Type: locks.Manual}, false)
+		var tm *locks.TooManyError
+		if !errors.As(err, &tm) || !strings.Contains(err.Error(), "release some first") {
+			t.Fatalf("fourth lock: got %v, want a TooManyError", err)
+		}
+		got, err := locks.Read(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"/w/0:manual", "/w/1:manual", "/w/2:manual"}, dirs(got)); diff != "" {
+			t.Errorf("locks after the refusal (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("size", func(t *testing.T) {
+		s, _, _ := newStore(t)
+		var warns []string
+		s.Warn = func(f string, a ...any) { warns = append(warns, fmt.Sprintf(f, a...)) }
+		defer func(n int64) { locks.MaxFileBytes = n }(locks.MaxFileBytes)
+		locks.MaxFileBytes = 4096
+		var b bytes.Buffer
+		b.WriteString(`{"schema":1,"locks":[`)
+		for i := 0; b.Len() < 8192; i++ {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"directory":"/big/%d","type":"manual","locked_at":"2026-11-20T12:00:00Z"}`, i)
+		}
+		b.WriteString("]}\n")
+		if err := s.EnsureDir(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s.Path(locks.File), b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := locks.Read(s)
+		if err != nil || len(got) != 0 || len(warns) != 1 || !strings.Contains(warns[0], "over its bound") {
+			t.Fatalf("Read of an oversized locks.json: %d locks, err %v, warnings %q; want none, a warning", len(got), err, warns)
+		}
+		if _, err := locks.Acquire(s, locks.Lock{Directory: "/w/a", Type: locks.Manual}, false); err != nil {
+			t.Fatal(err)
+		}
+		asides, _ := filepath.Glob(s.Path(locks.File) + ".toolarge-*")
+		got, _ = locks.Read(s)
+		if len(asides) != 1 || len(got) != 1 {
+			t.Errorf("after a lock: moved aside %v, locks %v; want the big file aside and one lock", asides, dirs(got))
+		}
+	})
+}
