@@ -122,8 +122,20 @@ func (d *Deps) send(ctx context.Context, del meta.Delivery) error {
 }
 
 // deliver sends with retries (WebhookBackoff) and parks a delivery that still
-// fails in the outbox, for sweep to retry.
+// fails in the outbox, for sweep to retry. Delivery is at least once: the
+// delivery is put in the outbox, claimed by this process, before the first
+// attempt, and taken out only once a receiver answered 2xx — a process killed
+// mid-POST leaves it for the next sweep, which sends the same body, signature
+// and X-Agentctl-Delivery id (receivers de-duplicate on it).
 func (d *Deps) deliver(ctx context.Context, del meta.Delivery, retries bool) error {
+	pid, start := d.self()
+	claimed := del
+	claimed.ClaimPID, claimed.ClaimStart = pid, start
+	// Parking can fail (a read-only state dir): the send goes ahead regardless.
+	parked := d.Store.UpdateOutbox(func(o *meta.Outbox) (bool, error) {
+		o.Deliveries = append(o.Deliveries, claimed)
+		return true, nil
+	}) == nil
 	err := d.send(ctx, del)
 	del.Attempts++
 	if retries {
@@ -139,11 +151,19 @@ func (d *Deps) deliver(ctx context.Context, del meta.Delivery, retries bool) err
 		}
 	}
 	if err == nil {
+		if parked {
+			if oerr := d.Store.UpdateOutbox(func(o *meta.Outbox) (bool, error) {
+				return removeDelivery(o, del.ID), nil
+			}); oerr != nil {
+				d.warn("webhook %s delivered, but not taken out of outbox.json (%v): `agentctl sweep` will send it again", del.URL, oerr)
+			}
+		}
 		return nil
 	}
 	del.LastError = err.Error()
 	del.NextAttemptAt = d.now().Add(time.Minute)
 	if oerr := d.Store.UpdateOutbox(func(o *meta.Outbox) (bool, error) {
+		removeDelivery(o, del.ID)
 		o.Deliveries = append(o.Deliveries, del)
 		return true, nil
 	}); oerr != nil {
@@ -152,9 +172,23 @@ func (d *Deps) deliver(ctx context.Context, del meta.Delivery, retries bool) err
 	return fmt.Errorf("webhook %s failed after %d attempts (%v); queued in outbox.json for `agentctl sweep`", del.URL, del.Attempts, err)
 }
 
+// removeDelivery drops the delivery id from o; it reports whether it was there.
+func removeDelivery(o *meta.Outbox, id string) bool {
+	kept := o.Deliveries[:0]
+	for _, x := range o.Deliveries {
+		if x.ID != id {
+			kept = append(kept, x)
+		}
+	}
+	found := len(kept) < len(o.Deliveries)
+	o.Deliveries = kept
+	return found
+}
+
 // RetryOutbox retries due deliveries once each (sweep calls it). A delivery is
 // claimed under the outbox lock by this process before it is sent outside the
-// lock, so concurrent sweeps never send one twice at the same time. It returns
+// lock, so concurrent sweeps never send one twice at the same time; a claim whose
+// process died (killed mid-POST) is sent again — at least once, same delivery id. It returns
 // how many were delivered and how many are still pending.
 func (d *Deps) RetryOutbox(ctx context.Context) (delivered, pending int, err error) {
 	pid, start := d.self()

@@ -9,11 +9,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/meta"
 )
@@ -27,6 +30,7 @@ type receiver struct {
 	ids    []string
 	fail   atomic.Int32 // answer 500 this many times first
 	srv    *httptest.Server
+	onPost func() // called as each request arrives, before it is answered
 }
 
 func newReceiver(t *testing.T, secret string) *receiver {
@@ -38,6 +42,9 @@ func newReceiver(t *testing.T, secret string) *receiver {
 
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
+	if r.onPost != nil {
+		r.onPost()
+	}
 	if r.fail.Add(-1) >= 0 {
 		w.WriteHeader(500)
 		return
@@ -159,5 +166,49 @@ func TestWebhookRetriesAndOutbox(t *testing.T) {
 	}
 	if rcv.count() != 2 || rcv.ids[1] != del.ID {
 		t.Errorf("the outbox must resend the same delivery: ids %v", rcv.ids)
+	}
+}
+
+// Delivery is at least once (issue 34 item 11): before the first attempt the
+// delivery is in the outbox, claimed by the sender, so a sender killed mid-POST
+// leaves it for the next sweep — which resends the same delivery id once the
+// claimer is gone — and a delivered one is taken out.
+func TestWebhookAtLeastOnce(t *testing.T) {
+	rcv := newReceiver(t, "k")
+	d := testDeps(t)
+	var during []meta.Delivery
+	rcv.onPost = func() {
+		ob, err := d.Store.ReadOutbox()
+		if err != nil {
+			t.Error(err)
+		}
+		during = append(during, ob...)
+	}
+	del, _ := NewDelivery(rcv.srv.URL, "k", map[string]any{"a": 1}, time.Now())
+	if err := d.deliver(context.Background(), del, true); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) != 1 || during[0].ID != del.ID || during[0].ClaimPID != os.Getpid() {
+		t.Fatalf("outbox while the POST was in flight = %+v; want the delivery, claimed by this process", during)
+	}
+	if ob, _ := d.Store.ReadOutbox(); len(ob) != 0 {
+		t.Fatalf("outbox after a delivery = %+v; want empty", ob)
+	}
+
+	// The sender was killed mid-POST: its claim is left, its process gone.
+	rcv.onPost = nil
+	dead := during[0]
+	dead.ClaimPID, dead.ClaimStart = 1<<22+7, 1
+	if err := d.Store.UpdateOutbox(func(o *meta.Outbox) (bool, error) {
+		o.Deliveries = append(o.Deliveries, dead)
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, pending, err := d.RetryOutbox(context.Background()); err != nil || n != 1 || pending != 0 {
+		t.Fatalf("sweep after a killed sender: delivered %d pending %d err %v", n, pending, err)
+	}
+	if diff := cmp.Diff([]string{del.ID, del.ID}, rcv.ids); diff != "" {
+		t.Errorf("delivery ids received (-want +got):\n%s", diff)
 	}
 }
