@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -380,25 +379,9 @@ func (d *Deps) watchBackground(ctx context.Context, pid int, ticks uint64, boot 
 	exited <- 0
 }
 
-// bgLock serialises background launches under the state dir (flock).
-func (d *Deps) bgLock() (func(), error) {
-	p := filepath.Join(d.Store.Dir, "claude-bg.lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", p, err)
-	}
-	return func() { f.Close() }, nil
-}
+// bgLock serialises background launches under the state dir: the store's
+// flock on claude-bg.lock (never through a symbolic link).
+func (d *Deps) bgLock() (func(), error) { return d.Store.Lock("claude-bg") }
 
 // backgroundStop is `claude stop <short>` for a launched background session
 // (nil for any other launch): the binary it was launched with, its config root.
