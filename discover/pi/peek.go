@@ -379,7 +379,7 @@ func appendMessage(out []discover.Message, item discover.Message, m *fullMessage
 				t := &out[i].Tools[j]
 				if t.ID == m.ToolCallID && !t.HasResult {
 					t.HasResult, t.IsError = true, m.IsError
-					t.Result = firstLine(contentText(m.Content, true), 100)
+					t.Result = discover.FirstLine(contentText(m.Content, true), 100)
 					out[i].Raw = append(out[i].Raw, raw)
 					return out
 				}
@@ -454,21 +454,7 @@ func toolSummary(name string, args json.RawMessage) string {
 			return v
 		}
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return discover.OneLine(string(args), 120)
-	}
-	return discover.OneLine(b.String(), 120)
-}
-
-// firstLine is the first non-empty line, cut to max runes.
-func firstLine(s string, max int) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return discover.Truncate(l, max)
-		}
-	}
-	return ""
+	return discover.ArgSummary(args, 120)
 }
 
 func joinModel(provider, model string) string {
