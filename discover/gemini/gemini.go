@@ -45,27 +45,7 @@ func (*Adapter) ParsesFiles() {}
 
 // MayHold reports whether a session can have this id: Gemini's ids are UUIDs
 // (discover.IDShaper).
-func (a *Adapter) MayHold(id string) bool { return isUUID(strings.ToLower(id)) }
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func (a *Adapter) MayHold(id string) bool { return discover.IsUUID(strings.ToLower(id)) }
 
 // Discover lists every session under the data dir. For an alive-only listing
 // with the process table showing no gemini process, only the sessions of

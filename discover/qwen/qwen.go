@@ -59,7 +59,7 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 }
 
 // MayHold reports whether a session can have this id: Qwen's ids are UUIDs.
-func (a *Adapter) MayHold(id string) bool { return isUUID(strings.ToLower(id)) }
+func (a *Adapter) MayHold(id string) bool { return discover.IsUUID(strings.ToLower(id)) }
 
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	procsOK := env.Procs != nil && env.Procs.Available()
@@ -366,25 +366,4 @@ func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64
 	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
 		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
 	return usd, true
-}
-
-// isUUID reports whether s is a canonical lower-case UUID.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
 }
