@@ -359,16 +359,10 @@ func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, 
 // session used one model with a price: the per-message split by model is not
 // kept.
 func estimate(prices *discover.Prices, models []string, model string, t discover.Tokens) (float64, bool) {
-	if prices.Empty() || model == "" || len(models) > 1 {
+	if len(models) > 1 {
 		return 0, false
 	}
-	p, ok := prices.Lookup(model)
-	if !ok {
-		return 0, false
-	}
-	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
-		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
-	return usd, true
+	return prices.Estimate(model, t)
 }
 
 // Explain says what liveness rests on for Gemini (discover.Explainer): there is

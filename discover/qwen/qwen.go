@@ -243,7 +243,7 @@ func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool,
 	tok := s.Tokens()
 	out.Tokens = &tok
 	out.Slots = s.Slots.Clone()
-	est, priced := estimate(prices, s.Model, tok)
+	est, priced := prices.Estimate(s.Model, tok) // Qwen records no cost
 	out.CostUSD, out.CostSource = discover.Cost(0, tok, est, priced)
 	if !s.Sub.Zero() || !s.Inherited.Zero() {
 		out.Extra = map[string]any{}
@@ -352,18 +352,4 @@ func join(a, b string) string {
 		return a
 	}
 	return a + "; " + b
-}
-
-// estimate prices tokens from config.prices (Qwen records no cost).
-func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, bool) {
-	if prices.Empty() || model == "" {
-		return 0, false
-	}
-	p, ok := prices.Lookup(model)
-	if !ok {
-		return 0, false
-	}
-	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
-		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
-	return usd, true
 }
