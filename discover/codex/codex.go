@@ -618,14 +618,7 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 			s.Title = row.Title
 		}
 		s.GitBranch, s.AgentVersion, s.Entrypoint, s.PermissionMode = row.GitBranch, row.CLIVersion, row.Originator, row.Approval
-		if row.CreatedMS > 0 {
-			t := time.UnixMilli(row.CreatedMS).UTC()
-			s.StartedAt = &t
-		}
-		if row.UpdatedMS > 0 {
-			t := time.UnixMilli(row.UpdatedMS).UTC()
-			s.LastActivity = &t
-		}
+		s.StartedAt, s.LastActivity = discover.MilliOrNil(row.CreatedMS), discover.MilliOrNil(row.UpdatedMS)
 		setExtra(s.Extra, "provider", row.Provider)
 		setExtra(s.Extra, "source", row.Source)
 		setExtra(s.Extra, "parent_thread_id", row.ParentID)
@@ -688,9 +681,8 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		if s.Entrypoint == "" {
 			s.Entrypoint = head.Originator
 		}
-		if s.StartedAt == nil && !head.Started.IsZero() {
-			t := head.Started
-			s.StartedAt = &t
+		if s.StartedAt == nil {
+			s.StartedAt = discover.TimeOrNil(head.Started)
 		}
 		if row == nil {
 			setExtra(s.Extra, "provider", head.Provider)
@@ -701,13 +693,10 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		s.Title = s.Prompt
 	}
 	if s.StartedAt == nil {
-		if t := uuidTime(id); !t.IsZero() {
-			s.StartedAt = &t
-		}
+		s.StartedAt = discover.TimeOrNil(uuidTime(id))
 	}
-	if s.LastActivity == nil && !mtime.IsZero() {
-		t := mtime
-		s.LastActivity = &t
+	if s.LastActivity == nil {
+		s.LastActivity = discover.TimeOrNil(mtime)
 	}
 
 	if s.Tokens != nil {

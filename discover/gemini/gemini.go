@@ -307,14 +307,7 @@ func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, 
 	if len(models) > 0 {
 		s.Models = append([]string(nil), models...)
 	}
-	if !m.Start.IsZero() {
-		t := m.Start
-		s.StartedAt = &t
-	}
-	if !m.Last.IsZero() {
-		t := m.Last
-		s.LastActivity = &t
-	}
+	s.StartedAt, s.LastActivity = discover.TimeOrNil(m.Start), discover.TimeOrNil(m.Last)
 	est, priced := estimate(prices, models, model, tok)
 	s.CostUSD, s.CostSource = discover.Cost(0, tok, est, priced)
 

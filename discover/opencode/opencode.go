@@ -269,14 +269,7 @@ func toSession(r record, v discover.Verdict) discover.Session {
 	if model.Variant != "" && model.Variant != "default" {
 		extra["model_variant"] = model.Variant
 	}
-	if r.Created > 0 {
-		t := time.UnixMilli(r.Created).UTC()
-		s.StartedAt = &t
-	}
-	if r.Updated > 0 {
-		t := time.UnixMilli(r.Updated).UTC()
-		s.LastActivity = &t
-	}
+	s.StartedAt, s.LastActivity = discover.MilliOrNil(r.Created), discover.MilliOrNil(r.Updated)
 	v.Apply(&s) // a session that is not alive ended at its last activity…
 	if !discover.Alive(s.Status) && r.Last.Role == "assistant" && r.Last.Completed > 0 {
 		t := time.UnixMilli(r.Last.Completed).UTC() // …or when its last reply completed

@@ -251,12 +251,7 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool, re
 	if len(sum.Models) > 1 {
 		s.Models = append([]string(nil), sum.Models...)
 	}
-	if t := sum.started(); !t.IsZero() {
-		s.StartedAt = &t
-	}
-	if t := sum.activity(); !t.IsZero() {
-		s.LastActivity = &t
-	}
+	s.StartedAt, s.LastActivity = discover.TimeOrNil(sum.started()), discover.TimeOrNil(sum.activity())
 	if sum.Assistants > 0 && f.Complete {
 		tok := sum.Tokens
 		s.Tokens = &tok

@@ -232,14 +232,7 @@ func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool,
 	if len(s.Models) > 0 {
 		out.Models = append([]string(nil), s.Models...)
 	}
-	if !s.Started.IsZero() {
-		t := s.Started
-		out.StartedAt = &t
-	}
-	if !s.Activity.IsZero() {
-		t := s.Activity
-		out.LastActivity = &t
-	}
+	out.StartedAt, out.LastActivity = discover.TimeOrNil(s.Started), discover.TimeOrNil(s.Activity)
 	tok := s.Tokens()
 	out.Tokens = &tok
 	out.Slots = s.Slots.Clone()
