@@ -17,6 +17,12 @@ func eachName(path string, fn func(name []byte, kind EntryKind)) error {
 		if ino == 0 || string(name) == "." || string(name) == ".." {
 			return
 		}
+		if typ == unix.DT_UNKNOWN {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				typ = uint8(st.Mode & unix.S_IFMT >> 12) // IFTODT: the file type bits are the DT_ value
+			}
+		}
 		var kind EntryKind
 		switch typ {
 		case unix.DT_REG:
@@ -25,18 +31,6 @@ func eachName(path string, fn func(name []byte, kind EntryKind)) error {
 			kind = KindDir
 		case unix.DT_LNK:
 			kind = KindSymlink
-		case unix.DT_UNKNOWN:
-			var st unix.Stat_t
-			if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				switch st.Mode & unix.S_IFMT {
-				case unix.S_IFREG:
-					kind = KindFile
-				case unix.S_IFDIR:
-					kind = KindDir
-				case unix.S_IFLNK:
-					kind = KindSymlink
-				}
-			}
 		}
 		fn(name, kind)
 	})
