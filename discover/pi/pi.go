@@ -313,11 +313,7 @@ func transcriptOutcome(l leaf) (discover.Outcome, string) {
 		case "aborted":
 			return discover.OutcomeAborted, "aborted"
 		case "error":
-			msg := l.ErrorMessage
-			if msg == "" {
-				msg = "error"
-			}
-			return discover.OutcomeError, msg
+			return discover.ErrorOutcome(l.ErrorMessage)
 		}
 	}
 	return discover.OutcomeOpen, "interrupted"
