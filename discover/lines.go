@@ -83,5 +83,13 @@ func ArgSummary(args json.RawMessage, max int, keys ...string) string {
 	return OneLine(b.String(), max)
 }
 
+// LastN is the last n messages of ms (n <= 0: all).
+func LastN(ms []Message, n int) []Message {
+	if n > 0 && len(ms) > n {
+		return ms[len(ms)-n:]
+	}
+	return ms
+}
+
 // Errorf wraps an adapter error with the path it concerns.
 func Errorf(path string, err error) error { return fmt.Errorf("%s: %w", path, err) }

@@ -109,9 +109,7 @@ func peekWindows(ctx context.Context, path string, n int, tail *discover.Tail) (
 		}
 		got := buildItems(lines, offs)
 		if (n > 0 && len(got) >= n) || atStart || window >= maxWindow || ctx.Err() != nil {
-			if n > 0 && len(got) > n {
-				got = got[len(got)-n:]
-			}
+			got = discover.LastN(got, n)
 			if len(got) == 0 {
 				return nil, discover.ErrNoSession
 			}

@@ -33,7 +33,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 			for _, it := range items {
 				msgs = append(msgs, it.Message)
 			}
-			return lastN(msgs, n), nil
+			return discover.LastN(msgs, n), nil
 		}
 		return nil, discover.ErrNoSession
 	}
@@ -69,13 +69,6 @@ func locateRollout(env *discover.Env, id string) string {
 	return ""
 }
 
-func lastN(msgs []discover.Message, n int) []discover.Message {
-	if n > 0 && len(msgs) > n {
-		return msgs[len(msgs)-n:]
-	}
-	return msgs
-}
-
 func peekRollout(ctx context.Context, path string, n int) ([]discover.Message, error) {
 	f, err := agentfs.Open(path)
 	if err != nil {
@@ -103,7 +96,7 @@ func peekRollout(ctx context.Context, path string, n int) ([]discover.Message, e
 		// One more than asked: the window's first item may lack what came before
 		// the window (its tool calls, its duplicates' context).
 		if start == 0 || len(msgs) > n {
-			return lastN(msgs, n), nil
+			return discover.LastN(msgs, n), nil
 		}
 		window *= 4
 	}

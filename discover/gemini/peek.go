@@ -59,9 +59,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	if len(out) == 0 {
 		return nil, discover.ErrNoSession
 	}
-	if n > 0 && len(out) > n {
-		out = out[len(out)-n:]
-	}
+	out = discover.LastN(out, n)
 	return out, nil
 }
 

@@ -367,7 +367,8 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 		}
 		found = true
 	}
-	its := lastN(items(msgs), n)
+	// -n counts items: one message may have made two (its text and its error).
+	its := discover.LastN(items(msgs), n)
 	if len(its) == 0 {
 		return nil, discover.ErrNoSession
 	}

@@ -167,12 +167,3 @@ func jsonString(v json.RawMessage) string {
 	}
 	return b.String()
 }
-
-// lastN keeps the last n items (n <= 0: all): -n counts items, and one message
-// may have made two (its text and its error).
-func lastN(ms []discover.Message, n int) []discover.Message {
-	if n > 0 && len(ms) > n {
-		return ms[len(ms)-n:]
-	}
-	return ms
-}

@@ -175,7 +175,7 @@ func peekFile(ctx context.Context, path string, n int) ([]discover.Message, erro
 		}
 		recs = append(recs, rec{E: e, Raw: buf})
 	}
-	return lastN(build(recs), n), nil
+	return discover.LastN(build(recs), n), nil
 }
 
 // skeleton is what tree walking needs from an entry.
@@ -307,14 +307,7 @@ func peekLog(path string, n int) ([]discover.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lastN(build(recs), n), nil
-}
-
-func lastN(ms []discover.Message, n int) []discover.Message {
-	if n > 0 && len(ms) > n {
-		return ms[len(ms)-n:]
-	}
-	return ms
+	return discover.LastN(build(recs), n), nil
 }
 
 // build turns entries into items; tool results attach to their call.

@@ -43,9 +43,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	if len(msgs) == 0 {
 		return nil, discover.ErrNoSession
 	}
-	if n > 0 && len(msgs) > n {
-		msgs = msgs[len(msgs)-n:]
-	}
+	msgs = discover.LastN(msgs, n)
 	return msgs, nil
 }
 
