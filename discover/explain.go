@@ -170,6 +170,26 @@ func lastRecordSignal(ctx context.Context, env *Env, a Adapter, s Session) Signa
 	return g
 }
 
+// evidenceWhy is what each kind of evidence proves (a launch record's depends
+// on its status: why says it).
+var evidenceWhy = map[string]string{
+	EvidenceRegistry:      "the agent's own record names a live writer of this session (registry entry or lock holder) whose identity is verified: proof, outranked only by a live launch record",
+	EvidenceArgv:          "a live agent process names this session in its arguments (--resume / --session-id): proof, though no registry entry was found",
+	EvidenceServer:        "the agent's own server (opencode serve or TUI), asked over loopback HTTP, reports the session busy or waiting on the user: exact",
+	EvidenceProcess:       "no record proves a live writer; a live agent process matched by working directory and start time is taken to host it (inferred)",
+	EvidenceStaleRegistry: "the agent's registry entry names a process that is gone without the clean exit that removes it: the agent died (failed)",
+	EvidenceGateway:       "the OpenClaw gateway, which runs the session, reports its state itself",
+	EvidenceTranscript:    "no live process hosts the session (no launch record, registry, argv or process matched): the last turn recorded decides stopped or failed",
+	EvidenceNone:          "no evidence either way (no process table, or nothing recorded): the status says so instead of guessing",
+}
+
+// statusWhy is where a live sub-state comes from.
+var statusWhy = map[string]string{
+	StatusWaiting: "waiting: the agent asks the user (permission prompt, approval or question) — from the record named in the evidence detail",
+	StatusIdle:    "idle: the process lives and its latest turn is finished",
+	StatusRunning: "running: the process lives and a turn is in progress (or a one-shot run has not exited)",
+}
+
 // why says in words why the verdict won: what its evidence proves, what it
 // outranks, and where the sub-state and the blocked reason come from.
 func why(s Session) []string {
@@ -183,33 +203,16 @@ func why(s Session) []string {
 		} else {
 			out = append(out, "agentctl launched it and the launch record's process is gone: its exit code and any stop agentctl made decide stopped or failed (an agent's own proof of a live process would have outranked it)")
 		}
-	case EvidenceRegistry:
-		out = append(out, "the agent's own record names a live writer of this session (registry entry or lock holder) whose identity is verified: proof, outranked only by a live launch record")
-	case EvidenceArgv:
-		out = append(out, "a live agent process names this session in its arguments (--resume / --session-id): proof, though no registry entry was found")
-	case EvidenceServer:
-		out = append(out, "the agent's own server (opencode serve or TUI), asked over loopback HTTP, reports the session busy or waiting on the user: exact")
-	case EvidenceProcess:
-		out = append(out, "no record proves a live writer; a live agent process matched by working directory and start time is taken to host it (inferred)")
-	case EvidenceStaleRegistry:
-		out = append(out, "the agent's registry entry names a process that is gone without the clean exit that removes it: the agent died (failed)")
-	case EvidenceGateway:
-		out = append(out, "the OpenClaw gateway, which runs the session, reports its state itself")
-	case EvidenceTranscript:
-		out = append(out, "no live process hosts the session (no launch record, registry, argv or process matched): the last turn recorded decides stopped or failed")
-	case EvidenceNone:
-		out = append(out, "no evidence either way (no process table, or nothing recorded): the status says so instead of guessing")
+	default:
+		if w, ok := evidenceWhy[s.Evidence]; ok {
+			out = append(out, w)
+		}
 	}
 	if i := rankOf(s.Evidence); i > 0 && i < len(evidenceRank)-1 {
 		out = append(out, "stronger evidence was looked for first and not found: "+strings.Join(evidenceRank[:i], ", "))
 	}
-	switch s.Status {
-	case StatusWaiting:
-		out = append(out, "waiting: the agent asks the user (permission prompt, approval or question) — from the record named in the evidence detail")
-	case StatusIdle:
-		out = append(out, "idle: the process lives and its latest turn is finished")
-	case StatusRunning:
-		out = append(out, "running: the process lives and a turn is in progress (or a one-shot run has not exited)")
+	if w, ok := statusWhy[s.Status]; ok {
+		out = append(out, w)
 	}
 	if s.Inferred {
 		out = append(out, "inferred: a rule of thumb, not a record, gave this answer")

@@ -574,7 +574,9 @@ func (ls *Listing) sort() {
 	}
 }
 
-func activity(s *Session) time.Time {
+// LastSeen is when the session was last seen active: its last activity, else
+// its start (zero: neither is known). Listings sort and filter by it.
+func (s *Session) LastSeen() time.Time {
 	switch {
 	case s.LastActivity != nil:
 		return *s.LastActivity

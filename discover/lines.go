@@ -1,6 +1,8 @@
 package discover
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -50,6 +52,43 @@ func Truncate(s string, max int) string {
 		return s
 	}
 	return string([]rune(s)[:max])
+}
+
+// FirstLine is the first non-empty line of s, trimmed and cut to max runes.
+func FirstLine(s string, max int) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return Truncate(l, max)
+		}
+	}
+	return ""
+}
+
+// ArgSummary is the one-line argument shown after a tool's name: the first
+// non-empty string among keys of the JSON object args, else args as compact
+// JSON (the raw text when it is not JSON), at most max runes either way.
+func ArgSummary(args json.RawMessage, max int, keys ...string) string {
+	var m map[string]any
+	if len(keys) > 0 && json.Unmarshal(args, &m) == nil {
+		for _, k := range keys {
+			if v, ok := m[k].(string); ok && v != "" {
+				return OneLine(v, max)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		return OneLine(string(args), max)
+	}
+	return OneLine(b.String(), max)
+}
+
+// LastN is the last n messages of ms (n <= 0: all).
+func LastN(ms []Message, n int) []Message {
+	if n > 0 && len(ms) > n {
+		return ms[len(ms)-n:]
+	}
+	return ms
 }
 
 // Errorf wraps an adapter error with the path it concerns.

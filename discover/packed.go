@@ -44,7 +44,7 @@ type packKey struct {
 }
 
 func keyOf(s *Session) packKey {
-	t := activity(s)
+	t := s.LastSeen()
 	return packKey{sec: t.Unix(), nsec: int32(t.Nanosecond()), alive: Alive(s.Status)}
 }
 

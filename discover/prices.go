@@ -68,6 +68,20 @@ func (t *Prices) Lookup(model string) (meta.Price, bool) {
 	return p, ok
 }
 
+// Estimate prices tokens at model's price, in USD per million tokens of each
+// class; false when model is "" or has no price.
+func (t *Prices) Estimate(model string, tok Tokens) (float64, bool) {
+	if t.Empty() || model == "" {
+		return 0, false
+	}
+	p, ok := t.Lookup(model)
+	if !ok {
+		return 0, false
+	}
+	return (float64(tok.Input)*p.Input + float64(tok.Output)*p.Output +
+		float64(tok.CacheRead)*p.CacheRead + float64(tok.CacheWrite)*p.CacheWrite) / 1e6, true
+}
+
 func (t *Prices) match(model string) (meta.Price, bool) {
 	if p, ok := t.prices[model]; ok {
 		return p, true

@@ -187,7 +187,7 @@ func (f Filter) keep(s *Session) bool {
 	if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) && (s.BlockedReason == "" || !contains(f.Statuses, "blocked")) {
 		return false
 	}
-	if !f.keepAt(Alive(s.Status), activity(s)) {
+	if !f.keepAt(Alive(s.Status), s.LastSeen()) {
 		return false
 	}
 	if f.Cwd != "" && !under(s.Cwd, f.Cwd) && !under(s.LastCwd, f.Cwd) {

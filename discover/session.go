@@ -40,6 +40,24 @@ const (
 // its process (Claude Code's jobs/<short>/state.json).
 const EvidenceJobRecord = "job-record"
 
+// TimeOrNil is &t, or nil for the zero time: a Session's optional times.
+func TimeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// MilliOrNil is the UTC time of Unix milliseconds ms, or nil when ms <= 0
+// (unknown).
+func MilliOrNil(ms int64) *time.Time {
+	if ms <= 0 {
+		return nil
+	}
+	t := time.UnixMilli(ms).UTC()
+	return &t
+}
+
 // Alive reports whether a status means the agent process is alive.
 func Alive(status string) bool {
 	switch status {

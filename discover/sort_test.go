@@ -18,7 +18,7 @@ func referenceSort(ss []Session) {
 		if ai != aj {
 			return ai
 		}
-		ti, tj := activity(&ss[i]), activity(&ss[j])
+		ti, tj := ss[i].LastSeen(), ss[j].LastSeen()
 		if !ti.Equal(tj) {
 			return ti.After(tj)
 		}

@@ -57,6 +57,15 @@ func TranscriptVerdict(o Outcome, detail string) Verdict {
 	return Verdict{Status: StatusUnknown, Evidence: EvidenceNone, Detail: detail}
 }
 
+// ErrorOutcome is a turn that ended on the error msg the agent recorded
+// ("error" when it recorded none).
+func ErrorOutcome(msg string) (Outcome, string) {
+	if msg == "" {
+		msg = "error"
+	}
+	return OutcomeError, msg
+}
+
 // Blocked reasons: the session needs the user to act on the agent's account
 // before any turn can succeed (README "How status is decided").
 const (

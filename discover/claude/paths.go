@@ -22,9 +22,11 @@ func Root(env *discover.Env) string {
 	return filepath.Join(env.Home, ".claude")
 }
 
-// isUUID reports whether s is UUID-shaped (8-4-4-4-12 hex digits). Hand-written:
-// it runs once per transcript on every listing.
-func isUUID(s string) bool { return len(s) == 36 && uuidPrefix(s) }
+// isUUID reports whether s is UUID-shaped (8-4-4-4-12 hex digits, either
+// case); uuidPrefix whether s can start one. Table-driven: they run once per
+// transcript on every listing.
+func isUUID(s string) bool     { return discover.IsUUIDAnyCase(s) }
+func uuidPrefix(s string) bool { return discover.UUIDPrefix(s) }
 
 // sessionIDOf returns the session id of a transcript file name, or "" when the
 // file is not a session transcript (agent-*.jsonl, sessions-index.json, …).
@@ -146,27 +148,6 @@ func statTranscripts(dir string, ids []string) (out []*fileState, unreadable []e
 		}
 	}
 	return out, unreadable, nil
-}
-
-// uuidPrefix reports whether s can start a UUID-shaped id.
-func uuidPrefix(s string) bool {
-	if len(s) > 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // findTranscript locates a session's transcript by id: a glob over every bucket.

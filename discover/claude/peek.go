@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -84,20 +84,20 @@ func peekTail(ctx context.Context, path string, n int, open func(string) (*disco
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer tail.Close()
-	if tail.Mapped() {
-		// A mapped file truncated meanwhile faults on access: turn that into an
-		// error instead of a crash.
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(interface{ Addr() uintptr }); ok {
-					items, err = nil, errFault
-					return
-				}
-				panic(r)
-			}
-		}()
+	if !tail.Mapped() {
+		return peekWindows(ctx, path, n, tail)
 	}
+	// A mapped file truncated meanwhile faults on access: turn that into an
+	// error instead of a crash.
+	if !index.NoFault(func() { items, err = peekWindows(ctx, path, n, tail) }) {
+		return nil, errFault
+	}
+	return items, err
+}
+
+// peekWindows reads ever wider windows of the tail until they hold the last n
+// items (n <= 0: all of maxWindow).
+func peekWindows(ctx context.Context, path string, n int, tail *discover.Tail) ([]discover.Message, error) {
 	window := int64(tailWindow)
 	if n <= 0 {
 		window = maxWindow
@@ -109,9 +109,7 @@ func peekTail(ctx context.Context, path string, n int, open func(string) (*disco
 		}
 		got := buildItems(lines, offs)
 		if (n > 0 && len(got) >= n) || atStart || window >= maxWindow || ctx.Err() != nil {
-			if n > 0 && len(got) > n {
-				got = got[len(got)-n:]
-			}
+			got = discover.LastN(got, n)
 			if len(got) == 0 {
 				return nil, discover.ErrNoSession
 			}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -183,16 +184,8 @@ func inRoot(t proc.Table, pid int, root string) bool {
 	if err != nil {
 		return false
 	}
-	var home, dir string
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "HOME":
-			home = v
-		case "CLAUDE_CONFIG_DIR":
-			dir = v
-		}
-	}
+	vars := discover.EnvVars(env)
+	home, dir := vars["HOME"], vars["CLAUDE_CONFIG_DIR"]
 	switch {
 	case dir == "~" || strings.HasPrefix(dir, "~/"):
 		dir = filepath.Join(home, dir[1:])

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -356,26 +355,17 @@ func consumeMapped(path string, start, size int64, a *aggregate) (ok bool) {
 		return false
 	}
 	// A file truncated while mapped faults on access: an error, not a crash.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
+	return index.NoFault(func() {
+		var lines [][]byte
+		var offs []int64
+		lines, offs, _, err = tail.Window(tail.Size() - start)
+		for i, line := range lines {
+			// Lines past size were appended after the stamp: the next run's.
+			if offs[i] >= start && offs[i]+int64(len(line)) < size {
+				a.consume(line, offs[i])
 			}
-			ok = false
 		}
-	}()
-	lines, offs, _, err := tail.Window(tail.Size() - start)
-	if err != nil {
-		return false
-	}
-	for i, line := range lines {
-		// Lines past size were appended after the stamp: the next run's.
-		if offs[i] >= start && offs[i]+int64(len(line)) < size {
-			a.consume(line, offs[i])
-		}
-	}
-	return true
+	}) && err == nil
 }
 
 // quickSummary describes a transcript from its first lines (cwd, first prompt,

@@ -179,7 +179,7 @@ func lockKey(name []byte) []byte {
 		return nil
 	}
 	id := strings.ToLower(string(stem))
-	if !isUUID(id) {
+	if !discover.IsUUIDAnyCase(id) {
 		return nil
 	}
 	return []byte(id)
@@ -221,58 +221,26 @@ func idFromStem(stem string) string {
 	if id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
 		return ""
 	}
-	var seen uint8 // hexClass bits of the digits
+	var seen uint8 // discover.HexClass bits of the digits
 	for _, g := range [...]string{id[:8], id[9:13], id[14:18], id[19:23], id[24:]} {
 		for i := 0; i < len(g); i++ {
-			k := hexClass[g[i]]
+			k := discover.HexClass[g[i]]
 			if k == 0 {
 				return ""
 			}
 			seen |= k
 		}
 	}
-	if seen&upperHex != 0 {
+	if seen&discover.UpperHex != 0 {
 		return strings.ToLower(id)
 	}
 	return id
 }
 
-// hexClass sorts the bytes of hexadecimal digits: lowerHex for 0-9 and a-f,
-// upperHex for A-F, 0 for any other byte.
-const (
-	lowerHex = 1 << iota
-	upperHex
-)
-
-var hexClass = [256]uint8{
-	'0': lowerHex, '1': lowerHex, '2': lowerHex, '3': lowerHex, '4': lowerHex, '5': lowerHex, '6': lowerHex, '7': lowerHex, '8': lowerHex, '9': lowerHex,
-	'a': lowerHex, 'b': lowerHex, 'c': lowerHex, 'd': lowerHex, 'e': lowerHex, 'f': lowerHex,
-	'A': upperHex, 'B': upperHex, 'C': upperHex, 'D': upperHex, 'E': upperHex, 'F': upperHex,
-}
-
-// hexDigit marks the bytes of hexadecimal digits.
-var hexDigit = [256]bool{
-	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
-	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true,
-	'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true,
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !hexDigit[s[i]] && i != 8 && i != 13 && i != 18 && i != 23 {
-			return false
-		}
-	}
-	return true
-}
-
 // uuidTime is the creation time in a UUIDv7 (first 48 bits, Unix ms): the
 // last-resort "started" value.
 func uuidTime(id string) time.Time {
-	if !isUUID(id) || id[14] != '7' {
+	if !discover.IsUUIDAnyCase(id) || id[14] != '7' {
 		return time.Time{}
 	}
 	hex := id[0:8] + id[9:13]
@@ -650,14 +618,7 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 			s.Title = row.Title
 		}
 		s.GitBranch, s.AgentVersion, s.Entrypoint, s.PermissionMode = row.GitBranch, row.CLIVersion, row.Originator, row.Approval
-		if row.CreatedMS > 0 {
-			t := time.UnixMilli(row.CreatedMS).UTC()
-			s.StartedAt = &t
-		}
-		if row.UpdatedMS > 0 {
-			t := time.UnixMilli(row.UpdatedMS).UTC()
-			s.LastActivity = &t
-		}
+		s.StartedAt, s.LastActivity = discover.MilliOrNil(row.CreatedMS), discover.MilliOrNil(row.UpdatedMS)
 		setExtra(s.Extra, "provider", row.Provider)
 		setExtra(s.Extra, "source", row.Source)
 		setExtra(s.Extra, "parent_thread_id", row.ParentID)
@@ -720,9 +681,8 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		if s.Entrypoint == "" {
 			s.Entrypoint = head.Originator
 		}
-		if s.StartedAt == nil && !head.Started.IsZero() {
-			t := head.Started
-			s.StartedAt = &t
+		if s.StartedAt == nil {
+			s.StartedAt = discover.TimeOrNil(head.Started)
 		}
 		if row == nil {
 			setExtra(s.Extra, "provider", head.Provider)
@@ -733,13 +693,10 @@ func (st *state) session(env *discover.Env, id string, rf *rolloutFile, row *thr
 		s.Title = s.Prompt
 	}
 	if s.StartedAt == nil {
-		if t := uuidTime(id); !t.IsZero() {
-			s.StartedAt = &t
-		}
+		s.StartedAt = discover.TimeOrNil(uuidTime(id))
 	}
-	if s.LastActivity == nil && !mtime.IsZero() {
-		t := mtime
-		s.LastActivity = &t
+	if s.LastActivity == nil {
+		s.LastActivity = discover.TimeOrNil(mtime)
 	}
 
 	if s.Tokens != nil {
@@ -800,4 +757,4 @@ func daemonPID(home string) int {
 // MayHold reports whether a thread can have this id: thread ids are UUIDs
 // (docs/agents/codex.md), so an exact id of another agent's shape resolves
 // without waiting for this adapter (discover.FindFor).
-func (a *Adapter) MayHold(id string) bool { return isUUID(id) }
+func (a *Adapter) MayHold(id string) bool { return discover.IsUUIDAnyCase(id) }

@@ -3,12 +3,12 @@ package codex
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/agentctl/agentctl/discover/index"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,30 +115,11 @@ func dirInodes(dir string) (map[string]uint64, error) {
 	}
 	defer unix.Close(fd)
 	out := map[string]uint64{}
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			return out, nil
-		}
-		for b := buf[:n]; len(b) >= 19; {
-			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-			if reclen < 19 || reclen > len(b) {
-				break
-			}
-			ino := binary.NativeEndian.Uint64(b[0:8])
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			out[string(name)] = ino
-			b = b[reclen:]
-		}
+	err = index.EachDirent(fd, make([]byte, 32<<10), func(ino uint64, _ uint8, name []byte) {
+		out[string(name)] = ino
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }

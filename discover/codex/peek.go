@@ -33,7 +33,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 			for _, it := range items {
 				msgs = append(msgs, it.Message)
 			}
-			return lastN(msgs, n), nil
+			return discover.LastN(msgs, n), nil
 		}
 		return nil, discover.ErrNoSession
 	}
@@ -69,13 +69,6 @@ func locateRollout(env *discover.Env, id string) string {
 	return ""
 }
 
-func lastN(msgs []discover.Message, n int) []discover.Message {
-	if n > 0 && len(msgs) > n {
-		return msgs[len(msgs)-n:]
-	}
-	return msgs
-}
-
 func peekRollout(ctx context.Context, path string, n int) ([]discover.Message, error) {
 	f, err := agentfs.Open(path)
 	if err != nil {
@@ -103,7 +96,7 @@ func peekRollout(ctx context.Context, path string, n int) ([]discover.Message, e
 		// One more than asked: the window's first item may lack what came before
 		// the window (its tool calls, its duplicates' context).
 		if start == 0 || len(msgs) > n {
-			return lastN(msgs, n), nil
+			return discover.LastN(msgs, n), nil
 		}
 		window *= 4
 	}
@@ -311,7 +304,7 @@ func itemTool(it *item) discover.ToolCall {
 		}
 		if it.ExitCode != nil || it.Status == "completed" || it.Status == "failed" {
 			tc.HasResult = true
-			tc.Result = firstLine(out)
+			tc.Result = discover.FirstLine(out, 100)
 			tc.IsError = (it.ExitCode != nil && *it.ExitCode != 0) || it.Status == "failed"
 		}
 	case "FileChange":
@@ -408,16 +401,16 @@ func parseOutput(raw json.RawMessage) toolResult {
 	if err := json.Unmarshal(raw, &text); err != nil {
 		var items []part
 		if json.Unmarshal(raw, &items) == nil {
-			return toolResult{first: firstLine(joinText(items))}
+			return toolResult{first: discover.FirstLine(joinText(items), 100)}
 		}
 		var obj struct {
 			Content string `json:"content"`
 			Success *bool  `json:"success"`
 		}
 		if json.Unmarshal(raw, &obj) == nil {
-			return toolResult{first: firstLine(obj.Content), isErr: obj.Success != nil && !*obj.Success}
+			return toolResult{first: discover.FirstLine(obj.Content, 100), isErr: obj.Success != nil && !*obj.Success}
 		}
-		return toolResult{first: firstLine(string(raw))}
+		return toolResult{first: discover.FirstLine(string(raw), 100)}
 	}
 	var wrapped struct {
 		Output   *string `json:"output"`
@@ -426,7 +419,7 @@ func parseOutput(raw json.RawMessage) toolResult {
 		} `json:"metadata"`
 	}
 	if strings.HasPrefix(strings.TrimSpace(text), "{") && json.Unmarshal([]byte(text), &wrapped) == nil && wrapped.Output != nil {
-		r := toolResult{first: firstLine(*wrapped.Output)}
+		r := toolResult{first: discover.FirstLine(*wrapped.Output, 100)}
 		r.isErr = wrapped.Metadata.ExitCode != nil && *wrapped.Metadata.ExitCode != 0
 		return r
 	}
@@ -438,18 +431,8 @@ func parseOutput(raw json.RawMessage) toolResult {
 			text = text[i+len("\nOutput:\n"):]
 		}
 	}
-	r.first = firstLine(text)
+	r.first = discover.FirstLine(text, 100)
 	return r
-}
-
-// firstLine is the first non-empty line, at most 100 characters.
-func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return discover.Truncate(l, 100)
-		}
-	}
-	return ""
 }
 
 // execItem is one event of a `codex exec --json` stdout log.

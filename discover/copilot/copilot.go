@@ -323,14 +323,8 @@ func verdict(sum *summary, locks lockState, open openState, id string) discover.
 // estimate prices the tokens from configured prices when every model that
 // answered has one (one model: the usual case).
 func estimate(prices *discover.Prices, sum *summary, t discover.Tokens) (float64, bool) {
-	m := sum.model()
-	if prices.Empty() || m == "" || len(sum.Models) > 1 {
+	if len(sum.Models) > 1 {
 		return 0, false
 	}
-	p, ok := prices.Lookup(m)
-	if !ok {
-		return 0, false
-	}
-	return (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
-		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6, true
+	return prices.Estimate(sum.model(), t)
 }

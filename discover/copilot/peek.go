@@ -67,9 +67,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	if len(msgs) == 0 {
 		return nil, discover.ErrNoSession
 	}
-	if n > 0 && len(msgs) > n {
-		msgs = msgs[len(msgs)-n:]
-	}
+	msgs = discover.LastN(msgs, n)
 	return msgs, nil
 }
 
@@ -172,19 +170,7 @@ func attachResult(out []discover.Message, d evToolDone, line []byte, raw bool) {
 // toolSummary is the command for a shell tool, the path for file tools, else
 // compact JSON of the arguments (≤ 120 chars).
 func toolSummary(name string, args json.RawMessage) string {
-	var m map[string]any
-	if json.Unmarshal(args, &m) == nil {
-		for _, k := range []string{"command", "path", "file_path", "pattern", "url"} {
-			if v, ok := m[k].(string); ok && v != "" {
-				return discover.OneLine(v, 120)
-			}
-		}
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return discover.OneLine(string(args), 120)
-	}
-	return discover.OneLine(b.String(), 120)
+	return discover.ArgSummary(args, 120, "command", "path", "file_path", "pattern", "url")
 }
 
 // firstLine is the first non-empty line, cut to max runes.

@@ -319,28 +319,25 @@ func (c *Cache) Save() error {
 	if !c.dirty {
 		return nil
 	}
-	b := []byte(header)
+	enc := index.Enc{Buf: []byte(header)}
 	for dir, e := range c.dirs {
 		if !e.used {
 			continue
 		}
-		b = binary.AppendUvarint(b, uint64(len(dir)))
-		b = append(b, dir...)
-		b = binary.AppendUvarint(b, e.stamp.Dev)
-		b = binary.AppendUvarint(b, e.stamp.Ino)
-		b = binary.AppendVarint(b, e.stamp.Size)
-		b = binary.AppendVarint(b, e.stamp.MtimeNs)
-		b = binary.AppendUvarint(b, uint64(len(e.names)))
-		b = append(b, e.names...)
+		enc.Str(dir)
+		enc.Uint(e.stamp.Dev)
+		enc.Uint(e.stamp.Ino)
+		enc.Int(e.stamp.Size)
+		enc.Int(e.stamp.MtimeNs)
+		enc.Bytes(e.names)
 		if c.key != nil && e.keyed == nil && e.plain == nil && len(e.names) < 1<<32 {
 			e.order(c.key)
 		}
-		b = binary.AppendUvarint(b, uint64(len(e.keyed)))
-		b = append(b, e.keyed...)
-		b = binary.AppendUvarint(b, uint64(len(e.plain)))
-		b = append(b, e.plain...)
-		b = binary.LittleEndian.AppendUint32(b, e.checksum())
+		enc.Bytes(e.keyed)
+		enc.Bytes(e.plain)
+		enc.Uint32(e.checksum())
 	}
+	b := enc.Buf
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return err
 	}
@@ -385,56 +382,19 @@ var errDamaged = errors.New("damaged")
 
 func decode(b []byte) (map[string]*entry, error) {
 	out := map[string]*entry{}
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			b = nil
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	sv := func() int64 {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			b = nil
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	bs := func() ([]byte, bool) {
-		n := uv()
-		if b == nil || n > uint64(len(b)) {
-			return nil, false
-		}
-		v := b[:n:n]
-		b = b[n:]
-		return v, true
-	}
-	for len(b) > 0 {
-		dir, ok := bs()
-		if !ok {
-			return nil, errDamaged
-		}
+	d := index.NewDec(b)
+	for d.Len() > 0 {
+		dir := d.Bytes()
 		var e entry
-		e.stamp.Dev, e.stamp.Ino = uv(), uv()
-		e.stamp.Size, e.stamp.MtimeNs = sv(), sv()
-		names, ok := bs()
-		if !ok || (len(names) > 0 && names[len(names)-1] != 0) {
+		e.stamp.Dev, e.stamp.Ino = d.Uint(), d.Uint()
+		e.stamp.Size, e.stamp.MtimeNs = d.Int(), d.Int()
+		names := d.Bytes()
+		keyed, plain := d.Bytes(), d.Bytes()
+		e.sum = d.Uint32()
+		if d.Bad() || (len(names) > 0 && names[len(names)-1] != 0) || len(keyed)%4 != 0 || len(plain)%4 != 0 {
 			return nil, errDamaged
 		}
 		e.names = names
-		keyed, ok1 := bs()
-		plain, ok2 := bs()
-		if !ok1 || !ok2 || len(keyed)%4 != 0 || len(plain)%4 != 0 {
-			return nil, errDamaged
-		}
-		if len(b) < 4 {
-			return nil, errDamaged
-		}
-		e.sum = binary.LittleEndian.Uint32(b)
-		b = b[4:]
 		if len(keyed)+len(plain) > 0 {
 			e.keyed, e.plain = keyed, plain
 		}

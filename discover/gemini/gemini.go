@@ -45,27 +45,7 @@ func (*Adapter) ParsesFiles() {}
 
 // MayHold reports whether a session can have this id: Gemini's ids are UUIDs
 // (discover.IDShaper).
-func (a *Adapter) MayHold(id string) bool { return isUUID(strings.ToLower(id)) }
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func (a *Adapter) MayHold(id string) bool { return discover.IsUUID(strings.ToLower(id)) }
 
 // Discover lists every session under the data dir. For an alive-only listing
 // with the process table showing no gemini process, only the sessions of
@@ -327,14 +307,7 @@ func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, 
 	if len(models) > 0 {
 		s.Models = append([]string(nil), models...)
 	}
-	if !m.Start.IsZero() {
-		t := m.Start
-		s.StartedAt = &t
-	}
-	if !m.Last.IsZero() {
-		t := m.Last
-		s.LastActivity = &t
-	}
+	s.StartedAt, s.LastActivity = discover.TimeOrNil(m.Start), discover.TimeOrNil(m.Last)
 	est, priced := estimate(prices, models, model, tok)
 	s.CostUSD, s.CostSource = discover.Cost(0, tok, est, priced)
 
@@ -379,16 +352,10 @@ func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, 
 // session used one model with a price: the per-message split by model is not
 // kept.
 func estimate(prices *discover.Prices, models []string, model string, t discover.Tokens) (float64, bool) {
-	if prices.Empty() || model == "" || len(models) > 1 {
+	if len(models) > 1 {
 		return 0, false
 	}
-	p, ok := prices.Lookup(model)
-	if !ok {
-		return 0, false
-	}
-	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
-		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
-	return usd, true
+	return prices.Estimate(model, t)
 }
 
 // Explain says what liveness rests on for Gemini (discover.Explainer): there is

@@ -112,12 +112,7 @@ func candidates(env *discover.Env, dirs []string, skip map[int]bool) []candidate
 // procDir is the data dir a process's environment gives it ("" when it does
 // not say).
 func procDir(environ []string) string {
-	vars := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
+	vars := discover.EnvVars(environ)
 	home := vars[EnvHome]
 	if home == "" {
 		home = vars["HOME"]
@@ -164,7 +159,7 @@ func attribute(cands []candidate, sess []*merged) map[*merged]owner {
 				pids[i] = c.PID
 			}
 			slices.Sort(pids)
-			out[m] = owner{Ambiguous: true, Detail: fmt.Sprintf("%d gemini processes in %s could own this session (pids %s)", len(cs), m.Root, joinInts(pids))}
+			out[m] = owner{Ambiguous: true, Detail: fmt.Sprintf("%d gemini processes in %s could own this session (pids %s)", len(cs), m.Root, discover.JoinInts(pids))}
 			continue
 		}
 		c := cs[0]
@@ -186,12 +181,4 @@ func newer(a, b *merged, start time.Time) bool {
 		return a.Last.After(b.Last)
 	}
 	return !a.Start.Before(start.Add(-resumeSlack)) && a.Start.After(b.Start)
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
 }

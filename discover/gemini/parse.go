@@ -399,11 +399,7 @@ func (s *summary) outcome() (discover.Outcome, string) {
 				return discover.OutcomeOpen, "interrupted after a tool result"
 			}
 		case "error":
-			t := m.Text
-			if t == "" {
-				t = "error"
-			}
-			return discover.OutcomeError, t
+			return discover.ErrorOutcome(m.Text)
 		}
 	}
 	if len(s.prompts) == 0 {

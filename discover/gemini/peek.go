@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -60,9 +59,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	if len(out) == 0 {
 		return nil, discover.ErrNoSession
 	}
-	if n > 0 && len(out) > n {
-		out = out[len(out)-n:]
-	}
+	out = discover.LastN(out, n)
 	return out, nil
 }
 
@@ -214,7 +211,7 @@ func tool(tc toolCall) discover.ToolCall {
 			}
 		}
 	}
-	t.Result = firstLine(res, 100)
+	t.Result = discover.FirstLine(res, 100)
 	return t
 }
 
@@ -240,27 +237,5 @@ func responseText(raw json.RawMessage) string {
 // toolSummary is the command for the shell, the path for file tools, else
 // compact JSON of the arguments (≤ 120 chars).
 func toolSummary(name string, args json.RawMessage) string {
-	var m map[string]any
-	if json.Unmarshal(args, &m) == nil {
-		for _, k := range []string{"command", "file_path", "absolute_path", "path", "dir_path", "pattern", "url", "query"} {
-			if v, ok := m[k].(string); ok && v != "" {
-				return discover.OneLine(v, 120)
-			}
-		}
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return discover.OneLine(string(args), 120)
-	}
-	return discover.OneLine(b.String(), 120)
-}
-
-// firstLine is the first non-empty line, cut to max runes.
-func firstLine(s string, max int) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return discover.Truncate(l, max)
-		}
-	}
-	return ""
+	return discover.ArgSummary(args, 120, "command", "file_path", "absolute_path", "path", "dir_path", "pattern", "url", "query")
 }

@@ -18,6 +18,7 @@ type Enc struct{ Buf []byte }
 func (e *Enc) Uint(v uint64)   { e.Buf = binary.AppendUvarint(e.Buf, v) }
 func (e *Enc) Int(v int64)     { e.Buf = binary.AppendVarint(e.Buf, v) }
 func (e *Enc) Uint64(v uint64) { e.Buf = binary.LittleEndian.AppendUint64(e.Buf, v) }
+func (e *Enc) Uint32(v uint32) { e.Buf = binary.LittleEndian.AppendUint32(e.Buf, v) }
 func (e *Enc) Byte(c byte)     { e.Buf = append(e.Buf, c) }
 func (e *Enc) Str(s string)    { e.Uint(uint64(len(s))); e.Buf = append(e.Buf, s...) }
 func (e *Enc) Bytes(b []byte)  { e.Uint(uint64(len(b))); e.Buf = append(e.Buf, b...) }
@@ -68,8 +69,9 @@ func (d *Dec) Bad() bool { return d.bad }
 // Len is how many bytes are left to read.
 func (d *Dec) Len() int { return len(d.buf) }
 
-func (d *Dec) Uint() uint64 {
-	v, n := binary.Uvarint(d.buf)
+// varint reads one varint with read (binary.Uvarint or binary.Varint).
+func varint[T uint64 | int64](d *Dec, read func([]byte) (T, int)) T {
+	v, n := read(d.buf)
 	if n <= 0 {
 		d.fail()
 		return 0
@@ -78,25 +80,21 @@ func (d *Dec) Uint() uint64 {
 	return v
 }
 
-func (d *Dec) Int() int64 {
-	v, n := binary.Varint(d.buf)
-	if n <= 0 {
+// fixed reads size bytes, little-endian, with get.
+func fixed[T uint32 | uint64](d *Dec, size int, get func([]byte) T) T {
+	if len(d.buf) < size {
 		d.fail()
 		return 0
 	}
-	d.buf = d.buf[n:]
+	v := get(d.buf)
+	d.buf = d.buf[size:]
 	return v
 }
 
-func (d *Dec) Uint64() uint64 {
-	if len(d.buf) < 8 {
-		d.fail()
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(d.buf)
-	d.buf = d.buf[8:]
-	return v
-}
+func (d *Dec) Uint() uint64   { return varint(d, binary.Uvarint) }
+func (d *Dec) Int() int64     { return varint(d, binary.Varint) }
+func (d *Dec) Uint64() uint64 { return fixed(d, 8, binary.LittleEndian.Uint64) }
+func (d *Dec) Uint32() uint32 { return fixed(d, 4, binary.LittleEndian.Uint32) }
 
 func (d *Dec) Byte() byte {
 	if len(d.buf) < 1 {

@@ -168,7 +168,7 @@ func Load[T any](dir, name string, version int) *Index[T] {
 			return ix
 		}
 		var entries map[string]*slot[T]
-		ok := noFault(func() {
+		ok := NoFault(func() {
 			if body, sumOK := verifySum(b); sumOK {
 				entries, _ = decodeBinary[T](body, ix.header)
 			}
@@ -473,12 +473,12 @@ func (ix *Index[T]) noFault(fn func()) bool {
 		fn()
 		return true
 	}
-	return noFault(fn)
+	return NoFault(fn)
 }
 
-// noFault runs fn and reports false if it faulted on memory (a mapped file
+// NoFault runs fn and reports false if it faulted on memory (a mapped file
 // truncated meanwhile); any other panic goes on.
-func noFault(fn func()) (ok bool) {
+func NoFault(fn func()) (ok bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {

@@ -27,9 +27,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 		env.Warnf("%s: history longer than %d messages; showing the newest", s.ID, maxPages*pageLimit)
 	}
 	msgs := toMessages(h.rows)
-	if n > 0 && len(msgs) > n {
-		msgs = msgs[len(msgs)-n:]
-	}
+	msgs = discover.LastN(msgs, n)
 	if len(msgs) == 0 {
 		return nil, discover.ErrNoSession
 	}

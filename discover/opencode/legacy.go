@@ -406,20 +406,14 @@ func legacyMessages(r *lreader, roots lroots, ent *legacyEntry) {
 		}
 	}
 	if haveLast {
-		rec.Last = last.last()
-		rec.Model = modelRef{Provider: rec.Last.Provider, ID: rec.Last.ModelID}
-		switch {
-		case last.Role == "user":
-			rec.LastUserAt = last.Time.Created
-		case last.ParentID != "":
-			parent := last.ParentID + ".json"
+		rec.setLast(&last, func(parent string) (int64, bool) {
 			for i := range n {
 				if parsed[i] && string(r.name(i)) == parent {
-					rec.LastUserAt = created[i]
-					break
+					return created[i], true
 				}
 			}
-		}
+			return 0, false
+		})
 	}
 	if firstUser == "" {
 		return
@@ -427,6 +421,23 @@ func legacyMessages(r *lreader, roots lroots, ent *legacyEntry) {
 	if pstamp, found := firstPrompt(r, roots, firstUser, rec); !found {
 		// No prompt yet: its part may still be written.
 		ent.Watch = append(ent.Watch, watched{Rel: filepath.Join("part", firstUser), Stamp: pstamp})
+	}
+}
+
+// setLast records m, the session's last user or assistant message: its model,
+// and LastUserAt, m's own time for a prompt, else that of the prompt it
+// answers, when its file (parent, "<id>.json") is one of the listing's and
+// parses (createdOf: false when not).
+func (rec *record) setLast(m *msgData, createdOf func(parent string) (int64, bool)) {
+	rec.Last = m.last()
+	rec.Model = modelRef{Provider: rec.Last.Provider, ID: rec.Last.ModelID}
+	switch {
+	case m.Role == "user":
+		rec.LastUserAt = m.Time.Created
+	case m.ParentID != "":
+		if t, ok := createdOf(m.ParentID + ".json"); ok {
+			rec.LastUserAt = t
+		}
 	}
 }
 
@@ -478,26 +489,19 @@ func legacyEnds(r *lreader, roots lroots, rec *record) {
 			name := r.name(k)
 			m.ID = string(name[:len(name)-len(".json")])
 		}
-		rec.Last = m.last()
-		rec.Model = modelRef{Provider: rec.Last.Provider, ID: rec.Last.ModelID}
-		switch {
-		case m.Role == "user":
-			rec.LastUserAt = m.Time.Created
-		case m.ParentID != "":
-			// As legacyMessages: the prompt's time when its file is one of
-			// the listing's and parses.
-			parent := m.ParentID + ".json"
+		rec.setLast(m, func(parent string) (int64, bool) {
 			for j := range n {
 				if string(r.name(j)) != parent {
 					continue
 				}
 				var u msgData
 				if b, _, err := r.read(d, j); err == nil && decodeMsg(b, &u, r.intern) {
-					rec.LastUserAt = u.Time.Created
+					return u.Time.Created, true
 				}
 				break
 			}
-		}
+			return 0, false
+		})
 		break
 	}
 	for i := 0; i < n && i < scanLimit; i++ {

@@ -75,42 +75,23 @@ func (r *lreader) list(d ldir) int {
 	if r.dents == nil {
 		r.dents = make([]byte, 16<<10)
 	}
-	for {
-		n, err := unix.Getdents(d.fd, r.dents)
-		if err == unix.EINTR {
-			continue
+	// An error ends the listing where it got to, as the end does.
+	_ = index.EachDirent(d.fd, r.dents, func(ino uint64, typ uint8, name []byte) {
+		if ino == 0 || !bytes.HasSuffix(name, []byte(".json")) {
+			return
 		}
-		if err != nil || n <= 0 {
-			return r.sortNames()
+		switch typ {
+		case unix.DT_DIR:
+			return
+		case unix.DT_UNKNOWN:
+			var st unix.Stat_t
+			if unix.Fstatat(d.fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				return
+			}
 		}
-		// struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name (NUL-terminated).
-		for b := r.dents[:n]; len(b) >= 19; {
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
-			if reclen < 19 || reclen > len(b) {
-				break
-			}
-			ino := *(*uint64)(unsafe.Pointer(&b[0]))
-			typ := b[18]
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[reclen:]
-			if ino == 0 || !bytes.HasSuffix(name, []byte(".json")) {
-				continue
-			}
-			switch typ {
-			case unix.DT_DIR:
-				continue
-			case unix.DT_UNKNOWN:
-				var st unix.Stat_t
-				if unix.Fstatat(d.fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-					continue
-				}
-			}
-			r.addName(name)
-		}
-	}
+		r.addName(name)
+	})
+	return r.sortNames()
 }
 
 // read reads the i-th name of the last listing of d.

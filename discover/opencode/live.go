@@ -204,18 +204,11 @@ func procData(t proc.Table, pid int) string {
 	if err != nil {
 		return ""
 	}
-	var xdg, home string
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "XDG_DATA_HOME":
-			xdg = v
-		case "HOME":
-			home = v
-		case "OPENCODE_DB":
-			return ""
-		}
+	vars := discover.EnvVars(env)
+	if _, ok := vars["OPENCODE_DB"]; ok {
+		return ""
 	}
+	xdg, home := vars["XDG_DATA_HOME"], vars["HOME"]
 	switch {
 	case xdg != "" && filepath.IsAbs(xdg):
 		return filepath.Join(xdg, "opencode")

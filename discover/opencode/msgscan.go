@@ -105,15 +105,7 @@ func (s *msgScanner) message(m *msgData) bool {
 				return s.strField(&m.Model.ModelID)
 			})
 		case 10:
-			m.Tokens = &struct {
-				Input     int64 `json:"input"`
-				Output    int64 `json:"output"`
-				Reasoning int64 `json:"reasoning"`
-				Cache     struct {
-					Read  int64 `json:"read"`
-					Write int64 `json:"write"`
-				} `json:"cache"`
-			}{}
+			m.Tokens = &msgTokens{}
 			t := m.Tokens
 			var seen uint32
 			return s.object(keysOf(tokenKeys), &seen, func(k int) bool {

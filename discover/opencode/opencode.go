@@ -269,14 +269,7 @@ func toSession(r record, v discover.Verdict) discover.Session {
 	if model.Variant != "" && model.Variant != "default" {
 		extra["model_variant"] = model.Variant
 	}
-	if r.Created > 0 {
-		t := time.UnixMilli(r.Created).UTC()
-		s.StartedAt = &t
-	}
-	if r.Updated > 0 {
-		t := time.UnixMilli(r.Updated).UTC()
-		s.LastActivity = &t
-	}
+	s.StartedAt, s.LastActivity = discover.MilliOrNil(r.Created), discover.MilliOrNil(r.Updated)
 	v.Apply(&s) // a session that is not alive ended at its last activity…
 	if !discover.Alive(s.Status) && r.Last.Role == "assistant" && r.Last.Completed > 0 {
 		t := time.UnixMilli(r.Last.Completed).UTC() // …or when its last reply completed
@@ -374,7 +367,8 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 		}
 		found = true
 	}
-	its := lastN(items(msgs), n)
+	// -n counts items: one message may have made two (its text and its error).
+	its := discover.LastN(items(msgs), n)
 	if len(its) == 0 {
 		return nil, discover.ErrNoSession
 	}

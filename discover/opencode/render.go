@@ -120,11 +120,11 @@ func toolCall(p partData) discover.ToolCall {
 	switch p.State.Status {
 	case "completed":
 		tc.HasResult = true
-		tc.Result = firstLine(jsonString(p.State.Output))
+		tc.Result = discover.FirstLine(jsonString(p.State.Output), 100)
 	case "error":
 		tc.HasResult, tc.IsError = true, true
 		msg := jsonString(p.State.Error)
-		tc.Result = firstLine(msg)
+		tc.Result = discover.FirstLine(msg, 100)
 		// OpenCode marks tools cut off by an abort or a kill "Tool execution aborted".
 		tc.Interrupted = strings.Contains(strings.ToLower(msg), "aborted")
 	}
@@ -166,23 +166,4 @@ func jsonString(v json.RawMessage) string {
 		return ""
 	}
 	return b.String()
-}
-
-// firstLine is the first non-empty line, at most 100 characters.
-func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return discover.Truncate(l, 100)
-		}
-	}
-	return ""
-}
-
-// lastN keeps the last n items (n <= 0: all): -n counts items, and one message
-// may have made two (its text and its error).
-func lastN(ms []discover.Message, n int) []discover.Message {
-	if n > 0 && len(ms) > n {
-		return ms[len(ms)-n:]
-	}
-	return ms
 }

@@ -29,35 +29,10 @@ func nameKey(path string) string {
 	return ""
 }
 
-// isUUID reports whether s is a UUID in lower case. A lookup asks it of every
-// file name of a big history, so it reads a table, not a loop over runes.
-func isUUID(s string) bool {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !lowerHex[s[i]] && i != 8 && i != 13 && i != 18 && i != 23 {
-			return false
-		}
-	}
-	return true
-}
-
-// isHex reports whether s is a non-empty run of lower-case hex digits.
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !lowerHex[s[i]] {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// lowerHex marks the bytes of lower-case hexadecimal digits.
-var lowerHex = [256]bool{
-	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
-	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true,
-}
+// isUUID reports whether s is a UUID in lower case; isHex whether s is a
+// non-empty run of lower-case hex digits.
+func isUUID(s string) bool { return discover.IsUUID(s) }
+func isHex(s string) bool  { return discover.IsLowerHex(s) }
 
 // keyHolds reports whether a file whose name says key can hold session id.
 func keyHolds(key, id string) bool {

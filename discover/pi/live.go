@@ -123,12 +123,7 @@ func isPi(t proc.Table, p proc.Process, argv []string, names []string) bool {
 // argv (pi: PI_CODING_AGENT_SESSION_DIR, else PI_CODING_AGENT_DIR/sessions, else
 // $HOME/.pi/agent/sessions; pi-rust also PI_SESSIONS_DIR and --session-dir).
 func procDirs(env *discover.Env, environ, argv []string, cwd string) []string {
-	vars := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
+	vars := discover.EnvVars(environ)
 	expand := func(p string) string {
 		home := vars["HOME"]
 		switch {
@@ -214,57 +209,35 @@ type owner struct {
 // matches exactly one file and the file exactly one process; every other file a
 // candidate matches is ambiguous (unknown), never guessed.
 func attribute(cands []candidate, files []*file) map[*file]owner {
-	byProc := map[int][]*file{}
-	byFile := map[*file][]int{}
-	for _, c := range cands {
-		for _, f := range files {
-			if c.owns(f) {
-				byProc[c.PID] = append(byProc[c.PID], f)
-				byFile[f] = append(byFile[f], c.PID)
-			}
-		}
-	}
+	byFile, perPID := discover.Claims(cands, files, candidate.pid, candidate.owns)
 	out := map[*file]owner{}
-	for f, pids := range byFile {
-		if len(pids) == 1 && len(byProc[pids[0]]) == 1 {
-			c := findCand(cands, pids[0])
+	for f, cs := range byFile {
+		if c := cs[0]; len(cs) == 1 && perPID[c.PID] == 1 {
 			how := "resumed: an entry was written after it started"
 			if !f.Sum.started().Before(c.Start) {
 				how = "new: header written within 10 s of its start"
 			}
-			out[f] = owner{PID: pids[0], Detail: fmt.Sprintf("pi process %d in %s started %s (%s)",
+			out[f] = owner{PID: c.PID, Detail: fmt.Sprintf("pi process %d in %s started %s (%s)",
 				c.PID, c.Cwd, c.Start.UTC().Format(time.RFC3339), how)}
 			continue
 		}
-		all := slices.Clone(pids)
+		all := make([]int, len(cs))
+		for i, c := range cs {
+			all[i] = c.PID
+		}
 		slices.Sort(all)
 		var detail string
-		if len(pids) > 1 {
-			detail = fmt.Sprintf("%d pi processes could own this session (pids %s)", len(pids), joinInts(all))
+		if len(all) > 1 {
+			detail = fmt.Sprintf("%d pi processes could own this session (pids %s)", len(all), discover.JoinInts(all))
 		} else {
-			detail = fmt.Sprintf("pi process %d could own %d sessions in %s", pids[0], len(byProc[pids[0]]), f.Sum.Header.Cwd)
+			detail = fmt.Sprintf("pi process %d could own %d sessions in %s", all[0], perPID[all[0]], f.Sum.Header.Cwd)
 		}
 		out[f] = owner{Ambiguous: all, Detail: detail}
 	}
 	return out
 }
 
-func findCand(cs []candidate, pid int) candidate {
-	for _, c := range cs {
-		if c.PID == pid {
-			return c
-		}
-	}
-	return candidate{}
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
+func (c candidate) pid() int { return c.PID }
 
 // mustRead is which session files a listing whose budget gave up reads all the
 // same: those a live session may be. Leaving one out would change what the

@@ -175,7 +175,7 @@ func peekFile(ctx context.Context, path string, n int) ([]discover.Message, erro
 		}
 		recs = append(recs, rec{E: e, Raw: buf})
 	}
-	return lastN(build(recs), n), nil
+	return discover.LastN(build(recs), n), nil
 }
 
 // skeleton is what tree walking needs from an entry.
@@ -307,14 +307,7 @@ func peekLog(path string, n int) ([]discover.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lastN(build(recs), n), nil
-}
-
-func lastN(ms []discover.Message, n int) []discover.Message {
-	if n > 0 && len(ms) > n {
-		return ms[len(ms)-n:]
-	}
-	return ms
+	return discover.LastN(build(recs), n), nil
 }
 
 // build turns entries into items; tool results attach to their call.
@@ -379,7 +372,7 @@ func appendMessage(out []discover.Message, item discover.Message, m *fullMessage
 				t := &out[i].Tools[j]
 				if t.ID == m.ToolCallID && !t.HasResult {
 					t.HasResult, t.IsError = true, m.IsError
-					t.Result = firstLine(contentText(m.Content, true), 100)
+					t.Result = discover.FirstLine(contentText(m.Content, true), 100)
 					out[i].Raw = append(out[i].Raw, raw)
 					return out
 				}
@@ -454,21 +447,7 @@ func toolSummary(name string, args json.RawMessage) string {
 			return v
 		}
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return discover.OneLine(string(args), 120)
-	}
-	return discover.OneLine(b.String(), 120)
-}
-
-// firstLine is the first non-empty line, cut to max runes.
-func firstLine(s string, max int) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return discover.Truncate(l, max)
-		}
-	}
-	return ""
+	return discover.ArgSummary(args, 120)
 }
 
 func joinModel(provider, model string) string {

@@ -251,19 +251,14 @@ func (f *file) session(prices *discover.Prices, o owner, owned, procsOK bool, re
 	if len(sum.Models) > 1 {
 		s.Models = append([]string(nil), sum.Models...)
 	}
-	if t := sum.started(); !t.IsZero() {
-		s.StartedAt = &t
-	}
-	if t := sum.activity(); !t.IsZero() {
-		s.LastActivity = &t
-	}
+	s.StartedAt, s.LastActivity = discover.TimeOrNil(sum.started()), discover.TimeOrNil(sum.activity())
 	if sum.Assistants > 0 && f.Complete {
 		tok := sum.Tokens
 		s.Tokens = &tok
 		s.Slots = sum.Slots.Clone()
 		est, priced := 0.0, false
-		if sum.Cost <= 0 {
-			est, priced = estimate(prices, sum.Model, tok)
+		if sum.Cost <= 0 { // pi recorded no cost: estimate from config.prices (docs/agents/pi.md §3)
+			est, priced = prices.Estimate(sum.Model, tok)
 		}
 		s.CostUSD, s.CostSource = discover.Cost(sum.Cost, tok, est, priced)
 	}
@@ -318,11 +313,7 @@ func transcriptOutcome(l leaf) (discover.Outcome, string) {
 		case "aborted":
 			return discover.OutcomeAborted, "aborted"
 		case "error":
-			msg := l.ErrorMessage
-			if msg == "" {
-				msg = "error"
-			}
-			return discover.OutcomeError, msg
+			return discover.ErrorOutcome(l.ErrorMessage)
 		}
 	}
 	return discover.OutcomeOpen, "interrupted"
@@ -341,21 +332,6 @@ func outcomeOf(l leaf) string {
 		return l.StopReason
 	}
 	return l.Role
-}
-
-// estimate prices tokens from config.prices when pi recorded no cost (docs/agents/pi.md §3),
-// with discover's model-matching rule.
-func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, bool) {
-	if prices.Empty() || model == "" {
-		return 0, false
-	}
-	p, ok := prices.Lookup(model)
-	if !ok {
-		return 0, false
-	}
-	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
-		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
-	return usd, true
 }
 
 // MayHold reports whether a session can have this id: pi's ids are UUIDv7,

@@ -161,6 +161,8 @@ func (c candidate) owns(s *summary) bool {
 	return !s.Activity.Before(c.Start.Add(-resumeSlack))
 }
 
+func (c candidate) pid() int { return c.PID }
+
 // owner is the outcome of attribution for one session.
 type owner struct {
 	PID       int
@@ -173,23 +175,14 @@ type owner struct {
 // matches exactly one session and the session exactly one process (or the
 // argv names it); anything else is ambiguous, never guessed.
 func attribute(cands []candidate, sums []*summary) map[*summary]owner {
-	byProc := map[int][]*summary{}
-	byFile := map[*summary][]candidate{}
-	for _, c := range cands {
-		for _, s := range sums {
-			if c.owns(s) {
-				byProc[c.PID] = append(byProc[c.PID], s)
-				byFile[s] = append(byFile[s], c)
-			}
-		}
-	}
+	bySum, perPID := discover.Claims(cands, sums, candidate.pid, candidate.owns)
 	out := map[*summary]owner{}
-	for s, cs := range byFile {
+	for s, cs := range bySum {
 		c := cs[0]
 		switch {
 		case len(cs) == 1 && c.Named != "":
 			out[s] = owner{PID: c.PID, ByArgv: true, Detail: fmt.Sprintf("qwen process %d names this session in its argv", c.PID)}
-		case len(cs) == 1 && len(byProc[c.PID]) == 1:
+		case len(cs) == 1 && perPID[c.PID] == 1:
 			how := "resumed: a record was written after it started"
 			if !s.Started.Before(c.Start.Add(-resumeSlack)) {
 				how = "new: first record written after it started"
@@ -198,7 +191,7 @@ func attribute(cands []candidate, sums []*summary) map[*summary]owner {
 		case len(cs) > 1:
 			out[s] = owner{Ambiguous: true, Detail: fmt.Sprintf("%d qwen processes could own this session", len(cs))}
 		default:
-			out[s] = owner{Ambiguous: true, Detail: fmt.Sprintf("qwen process %d could own %d sessions in %s", c.PID, len(byProc[c.PID]), c.Cwd)}
+			out[s] = owner{Ambiguous: true, Detail: fmt.Sprintf("qwen process %d could own %d sessions in %s", c.PID, perPID[c.PID], c.Cwd)}
 		}
 	}
 	return out

@@ -43,9 +43,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	if len(msgs) == 0 {
 		return nil, discover.ErrNoSession
 	}
-	if n > 0 && len(msgs) > n {
-		msgs = msgs[len(msgs)-n:]
-	}
+	msgs = discover.LastN(msgs, n)
 	return msgs, nil
 }
 
@@ -127,7 +125,7 @@ func render(out []discover.Message, line []byte, raw bool) []discover.Message {
 		if msg == "" {
 			msg = e.ErrorType
 		}
-		item.Kind, item.IsError, item.Text = "error", true, discover.Clean(firstLine(msg, 200))
+		item.Kind, item.IsError, item.Text = "error", true, discover.Clean(discover.FirstLine(msg, 200))
 	default:
 		return out
 	}
@@ -170,7 +168,7 @@ func attachResult(out []discover.Message, r *record, tr *toolResult, raw []json.
 				t := &out[i].Tools[j]
 				if t.ID == fr.ID && !t.HasResult {
 					t.HasResult, t.IsError = true, isErr
-					t.Result = discover.Clean(firstLine(text, 100))
+					t.Result = discover.Clean(discover.FirstLine(text, 100))
 					if t.Result == "" && !isErr {
 						t.Result = "ok"
 					}
@@ -218,27 +216,5 @@ func displayText(b json.RawMessage) string {
 // toolSummary is the one-line argument shown after a tool's name: the command
 // for the shell, the path for file tools, else compact JSON (≤ 120 chars).
 func toolSummary(name string, args json.RawMessage) string {
-	var m map[string]any
-	if json.Unmarshal(args, &m) == nil {
-		for _, k := range []string{"command", "file_path", "absolute_path", "path", "pattern", "url", "query"} {
-			if v, ok := m[k].(string); ok && v != "" {
-				return discover.OneLine(v, 120)
-			}
-		}
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return discover.OneLine(string(args), 120)
-	}
-	return discover.OneLine(b.String(), 120)
-}
-
-// firstLine is the first non-empty line, cut to max runes.
-func firstLine(s string, max int) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return discover.Truncate(l, max)
-		}
-	}
-	return ""
+	return discover.ArgSummary(args, 120, "command", "file_path", "absolute_path", "path", "pattern", "url", "query")
 }

@@ -59,7 +59,7 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 }
 
 // MayHold reports whether a session can have this id: Qwen's ids are UUIDs.
-func (a *Adapter) MayHold(id string) bool { return isUUID(strings.ToLower(id)) }
+func (a *Adapter) MayHold(id string) bool { return discover.IsUUID(strings.ToLower(id)) }
 
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	procsOK := env.Procs != nil && env.Procs.Available()
@@ -232,18 +232,11 @@ func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool,
 	if len(s.Models) > 0 {
 		out.Models = append([]string(nil), s.Models...)
 	}
-	if !s.Started.IsZero() {
-		t := s.Started
-		out.StartedAt = &t
-	}
-	if !s.Activity.IsZero() {
-		t := s.Activity
-		out.LastActivity = &t
-	}
+	out.StartedAt, out.LastActivity = discover.TimeOrNil(s.Started), discover.TimeOrNil(s.Activity)
 	tok := s.Tokens()
 	out.Tokens = &tok
 	out.Slots = s.Slots.Clone()
-	est, priced := estimate(prices, s.Model, tok)
+	est, priced := prices.Estimate(s.Model, tok) // Qwen records no cost
 	out.CostUSD, out.CostSource = discover.Cost(0, tok, est, priced)
 	if !s.Sub.Zero() || !s.Inherited.Zero() {
 		out.Extra = map[string]any{}
@@ -352,39 +345,4 @@ func join(a, b string) string {
 		return a
 	}
 	return a + "; " + b
-}
-
-// estimate prices tokens from config.prices (Qwen records no cost).
-func estimate(prices *discover.Prices, model string, t discover.Tokens) (float64, bool) {
-	if prices.Empty() || model == "" {
-		return 0, false
-	}
-	p, ok := prices.Lookup(model)
-	if !ok {
-		return 0, false
-	}
-	usd := (float64(t.Input)*p.Input + float64(t.Output)*p.Output +
-		float64(t.CacheRead)*p.CacheRead + float64(t.CacheWrite)*p.CacheWrite) / 1e6
-	return usd, true
-}
-
-// isUUID reports whether s is a canonical lower-case UUID.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -73,6 +73,15 @@ type field struct {
 	pack      string
 }
 
+// plainKey stops the generator at a json name that needs escaping: jsonElem.key
+// writes names as they are. in names the struct.
+func (f field) plainKey(in string) error {
+	if strings.Trim(f.key, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return fmt.Errorf("field %s.%s: json name %q needs escaping; jsonElem.key writes names as they are", in, f.name, f.key)
+	}
+	return nil
+}
+
 // structFields returns the fields of the struct type name declared in src.
 func structFields(src []byte, name string) ([]field, error) {
 	fset := token.NewFileSet()
@@ -142,8 +151,8 @@ func genJSON(src []byte) ([]byte, error) {
 		if f.key == "-" {
 			continue
 		}
-		if strings.Trim(f.key, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
-			return nil, fmt.Errorf("field Session.%s: json name %q needs escaping; jsonElem.key writes names as they are", f.name, f.key)
+		if err := f.plainKey("Session"); err != nil {
+			return nil, err
 		}
 		v, k := "s."+f.name, strconv.Quote(f.key)
 		switch {
@@ -151,22 +160,9 @@ func genJSON(src []byte) ([]byte, error) {
 			fmt.Fprintf(&b, "w.str(%s, %s)\n", k, v)
 		case f.typ == "string":
 			fmt.Fprintf(&b, "w.key(%s)\nw.string(%s)\n", k, v)
-		case f.typ == "bool" && f.omitempty:
-			fmt.Fprintf(&b, "if %s {\nw.key(%s)\nw.raw(\"true\")\n}\n", v, k)
-		case f.typ == "int" && f.omitempty:
-			fmt.Fprintf(&b, "if %s != 0 {\nw.key(%s)\nw.int(int64(%s))\n}\n", v, k, v)
-		case f.typ == "*int" && f.omitempty:
-			fmt.Fprintf(&b, "if %s != nil {\nw.key(%s)\nw.int(int64(*%s))\n}\n", v, k, v)
-		case f.typ == "*float64" && f.omitempty:
-			fmt.Fprintf(&b, "if %s != nil {\nw.key(%s)\nw.float(*%s)\n}\n", v, k, v)
-		case f.typ == "*time.Time" && f.omitempty:
-			fmt.Fprintf(&b, "if %s != nil {\nw.key(%s)\nw.time(*%s)\n}\n", v, k, v)
-		case f.typ == "[]string" && f.omitempty:
-			fmt.Fprintf(&b, "if len(%s) > 0 {\nw.key(%s)\nw.strings(%s)\n}\n", v, k, v)
-		case f.typ == "map[string]string" && f.omitempty:
-			fmt.Fprintf(&b, "if len(%s) > 0 {\nw.key(%s)\nw.stringMap(%s)\n}\n", v, k, v)
-		case f.typ == "map[string]any" && f.omitempty:
-			fmt.Fprintf(&b, "if len(%s) > 0 {\nw.key(%s)\nw.anyMap(%s)\n}\n", v, k, v)
+		case f.omitempty && omitted[f.typ].write != "":
+			o := omitted[f.typ]
+			fmt.Fprintf(&b, "if %s {\nw.key(%s)\n%s\n}\n", strings.ReplaceAll(o.present, "V", v), k, strings.ReplaceAll(o.write, "V", v))
 		case f.typ == "*Tokens" && f.omitempty:
 			// A struct of this package: its own fields, one level deeper.
 			tf, err := structFields(src, "Tokens")
@@ -175,8 +171,8 @@ func genJSON(src []byte) ([]byte, error) {
 			}
 			fmt.Fprintf(&b, "if t := %s; t != nil {\nw.key(%s)\nw.open()\n", v, k)
 			for _, f := range tf {
-				if strings.Trim(f.key, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
-					return nil, fmt.Errorf("field Tokens.%s: json name %q needs escaping; jsonElem.key writes names as they are", f.name, f.key)
+				if err := f.plainKey("Tokens"); err != nil {
+					return nil, err
 				}
 				if f.typ != "int64" || f.omitempty || f.key == "-" {
 					return nil, fmt.Errorf("field Tokens.%s (%s, json %q): sessiongen writes only int64 fields without omitempty; teach genJSON", f.name, f.typ, f.key)
@@ -193,6 +189,19 @@ func genJSON(src []byte) ([]byte, error) {
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())
+}
+
+// omitted is, by type, how genJSON writes an omitempty field V: when it is
+// present (encoding/json's "not empty") and the jsonElem call that writes it.
+var omitted = map[string]struct{ present, write string }{
+	"bool":              {"V", `w.raw("true")`},
+	"int":               {"V != 0", "w.int(int64(V))"},
+	"*int":              {"V != nil", "w.int(int64(*V))"},
+	"*float64":          {"V != nil", "w.float(*V)"},
+	"*time.Time":        {"V != nil", "w.time(*V)"},
+	"[]string":          {"len(V) > 0", "w.strings(V)"},
+	"map[string]string": {"len(V) > 0", "w.stringMap(V)"},
+	"map[string]any":    {"len(V) > 0", "w.anyMap(V)"},
 }
 
 // packedByHand are the fields packer.session and unpacker.session encode
