@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -107,13 +108,17 @@ func (o agentOptions) check() error {
 
 // atHome runs sp's agent with HOME=home (`--home DIR`, or a resumed session of
 // such a run). HOME=DIR must not move the state of agentctl run inside the
-// agent (its hooks, its own calls) to DIR/.agentctl; --env may still say
-// otherwise.
+// agent or by its hooks to DIR/.agentctl, so AGENTCTL_HOME joins the base
+// environment both start from (not --env, which a gateway agent refuses and
+// which may still say otherwise).
 func (st *starter) atHome(sp *launch.Spec, home string) {
 	sp.Home = home
-	if dir, err := filepath.Abs(st.launcher.Deps.Store.Dir); err == nil {
-		sp.UserEnv = append([]string{"AGENTCTL_HOME=" + dir}, sp.UserEnv...)
+	dir, err := filepath.Abs(st.launcher.Deps.Store.Dir)
+	if err != nil {
+		return
 	}
+	env := slices.DeleteFunc(slices.Clone(st.launcher.Environ), func(kv string) bool { return strings.HasPrefix(kv, "AGENTCTL_HOME=") })
+	st.launcher.Environ = append(env, "AGENTCTL_HOME="+dir)
 }
 
 // agentSpec reads the flags launch and resume share.
