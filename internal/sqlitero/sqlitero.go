@@ -100,6 +100,9 @@ func Read(ctx context.Context, path string, fn func(ctx context.Context, db *sql
 		if err != nil {
 			return "", err
 		}
+		if before.walUnreadable() && attempt < 2 && settling(path, before) {
+			continue // a writer closing: SQLite unlinks the -shm just before the -wal
+		}
 		imm := before.immutable()
 		note = ""
 		if before.walUnreadable() {
@@ -122,6 +125,20 @@ func Read(ctx context.Context, path string, fn func(ctx context.Context, db *sql
 			return note, err
 		}
 	}
+}
+
+// settling reports whether a -wal without its -shm changes within a moment: the
+// last connection of a writer that closes removes the -shm, then the -wal, and
+// a read between the two must not be told of a crash. A pair left by a crash or
+// a copy stays as it is, and costs this wait once per read.
+func settling(path string, before dbState) bool {
+	for range 5 {
+		time.Sleep(20 * time.Millisecond)
+		if now, err := statDB(path); err != nil || !now.same(before) {
+			return true
+		}
+	}
+	return false
 }
 
 // Columns returns the column names of table: agents add columns between versions,
