@@ -124,6 +124,9 @@ func (d *Deps) send(ctx context.Context, del meta.Delivery) error {
 // deliver sends with retries (WebhookBackoff) and parks a delivery that still
 // fails in the outbox, for sweep to retry.
 func (d *Deps) deliver(ctx context.Context, del meta.Delivery, retries bool) error {
+	if err := d.trusted(); err != nil {
+		return fmt.Errorf("webhook not sent: %w", err)
+	}
 	err := d.send(ctx, del)
 	del.Attempts++
 	if retries {
@@ -157,6 +160,9 @@ func (d *Deps) deliver(ctx context.Context, del meta.Delivery, retries bool) err
 // lock, so concurrent sweeps never send one twice at the same time. It returns
 // how many were delivered and how many are still pending.
 func (d *Deps) RetryOutbox(ctx context.Context) (delivered, pending int, err error) {
+	if err := d.trusted(); err != nil {
+		return 0, 0, fmt.Errorf("outbox not retried: %w", err)
+	}
 	pid, start := d.self()
 	now := d.now()
 	var due []meta.Delivery
