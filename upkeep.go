@@ -50,13 +50,16 @@ func (e *cmdEnv) fireFuses(ctx context.Context, retry bool) []locks.Fired {
 
 // readEnv is the Env of a command that reads sessions: lazy finalisation first
 // (launches whose agent and supervisor died are finalised once, now), then
-// agentctl's launch records as evidence.
+// agentctl's launch records as evidence. Over a state dir that fails the trust
+// rule there is no upkeep: it is read, never acted on.
 func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
 	env := e.newEnv()
 	env.OnlyAlive = e.onlyAlive
 	env.Slots = e.slots
-	e.fuseUpkeep(ctx)
-	e.finaliseDead(ctx)
+	if e.untrusted == nil { // an untrusted state dir is read, never acted on
+		e.fuseUpkeep(ctx)
+		e.finaliseDead(ctx)
+	}
 	launches, err := e.store.ReadLaunches()
 	if err != nil {
 		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
@@ -102,7 +105,7 @@ func internalDeps(state string, s *host, who string) (*launch.Deps, func(string,
 		fmt.Fprintf(s.ErrOut, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
 	}
 	store.Warn = logw
-	cfg, warns, err := store.LoadConfig()
+	cfg, warns, err := loadTrustedConfig(store)
 	if err != nil {
 		cfg = &meta.Config{}
 		logw("%v", err)
@@ -142,6 +145,10 @@ func startFuseFirer(self, state string) error {
 // fireDueFuses fires as this process. Failures are warnings: the fuse has
 // fired, and a failed webhook waits in the outbox.
 func fireDueFuses(ctx context.Context, store *meta.Store, d *launch.Deps, retry bool, warnf func(string)) []locks.Fired {
+	if err := store.Trusted(); err != nil {
+		warnf(fmt.Sprintf("fuses not fired: %v", err))
+		return nil
+	}
 	pid := os.Getpid()
 	owner := locks.Owner{PID: pid, Boot: d.Procs.BootID()}
 	if p, err := d.Procs.Find(pid); err == nil {

@@ -68,12 +68,7 @@ func CheckOwned(path string, isDir bool) error {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != euid {
 		uid := int(sys.Uid)
 		reason := fmt.Sprintf("is owned by %s, not by you (uid %d)", uidName(uid), euid)
-		fix := fmt.Sprintf("run agentctl as %s, or set AGENTCTL_HOME to a directory of your own", uidName(uid))
-		if !isDir {
-			fix = fmt.Sprintf("if you trust its content, replace it with a copy of your own (cp %s %s.mine && mv %s.mine %s); otherwise remove it",
-				path, path, path, path)
-		}
-		return &UntrustedError{Path: path, Reason: reason, Fix: fix}
+		return &UntrustedError{Path: path, Reason: reason, Fix: ForeignOwnerFix(path, uid, isDir)}
 	}
 	if perm := st.Mode().Perm(); perm&0o022 != 0 {
 		want := "600"
@@ -84,6 +79,17 @@ func CheckOwned(path string, isDir bool) error {
 			Fix: fmt.Sprintf("check what others may have put there, then chmod %s %s", want, path)}
 	}
 	return nil
+}
+
+// ForeignOwnerFix is the safe fix for a state path another user owns: never
+// to adopt it (chown to the caller would make their fuses and hooks the
+// caller's), but to leave a dir to its owner, and to review and replace a file.
+func ForeignOwnerFix(path string, uid int, isDir bool) string {
+	if isDir {
+		return fmt.Sprintf("run agentctl as %s, or set AGENTCTL_HOME to a directory of your own", uidName(uid))
+	}
+	return fmt.Sprintf("if you trust its content, replace it with a copy of your own (cp %s %s.mine && mv %s.mine %s); otherwise remove it",
+		path, path, path, path)
 }
 
 // uidName is "uid N (name)", or "uid N" when the name is unknown.
