@@ -24,7 +24,7 @@ import (
 // a fuse's script — up to 300 s — never delays `list`. Without an executable
 // to start (in-process runs) it fires here.
 func (e *cmdEnv) fuseUpkeep(ctx context.Context) {
-	if !locks.AnyDue(e.store, false) {
+	if e.untrusted != nil || !locks.AnyDue(e.store, false) { // an untrusted state dir is read, never acted on
 		return
 	}
 	var self string
@@ -56,10 +56,8 @@ func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
 	env := e.newEnv()
 	env.OnlyAlive = e.onlyAlive
 	env.Slots = e.slots
-	if e.untrusted == nil { // an untrusted state dir is read, never acted on
-		e.fuseUpkeep(ctx)
-		e.finaliseDead(ctx)
-	}
+	e.fuseUpkeep(ctx)
+	e.finaliseDead(ctx)
 	launches, err := e.store.ReadLaunches()
 	if err != nil {
 		warn(e.s, fmt.Sprintf("launch records unreadable, launched sessions may be missing: %v", err))
@@ -84,6 +82,9 @@ func (e *cmdEnv) deps() *launch.Deps {
 // here, and the slow half (on-complete, the webhook, a gateway's answer) goes
 // to a detached `agentctl __finalise`, so reading never waits on it.
 func (e *cmdEnv) finaliseDead(ctx context.Context) {
+	if e.untrusted != nil {
+		return
+	}
 	d := e.deps()
 	if e.s.executable != nil {
 		if self, err := e.s.executable(); err == nil {
