@@ -173,6 +173,11 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(o.Checks) > 0 {
+		if err := e.mustTrust("compare --check"); err != nil {
+			return err
+		}
+	}
 	cp := &comparer{s: e.s, home: e.home, store: e.store, config: e.config}
 	res, env := e.discoverAll(ctx)
 	var recs []meta.Launch

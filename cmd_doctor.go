@@ -133,6 +133,14 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 	// State files first, and read-only: a reading command's lazy upkeep would
 	// move a corrupt file aside before doctor could name it.
 	rep.State = checkStateDir(e.store.Dir, d.euid, f)
+	if e.untrusted != nil {
+		var ue *meta.UntrustedError
+		if errors.As(e.untrusted, &ue) {
+			f.problem("trust", fmt.Sprintf("%s %s: agentctl runs nothing from this state dir (fuse scripts, hooks, webhooks, adapter binaries, notify targets) and ignores its config", ue.Path, ue.Reason), ue.Fix)
+		} else {
+			f.problem("trust", e.untrusted.Error(), "")
+		}
+	}
 	recs, err := e.store.ReadLaunches()
 	if err != nil {
 		recs = nil // reported by checkStateDir

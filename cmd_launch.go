@@ -252,6 +252,9 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := e.mustTrust("launch"); err != nil {
+		return err
+	}
 	st := newStarter(e)
 	sp, err := st.agentSpec(o.agentOptions, o.globalOptions)
 	if err != nil {

@@ -115,6 +115,9 @@ func runNotify(ctx context.Context, s *host, o notifyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := e.mustTrust("notify"); err != nil {
+		return err
+	}
 	n := newNotifier(e)
 	if !o.Follow {
 		failed, err := n.poll(ctx, []*watcher{w}, "")

@@ -103,6 +103,11 @@ func runResume(ctx context.Context, s *host, o resumeOptions) error {
 	if err != nil {
 		return err
 	}
+	if !o.PrintCommand {
+		if err := e.mustTrust("resume"); err != nil {
+			return err
+		}
+	}
 	st := newStarter(e)
 	if _, err := budgetOf(o.agentOptions, st.config); err != nil {
 		return err // before looking for the session: a bad config budget is a usage error

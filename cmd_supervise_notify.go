@@ -23,13 +23,7 @@ func startSuperviseNotify(ctx context.Context, s *host, state, launchID string, 
 		return func() {}
 	}
 	// The supervisor's own host, with the state dir it was given.
-	h := &host{IOStreams: s.IOStreams, now: s.now, executable: s.executable,
-		getenv: func(k string) string {
-			if k == "AGENTCTL_HOME" {
-				return state
-			}
-			return os.Getenv(k)
-		}}
+	h := &host{IOStreams: s.IOStreams, now: s.now, executable: s.executable, getenv: supervisorGetenv(state, launchID)}
 	e, err := setup(h, globalOptions{})
 	if err != nil {
 		logw("notify rules: %v", err)
@@ -52,6 +46,29 @@ func startSuperviseNotify(ctx context.Context, s *host, state, launchID string, 
 		notifyOwn(ctx, e, ws, sessionOf, superviseNotifyInterval, logw)
 	}()
 	return func() { cancel(); <-done }
+}
+
+// supervisorGetenv is the environment a supervisor's notify rules see: its own
+// (the agent's), the state dir it was given as AGENTCTL_HOME, and the webhook
+// secret of its launch record as AGENTCTL_WEBHOOK_SECRET, since agentctl's
+// own secrets are kept out of the agent's environment (launch.ownSecrets).
+func supervisorGetenv(state, launchID string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "AGENTCTL_HOME":
+			return state
+		case "AGENTCTL_WEBHOOK_SECRET":
+			if v := os.Getenv(k); v != "" {
+				return v
+			}
+			recs, _ := meta.NewStore(state).ReadLaunches()
+			if r := meta.FindLaunch(recs, launchID); r != nil {
+				return r.WebhookSecret
+			}
+			return ""
+		}
+		return os.Getenv(k)
+	}
 }
 
 // notifyWatchers checks config rules; a bad one is reported and skipped.

@@ -80,6 +80,9 @@ func runSweep(ctx context.Context, s *host, o sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := e.mustTrust("sweep"); err != nil {
+		return err
+	}
 	rep, err := sweepOnce(ctx, e)
 	if err != nil {
 		return err

@@ -287,7 +287,7 @@ func checkPerm(p string, info fs.FileInfo, want fs.FileMode, euid int, what stri
 	if uid, known := ownerUID(info); known && euid >= 0 && uid != euid {
 		ok = false
 		f.problem("state", fmt.Sprintf("%s is owned by uid %d, not by you (uid %d); agentctl cannot keep it up to date", what, uid, euid),
-			fmt.Sprintf("chown %d %s (it was probably created by agentctl run as another user, e.g. with sudo)", euid, p))
+			meta.ForeignOwnerFix(p, uid, info.IsDir()))
 	}
 	return ok
 }

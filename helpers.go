@@ -69,6 +69,10 @@ type cmdEnv struct {
 	onlyAlive bool
 	// slots: this command needs Session.Slots (discover.Env.Slots).
 	slots bool
+	// untrusted is why the state dir fails the trust rule (meta.Store.Trusted),
+	// said once by setup: its config is ignored, reading commands do no upkeep,
+	// and commands that act refuse (mustTrust).
+	untrusted error
 }
 
 // globalOptions are the flags every command takes (globalFlags).
@@ -130,7 +134,10 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	e.store = meta.NewStore(stateDir)
 	e.store.Now = s.now
 	e.store.Warn = func(f string, a ...any) { warn(s, fmt.Sprintf(f, a...)) }
-	cfg, warns, err := e.store.LoadConfig()
+	cfg, warns, err := loadTrustedConfig(e.store)
+	if e.untrusted = trustErr(err); e.untrusted != nil {
+		cfg, warns, err = &meta.Config{}, []string{untrustedWarning(e.untrusted)}, nil
+	}
 	if err != nil && g.BadConfigOK {
 		cfg, warns = &meta.Config{}, nil
 	} else if err != nil {
@@ -184,6 +191,39 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	}
 	e.color = s.IsTTY() && !g.NoColor && s.getenv("NO_COLOR") == ""
 	return e, nil
+}
+
+// loadTrustedConfig loads the state dir's config when the dir passes the
+// trust rule; otherwise the error is a *meta.UntrustedError and the config
+// (which names binaries, hosts, notify targets, a webhook) is not read.
+func loadTrustedConfig(store *meta.Store) (*meta.Config, []string, error) {
+	if err := store.Trusted(); err != nil {
+		return nil, nil, err
+	}
+	return store.LoadConfig()
+}
+
+// trustErr is err when it is the trust rule's refusal, else nil.
+func trustErr(err error) error {
+	var ue *meta.UntrustedError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return nil
+}
+
+// untrustedWarning is the one warning a command over an untrusted state dir gives.
+func untrustedWarning(err error) string {
+	return fmt.Sprintf("%v; reading it only (its config is ignored, no upkeep is done)", err)
+}
+
+// mustTrust refuses a command that acts (runs, sends, starts) over a state dir
+// that fails the trust rule.
+func (e *cmdEnv) mustTrust(what string) error {
+	if e.untrusted == nil {
+		return nil
+	}
+	return &exitError{exitFailed, fmt.Errorf("%s refused: %w", what, e.untrusted)}
 }
 
 // discoverAll runs the one fan-out for this command and prints its warnings.

@@ -467,6 +467,30 @@ func TestSupervisorNotifyRulesShareTheMarks(t *testing.T) {
 	}
 }
 
+// The supervisor's environment is the agent's, which no longer holds
+// AGENTCTL_WEBHOOK_SECRET: its notify rules sign with the secret its launch
+// record took at launch.
+func TestSupervisorNotifySignsWithTheRecordsSecret(t *testing.T) {
+	t.Setenv("AGENTCTL_WEBHOOK_SECRET", "")
+	st := meta.NewStore(filepath.Join(t.TempDir(), "state"))
+	if err := st.UpdateLaunches(func(l *meta.Launches) (bool, error) {
+		l.Records = append(l.Records, meta.Launch{ID: "l-0123456789ab", LaunchedAt: time.Now(), WebhookSecret: "s3cret"})
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	getenv := supervisorGetenv(st.Dir, "l-0123456789ab")
+	if got := getenv("AGENTCTL_WEBHOOK_SECRET"); got != "s3cret" {
+		t.Errorf("AGENTCTL_WEBHOOK_SECRET = %q, want the record's", got)
+	}
+	if got := getenv("AGENTCTL_HOME"); got != st.Dir {
+		t.Errorf("AGENTCTL_HOME = %q, want %s", got, st.Dir)
+	}
+	if got := supervisorGetenv(st.Dir, "l-other")("AGENTCTL_WEBHOOK_SECRET"); got != "" {
+		t.Errorf("another launch's secret: %q", got)
+	}
+}
+
 // --follow polls every --interval and fires within one interval of a change;
 // Ctrl-C (the context) ends it with exit 0.
 func TestNotifyFollow(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 // a fuse's script — up to 300 s — never delays `list`. Without an executable
 // to start (in-process runs) it fires here.
 func (e *cmdEnv) fuseUpkeep(ctx context.Context) {
-	if !locks.AnyDue(e.store, false) {
+	if e.untrusted != nil || !locks.AnyDue(e.store, false) { // an untrusted state dir is read, never acted on
 		return
 	}
 	var self string
@@ -50,7 +50,8 @@ func (e *cmdEnv) fireFuses(ctx context.Context, retry bool) []locks.Fired {
 
 // readEnv is the Env of a command that reads sessions: lazy finalisation first
 // (launches whose agent and supervisor died are finalised once, now), then
-// agentctl's launch records as evidence.
+// agentctl's launch records as evidence. Over a state dir that fails the trust
+// rule there is no upkeep: it is read, never acted on.
 func (e *cmdEnv) readEnv(ctx context.Context) *discover.Env {
 	env := e.newEnv()
 	env.OnlyAlive = e.onlyAlive
@@ -81,6 +82,9 @@ func (e *cmdEnv) deps() *launch.Deps {
 // here, and the slow half (on-complete, the webhook, a gateway's answer) goes
 // to a detached `agentctl __finalise`, so reading never waits on it.
 func (e *cmdEnv) finaliseDead(ctx context.Context) {
+	if e.untrusted != nil {
+		return
+	}
 	d := e.deps()
 	if e.s.executable != nil {
 		if self, err := e.s.executable(); err == nil {
@@ -102,7 +106,7 @@ func internalDeps(state string, s *host, who string) (*launch.Deps, func(string,
 		fmt.Fprintf(s.ErrOut, "agentctl: %s: %s: %s\n", who, time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
 	}
 	store.Warn = logw
-	cfg, warns, err := store.LoadConfig()
+	cfg, warns, err := loadTrustedConfig(store)
 	if err != nil {
 		cfg = &meta.Config{}
 		logw("%v", err)
@@ -142,6 +146,10 @@ func startFuseFirer(self, state string) error {
 // fireDueFuses fires as this process. Failures are warnings: the fuse has
 // fired, and a failed webhook waits in the outbox.
 func fireDueFuses(ctx context.Context, store *meta.Store, d *launch.Deps, retry bool, warnf func(string)) []locks.Fired {
+	if err := store.Trusted(); err != nil {
+		warnf(fmt.Sprintf("fuses not fired: %v", err))
+		return nil
+	}
 	pid := os.Getpid()
 	owner := locks.Owner{PID: pid, Boot: d.Procs.BootID()}
 	if p, err := d.Procs.Find(pid); err == nil {

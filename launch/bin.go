@@ -44,10 +44,10 @@ func agentEnv(req *Request, adapter string) *envSet {
 	return env
 }
 
-// configEnv is the launcher's environment with config
+// configEnv is the launcher's environment, less agentctl's own secrets, with config
 // adapters.<adapter>.env set over it, and HOME for --home.
 func configEnv(req *Request, adapter string) *envSet {
-	env := newEnvSet(req.Environ)
+	env := agentBase(req.Environ)
 	cfg := req.adapterConfig(adapter)
 	for _, k := range sortedKeys(cfg.Env) {
 		env.set(k, cfg.Env[k])

@@ -33,10 +33,10 @@ var claudeStrip = []string{
 }
 
 // ClaudeEnv applies the environment policy of docs/agents/claude-code.md §6.2 to base: strip the variables a
-// parent Claude sets, keep everything else (ANTHROPIC_BASE_URL included — never
+// parent Claude sets and agentctl's own secrets (ownSecrets), keep everything else (ANTHROPIC_BASE_URL included — never
 // dropped implicitly), then config env, then --env.
 func ClaudeEnv(base []string, configEnv map[string]string, home string, userEnv []string) *envSet {
-	e := newEnvSet(base)
+	e := agentBase(base)
 	for _, k := range claudeStrip {
 		e.unset(k)
 	}

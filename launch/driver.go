@@ -223,6 +223,21 @@ func newEnvSet(base []string) *envSet {
 	return e
 }
 
+// ownSecrets are agentctl's own secrets: the launcher's copy never reaches an
+// agent, whose tools could read it (the launch record carries the webhook
+// secret to the supervisor). Config env and --env may still set them.
+var ownSecrets = []string{"AGENTCTL_WEBHOOK_SECRET"}
+
+// agentBase is base without agentctl's own secrets: where every agent's
+// environment starts.
+func agentBase(base []string) *envSet {
+	e := newEnvSet(base)
+	for _, k := range ownSecrets {
+		e.unset(k)
+	}
+	return e
+}
+
 func (e *envSet) get(k string) (string, bool) { return lookupEnv(e.vars, k) }
 
 func (e *envSet) set(k, v string) {

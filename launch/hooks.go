@@ -37,10 +37,24 @@ func HookEnv(r *meta.Launch, exitCode *int) []string {
 	return env
 }
 
+// trusted is the trust rule (meta.Store.Trusted) where something is about to
+// run or be sent: nothing a state dir names runs unless the caller owns it and
+// no one else can write it.
+func (d *Deps) trusted() error {
+	if d.Store == nil {
+		return nil
+	}
+	return d.Store.Trusted()
+}
+
 // RunHook runs cmdline with /bin/sh -c in dir, output appended to logPath, killed
 // (with its whole process group) after timeout. It returns "ok", "exit N",
-// "timeout" or "error: …", and an error for anything but "ok".
+// "timeout" or "error: …", and an error for anything but "ok". From a state dir
+// that fails the trust rule it runs nothing and returns "refused".
 func (d *Deps) RunHook(ctx context.Context, name, cmdline, dir string, env []string, logPath string) (string, error) {
+	if err := d.trusted(); err != nil {
+		return "refused", fmt.Errorf("%s hook not run: %w", name, err)
+	}
 	timeout := d.HookTimeout
 	if timeout <= 0 {
 		timeout = 300 * time.Second

@@ -128,6 +128,9 @@ func (d *Deps) send(ctx context.Context, del meta.Delivery) error {
 // mid-POST leaves it for the next sweep, which sends the same body, signature
 // and X-Agentctl-Delivery id (receivers de-duplicate on it).
 func (d *Deps) deliver(ctx context.Context, del meta.Delivery, retries bool) error {
+	if err := d.trusted(); err != nil {
+		return fmt.Errorf("webhook not sent: %w", err)
+	}
 	pid, start := d.self()
 	claimed := del
 	claimed.ClaimPID, claimed.ClaimStart = pid, start
@@ -191,6 +194,9 @@ func removeDelivery(o *meta.Outbox, id string) bool {
 // process died (killed mid-POST) is sent again — at least once, same delivery id. It returns
 // how many were delivered and how many are still pending.
 func (d *Deps) RetryOutbox(ctx context.Context) (delivered, pending int, err error) {
+	if err := d.trusted(); err != nil {
+		return 0, 0, fmt.Errorf("outbox not retried: %w", err)
+	}
 	pid, start := d.self()
 	now := d.now()
 	var due []meta.Delivery
