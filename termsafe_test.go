@@ -61,3 +61,18 @@ func TestPrintHuman(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/srv/app-1", "/srv/app-1"},
+		{"", "''"},
+		{"a b'c", `'a b'\''c'`},
+		{"a\x1b]0;x\x07b", `$'a\x1b]0;x\x07b'`},
+		{"it's\n\u202e\xff\\", `$'it\'s\x0a\xe2\x80\xae\xff\\'`},
+		{"é ok", "'é ok'"},
+	} {
+		if got := shellQuote(c.in); got != c.want {
+			t.Errorf("shellQuote(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
