@@ -33,6 +33,27 @@ func hostilePi(t *testing.T, home, name, id, cwd string) {
 	}
 }
 
+// Tab completion offers only ids a shell reads back as themselves: a $(…) or
+// `…` in an id would run when the shell expands the candidates or the line.
+// Descriptions are one line, escaped.
+func TestCompleteOffersOnlyShellSafeIDs(t *testing.T) {
+	env := map[string]string{"AGENTCTL_HOME": t.TempDir(), "NO_COLOR": "1", "TZ": "UTC"}
+	home := hostileHome(t)
+	hostilePi(t, home, "dollar", "01a1fabc-$(touch pwned)", "/home/dev/api-server")
+	hostilePi(t, home, "tick", "01a1fabc-`touch pwned`", "/home/dev/api-server")
+	hostilePi(t, home, "space", "01a1fabc-a b", "/home/dev/api-server")
+	hostilePi(t, home, "safe", "01a1fabc-0000-4000-8000-000000000001", "/srv/x\n01a1fabc-forged\t\x1b[2J")
+	out, errOut, code := runCLI(t, env, "--home", home, "__complete", "--", "peek", "01a1fabc")
+	if code != 0 {
+		t.Fatalf("__complete: exit %d: %s", code, errOut)
+	}
+	id, desc, _ := strings.Cut(out, "\t")
+	if id != "01a1fabc-0000-4000-8000-000000000001" || !strings.HasPrefix(desc, "pi ") ||
+		!strings.HasSuffix(desc, " /srv/x\\n01a1fabc-forged\\t\\x1b[2J\n") || strings.Count(out, "\n") != 1 {
+		t.Errorf("__complete -- peek 01a1fabc: want only the safe id, its description escaped: %q", out)
+	}
+}
+
 // resume --print-command prints a line to paste into a shell: a start
 // directory with escape sequences is quoted as $'…' with \xNN escapes, so no
 // control byte reaches the terminal and the shell still reads the same path.

@@ -119,6 +119,26 @@ func printHuman(w io.Writer, format string, args ...any) (int, error) {
 	return fmt.Fprintf(w, format, args...)
 }
 
+// shellWordSafe reports whether w is a word a shell reads back as itself,
+// unquoted: only ASCII letters, digits and - _ . : + @ , %. Tab completion
+// offers only such ids (a $(…) in an id would run on Tab, or when the line
+// runs).
+func shellWordSafe(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-_.:+@,%", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // shellJoin quotes words for a shell, each as shellQuote does.
 func shellJoin(words []string) string {
 	q := make([]string, len(words))

@@ -75,4 +75,14 @@ func TestShellQuote(t *testing.T) {
 			t.Errorf("shellQuote(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
+	for _, w := range []string{"01a1fabc-0000", "ses_AbC.1:2+3@4,5%"} {
+		if !shellWordSafe(w) {
+			t.Errorf("shellWordSafe(%q) = false", w)
+		}
+	}
+	for _, w := range []string{"", "a b", "$(x)", "`x`", "a'b", "a\"b", "a;b", "a|b", "~x", "a*", "a\nb", "é", "a=b", "a/b"} {
+		if shellWordSafe(w) {
+			t.Errorf("shellWordSafe(%q) = true", w)
+		}
+	}
 }
