@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentctl/agentctl/remote"
+	"github.com/agentctl/agentctl/remote/fleet"
 )
 
 // hostilePi writes a Pi session under home (a copy of a recorded one) with the
@@ -30,6 +33,51 @@ func hostilePi(t *testing.T, home, name, id, cwd string) {
 	p := filepath.Join(dir, "2026-11-20T21-50-27-567Z_"+name+".jsonl")
 	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// list -q prints ids one per line for scripts (`list -q | xargs agentctl
+// stop`): an id with a newline must not put another session's id on a line
+// of its own. Such an id is left out, with a warning (and --strict fails).
+func TestListQuietLeavesOutControlIDs(t *testing.T) {
+	env := map[string]string{"AGENTCTL_HOME": t.TempDir(), "NO_COLOR": "1", "TZ": "UTC"}
+	home := hostileHome(t)
+	const claudeID = "7e3394de-1ab5-4927-b7d8-0b4531418047"
+	hostilePi(t, home, "forged", "x\n"+claudeID, "/home/dev/api-server")
+	hostilePi(t, home, "escape", "01a1fabc-\x1b]0;pwned\x07", "/home/dev/api-server")
+	out, errOut, code := runCLI(t, env, "--home", home, "--adapter", "pi", "list", "-a", "--since", "3650d", "-q")
+	if code != 0 {
+		t.Fatalf("list -q: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, l := range lines {
+		if l == claudeID || !strings.HasPrefix(l, "01a1fa") {
+			t.Errorf("list -q --adapter pi printed the line %q:\n%s", l, out)
+		}
+	}
+	if !strings.Contains(out, "01a1faf0-7eef-715d-8e3d-80e07b008804\n") {
+		t.Errorf("list -q lost a clean session:\n%s", out)
+	}
+	assertNoRawControls(t, "list -q", out)
+	assertNoRawControls(t, "list -q stderr", errOut)
+	for _, w := range []string{`pi session x\n` + claudeID + ` left out: its id has control characters`, `pi session 01a1fabc-\x1b]0;pwned\x07 left out`} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("no warning %q:\n%s", w, errOut)
+		}
+	}
+	if _, _, code := runCLI(t, env, "--home", home, "--adapter", "pi", "list", "-a", "--since", "3650d", "-q", "--strict"); code != 1 {
+		t.Errorf("list -q --strict with an id left out: exit %d, want 1", code)
+	}
+
+	// Across hosts: each host:id on its own line, the same rule.
+	outs := []fleet.Answer{{Host: remote.Host{Name: "gpu"}, Out: []byte(`[{"id":"g1","adapter":"codex","status":"running"},{"id":"x\ngpu:` + claudeID + `","adapter":"codex","status":"running"}]`)}}
+	var o, e strings.Builder
+	failed := false
+	if err := printRemoteList(streamsHost(&o, &e), listAcrossOptions{quiet: true}, outs, &failed); err != nil {
+		t.Fatal(err)
+	}
+	if o.String() != "gpu:g1\n" || !failed || !strings.Contains(e.String(), `gpu: codex session x\ngpu:`+claudeID+` left out`) {
+		t.Errorf("list -q across hosts: failed=%v %q\n%s", failed, o.String(), e.String())
 	}
 }
 

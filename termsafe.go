@@ -119,6 +119,12 @@ func printHuman(w io.Writer, format string, args ...any) (int, error) {
 	return fmt.Fprintf(w, format, args...)
 }
 
+// idLineSafe reports whether id may be printed as a line of its own, for
+// scripts to read back (list -q, each host:id across hosts): not empty, and
+// nothing termSafe would escape — a newline in an id would print a second,
+// forged id. The printers leave such an id out, with a warning.
+func idLineSafe(id string) bool { return id != "" && termSafe(id) == id }
+
 // shellWordSafe reports whether w is a word a shell reads back as itself,
 // unquoted: only ASCII letters, digits and - _ . : + @ , %. Tab completion
 // offers only such ids (a $(…) in an id would run on Tab, or when the line
