@@ -399,6 +399,6 @@ func (cp *comparer) printCompare(out compareOut) {
 		printHuman(cp.s.Out, "  %s: %s\n", name, c)
 	}
 	for _, n := range notes {
-		fmt.Fprintln(cp.s.Out, "  "+n)
+		printHuman(cp.s.Out, "  %s\n", n)
 	}
 }

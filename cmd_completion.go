@@ -65,19 +65,29 @@ func runCompletion(w io.Writer, o completionOptions) error {
 // The scripts hand the words typed so far to `agentctl __complete -- WORDS…`
 // (the last word is the one being completed) and get back one candidate per
 // line, "value<TAB>description". Nothing back means "complete file names".
+// A candidate is data, never shell text: __complete offers only ids a shell
+// reads back as themselves (shellWordSafe), and the scripts never expand what
+// it prints (bash quotes each candidate with %q; zsh's compadd and fish quote
+// what they insert).
 var completionScripts = map[string]string{
 	"bash": `# agentctl bash completion
 _agentctl() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
-    local IFS=$'\n'
-    local out
+    local out line q
     out=$(agentctl __complete -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null | cut -f1)
+    COMPREPLY=()
     if [ -z "$out" ]; then
         compopt -o default 2>/dev/null
-        COMPREPLY=()
         return
     fi
-    COMPREPLY=($(compgen -W "$out" -- "$cur"))
+    # Each line is one candidate, taken as it is (compgen -W would expand a
+    # $(...) in it) and quoted for the command line.
+    while IFS= read -r line; do
+        if [[ "$line" == "$cur"* ]]; then
+            printf -v q '%q' "$line"
+            COMPREPLY+=("$q")
+        fi
+    done <<< "$out"
 }
 complete -F _agentctl agentctl
 `,
@@ -315,7 +325,12 @@ func completeIDs(c *cli.Context, s *host, prefix string) []string {
 		if len(out) == maxCompleteIDs {
 			break
 		}
-		out = append(out, s.ID+"\t"+s.Adapter+" "+s.Status+" "+shortHome(s.Cwd, e.home))
+		// An id a shell would not read back as itself ($(…), quotes, blanks,
+		// a newline) is not offered: typed out, it would run or split.
+		if !shellWordSafe(s.ID) {
+			continue
+		}
+		out = append(out, s.ID+"\t"+termSafe(s.Adapter+" "+s.Status+" "+shortHome(s.Cwd, e.home)))
 	}
 	return out
 }

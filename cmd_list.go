@@ -312,6 +312,11 @@ func printRemoteList(s *host, o listAcrossOptions, outs []fleet.Answer, failed *
 		return nil
 	case o.quiet:
 		for _, x := range ss {
+			if !idLineSafe(x.ID) {
+				warnUnsafeID(s, x.Host+": "+x.Adapter, x.ID)
+				*failed = true
+				continue
+			}
 			fmt.Fprintln(s.Out, x.Host+":"+x.ID)
 		}
 		return nil

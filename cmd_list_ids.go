@@ -24,12 +24,26 @@ func (l *lister) ids(ctx context.Context, f discover.Filter, count bool) (failed
 		_, err = fmt.Fprintln(e.s.Out, ls.Len())
 		return len(res.Warnings) > 0, err
 	}
+	failed = len(res.Warnings) > 0
 	for i := 0; i < ls.Len(); i++ {
-		if _, err := fmt.Fprintln(e.s.Out, termSafeText(ls.At(i).ID)); err != nil {
+		s := ls.At(i)
+		if !idLineSafe(s.ID) {
+			warnUnsafeID(e.s, s.Adapter, s.ID)
+			failed = true
+			continue
+		}
+		if _, err := fmt.Fprintln(e.s.Out, s.ID); err != nil {
 			return false, err
 		}
 	}
-	return len(res.Warnings) > 0, nil
+	return failed, nil
+}
+
+// warnUnsafeID is the warning for an id left out of a one-per-line listing:
+// printed, its control characters would forge lines (another session's id
+// on a line of its own, for `list -q | xargs agentctl stop`).
+func warnUnsafeID(s *host, adapter, id string) {
+	warn(s, fmt.Sprintf("%s session %s left out: its id has control characters (see list --json)", adapter, id))
 }
 
 func countTrue(bs ...bool) int {

@@ -212,16 +212,16 @@ func runWorktreeClean(ctx context.Context, s *host, o worktreeOptions) error {
 		switch {
 		case errors.As(err, &de):
 			failed++
-			fmt.Fprintf(s.ErrOut, "agentctl: kept %v\n", err)
+			printHuman(s.ErrOut, "agentctl: kept %v\n", err)
 		case err != nil:
 			failed++
-			fmt.Fprintf(s.ErrOut, "agentctl: %s: %v\n", w.Path, err)
+			printHuman(s.ErrOut, "agentctl: %s: %v\n", w.Path, err)
 		default:
 			msg := "removed " + shortHome(w.Path, e.home)
 			if o.DeleteBranch && w.Branch != "" {
 				msg += " and branch " + w.Branch
 			}
-			fmt.Fprintln(s.Out, msg)
+			printHuman(s.Out, "%s\n", msg)
 		}
 	}
 	// A group: every slot's leftovers are committed on its branch before its

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,4 +82,79 @@ func TestCompletionInRealShells(t *testing.T) {
 			`fn=$(complete -p agentctl | sed -E 's/.*-F ([^ ]+).*/\1/'); $fn agentctl --st list; printf '%s\n' "${COMPREPLY[@]}"`)
 		want(t, got, "--status", "--strict")
 	})
+}
+
+// A session id is data, never shell text: on Tab, no shell runs a $(…) or `…`
+// in an id, whether __complete offers it (a stub agentctl that does) or not
+// (the real one, over a home with such ids, offers only safe ids).
+func TestCompletionHostileIDsInRealShells(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real shells")
+	}
+	home := hostileHome(t)
+	hostilePi(t, home, "dollar", "01a1fabc-$(touch pwned-dollar)", "/home/dev/api-server")
+	hostilePi(t, home, "tick", "01a1fabc-`touch pwned-tick`", "/home/dev/api-server")
+	hostilePi(t, home, "safe", "01a1fabc-0000-4000-8000-000000000001", "/home/dev/api-server")
+	// The stub prints hostile candidates as a compromised or older agentctl
+	// would; the scripts must not expand them either.
+	stub := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stub, "agentctl"), []byte("#!/bin/sh\n"+
+		`printf '%s\tpi running\n' '01a1fabc-$(touch pwned-stub)' '01a1fabc-`+"`touch pwned-stubtick`"+`' '01a1fabc-safe'`+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := func(t *testing.T, shell string) string {
+		out, err := exec.Command("agentctl", "completion", shell).Output()
+		if err != nil {
+			t.Fatalf("agentctl completion %s: %v", shell, err)
+		}
+		p := filepath.Join(t.TempDir(), "agentctl."+shell)
+		if err := os.WriteFile(p, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, viaStub := range []bool{false, true} {
+		run := func(t *testing.T, name string, args ...string) string {
+			t.Helper()
+			dir := t.TempDir()
+			cmd := exec.Command(name, args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "HOME="+home, "AGENTCTL_HOME="+filepath.Join(t.TempDir(), "state"))
+			if viaStub {
+				cmd.Env = append(cmd.Env, "PATH="+stub+string(os.PathListSeparator)+os.Getenv("PATH"))
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s %q: %v\n%s", name, args, err, out)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				t.Errorf("completing ran a command from an id: %s created %s\n%s", name, ents[0].Name(), out)
+			}
+			if !strings.Contains(string(out), "01a1fabc-") {
+				t.Errorf("%s: no candidate offered:\n%s", name, out)
+			}
+			if !viaStub && (strings.Contains(string(out), "$(") || strings.Contains(string(out), "`")) {
+				t.Errorf("%s: a hostile id was offered:\n%s", name, out)
+			}
+			return string(out)
+		}
+		t.Run(fmt.Sprintf("bash/stub=%v", viaStub), func(t *testing.T) {
+			bash := needShell(t, "bash")
+			got := run(t, bash, "--norc", "-c", `source `+script(t, "bash")+`; COMP_WORDS=(agentctl peek 01a1fabc); COMP_CWORD=2; `+
+				`_agentctl agentctl 01a1fabc peek; printf '%s\n' "${COMPREPLY[@]}"`)
+			// What bash would insert reads back as the candidate itself.
+			if viaStub && !strings.Contains(got, `01a1fabc-\$\(touch\ pwned-stub\)`) {
+				t.Errorf("bash: the candidate is not quoted for the command line:\n%s", got)
+			}
+		})
+		t.Run(fmt.Sprintf("zsh/stub=%v", viaStub), func(t *testing.T) {
+			zsh := needShell(t, "zsh")
+			stubs := `compdef(){}; _describe(){ print -l -- "${cands[@]}" }; _files(){ print FILES }; source ` + script(t, "zsh") + `; `
+			run(t, zsh, "-f", "-c", stubs+`words=(agentctl peek 01a1fabc); CURRENT=3; _agentctl`)
+		})
+		t.Run(fmt.Sprintf("fish/stub=%v", viaStub), func(t *testing.T) {
+			fish := needShell(t, "fish")
+			run(t, fish, "--no-config", "-c", "source "+script(t, "fish")+"; complete -C 'agentctl peek 01a1fabc'")
+		})
+	}
 }

@@ -121,7 +121,8 @@ func remoteOptionsFrom(c *cli.Context, s *host, sp fleet.Spec, l fleet.Line) (fl
 }
 
 // fleetStreams are the host's streams as remote/fleet prints to them: a
-// host's relayed stderr lines in turn with the warnings.
+// host's relayed stderr lines in turn with the warnings, its text output
+// through the same sanitiser (termSafeText).
 func fleetStreams(s *host) *fleet.Streams {
 	return &fleet.Streams{In: s.In, Out: s.Out,
 		Warn: func(msg string) { warn(s, msg) },
@@ -129,7 +130,8 @@ func fleetStreams(s *host) *fleet.Streams {
 			s.warnMu.Lock()
 			fmt.Fprintln(s.ErrOut, termSafeText(l))
 			s.warnMu.Unlock()
-		}}
+		},
+		Text: termSafeText}
 }
 
 // fromFleet turns remote/fleet's exit codes into ours.

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +94,42 @@ agentctl_up{host="b"} 1
 `
 	if d := cmp.Diff(want, out.String()); d != "" || errOut.Len() > 0 {
 		t.Errorf("metrics across hosts (-want +got):\n%s\n%s", d, errOut.String())
+	}
+}
+
+// A host's stdout reaches the terminal through the one sanitiser, as its
+// stderr does: status, peek, logs HOST:ID, wait across hosts, doctor's
+// sections, and a --json answer that is not JSON after all.
+func TestRemoteStdoutSanitised(t *testing.T) {
+	ssh := filepath.Join(t.TempDir(), "fake-ssh")
+	script := `#!/bin/sh
+printf '{"version":"test","protocol":1}\n'
+printf 'abc running \033]0;pwned\007\033[2J\302\233 \342\200\256evil\n'
+printf 'agentctl: warning: \033[31mred\n' >&2
+`
+	if err := os.WriteFile(ssh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AGENTCTL_HOME": t.TempDir(), "NO_COLOR": "1", "AGENTCTL_SSH": ssh}
+	for _, args := range [][]string{
+		{"--host", "gpu", "status", "gpu:abc"},
+		{"--host", "gpu", "peek", "gpu:abc"},
+		{"--host", "gpu", "logs", "gpu:abc"},
+		{"--host", "gpu", "status", "--json", "gpu:abc"},
+		{"--host", "gpu", "--host", "build", "wait", "gpu:abc", "build:def"},
+		{"--host", "gpu", "doctor"},
+	} {
+		var o, e strings.Builder
+		s := streamsHost(&o, &e)
+		s.getenv = func(k string) string { return env[k] }
+		s.executable = os.Executable
+		run(context.Background(), append([]string{"agentctl"}, args...), s)
+		out, errOut := o.String(), e.String()
+		name := strings.Join(args, " ")
+		if !strings.Contains(out, `\x1b]0;pwned`) {
+			t.Errorf("%s: the host's answer is not there, escaped: %q", name, out)
+		}
+		assertNoRawControls(t, name, out)
+		assertNoRawControls(t, name+" stderr", errOut)
 	}
 }

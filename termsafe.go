@@ -118,3 +118,82 @@ func printHuman(w io.Writer, format string, args ...any) (int, error) {
 	}
 	return fmt.Fprintf(w, format, args...)
 }
+
+// idLineSafe reports whether id may be printed as a line of its own, for
+// scripts to read back (list -q, each host:id across hosts): not empty, and
+// nothing termSafe would escape — a newline in an id would print a second,
+// forged id. The printers leave such an id out, with a warning.
+func idLineSafe(id string) bool { return id != "" && termSafe(id) == id }
+
+// shellWordSafe reports whether w is a word a shell reads back as itself,
+// unquoted: only ASCII letters, digits and - _ . : + @ , %. Tab completion
+// offers only such ids (a $(…) in an id would run on Tab, or when the line
+// runs).
+func shellWordSafe(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-_.:+@,%", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// shellJoin quotes words for a shell, each as shellQuote does.
+func shellJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " ")
+}
+
+// shellQuote quotes w for a POSIX shell so that the line is safe to print and
+// to paste: plain when it has only safe characters, else in '…'; a word that
+// termSafe would change (an ESC, a newline, a bidi override, invalid UTF-8) is
+// written as $'…' with those bytes as \xNN escapes (bash, zsh, ksh and POSIX
+// 2024 sh read it), so no control byte reaches the terminal and the word still
+// means the same bytes.
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return w
+	}
+	if termSafe(w) == w {
+		return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(w); {
+		c := w[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\\' || c == '\'':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c >= 0x20 && c < 0x7f:
+				b.WriteByte(c)
+			default:
+				b.WriteString(`\x` + hex2(c))
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(w[i:])
+		if unsafeRune(r, n) {
+			for j := i; j < i+n; j++ {
+				b.WriteString(`\x` + hex2(w[j]))
+			}
+		} else {
+			b.WriteString(w[i : i+n])
+		}
+		i += n
+	}
+	b.WriteString("'")
+	return b.String()
+}

@@ -61,3 +61,28 @@ func TestPrintHuman(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/srv/app-1", "/srv/app-1"},
+		{"", "''"},
+		{"a b'c", `'a b'\''c'`},
+		{"a\x1b]0;x\x07b", `$'a\x1b]0;x\x07b'`},
+		{"it's\n\u202e\xff\\", `$'it\'s\x0a\xe2\x80\xae\xff\\'`},
+		{"é ok", "'é ok'"},
+	} {
+		if got := shellQuote(c.in); got != c.want {
+			t.Errorf("shellQuote(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	for _, w := range []string{"01a1fabc-0000", "ses_AbC.1:2+3@4,5%"} {
+		if !shellWordSafe(w) {
+			t.Errorf("shellWordSafe(%q) = false", w)
+		}
+	}
+	for _, w := range []string{"", "a b", "$(x)", "`x`", "a'b", "a\"b", "a;b", "a|b", "~x", "a*", "a\nb", "é", "a=b", "a/b"} {
+		if shellWordSafe(w) {
+			t.Errorf("shellWordSafe(%q) = true", w)
+		}
+	}
+}

@@ -220,6 +220,18 @@ type Streams struct {
 	// Relay prints one line of a host's stderr, made safe for a terminal, in
 	// turn with Warn.
 	Relay func(line string)
+	// Text makes a host's text output (stdout without --json) safe for a
+	// terminal, newlines and tabs kept: the caller's one sanitiser. Nil passes
+	// it as it is (tests).
+	Text func(s string) string
+}
+
+// text is Text, or the identity when it is not set.
+func (st *Streams) text(s string) string {
+	if st.Text == nil {
+		return s
+	}
+	return st.Text(s)
 }
 
 // Run runs the command across the hosts of o.

@@ -164,7 +164,7 @@ func TestRemoteArrayAndNDJSON(t *testing.T) {
 func TestJSONHostWriterStreams(t *testing.T) {
 	var out bytes.Buffer
 	var mu sync.Mutex
-	j := newJSONHostWriter(&out, "gpu", &mu)
+	j := newJSONHostWriter(&out, "gpu", &mu, nil)
 	for _, p := range []string{`{"id":`, `"a"}`, "\n{\"id\":\"b\"}\n[{\"x\":1}", "]\n"} {
 		j.Write([]byte(p))
 	}
@@ -204,5 +204,19 @@ func TestCombineWaitCodes(t *testing.T) {
 		if got := combineWaitCodes(c.codes, c.any); got != c.want {
 			t.Errorf("combineWaitCodes(%v, any=%v) = %d, want %d", c.codes, c.any, got, c.want)
 		}
+	}
+}
+
+// A host's text goes through the caller's sanitiser as it streams; a
+// character cut in two by a write is held back until it is whole.
+func TestTextWriter(t *testing.T) {
+	var out bytes.Buffer
+	w := &textWriter{w: &out, text: func(s string) string { return fmt.Sprintf("[%s]", s) }}
+	for _, p := range []string{"ab\xe2", "\x80", "\xaec\n", "\xe2"} {
+		w.Write([]byte(p))
+	}
+	w.Close()
+	if got, want := out.String(), "[ab][\u202ec\n][\xe2]"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf8"
 )
 
 // writeJSON prints v as agentctl prints every JSON document: indented by two
@@ -66,6 +67,7 @@ func compactJSON(v []byte) []byte {
 // of --follow and wait, or one document), value by value as they complete.
 type jsonHostWriter struct {
 	w    io.Writer
+	text func(string) string // for what is not JSON after all
 	host string
 	mu   *sync.Mutex
 	pr   *io.PipeReader
@@ -73,9 +75,9 @@ type jsonHostWriter struct {
 	done chan struct{}
 }
 
-func newJSONHostWriter(w io.Writer, host string, mu *sync.Mutex) *jsonHostWriter {
+func newJSONHostWriter(w io.Writer, host string, mu *sync.Mutex, text func(string) string) *jsonHostWriter {
 	pr, pw := io.Pipe()
-	j := &jsonHostWriter{w: w, host: host, mu: mu, pr: pr, pw: pw, done: make(chan struct{})}
+	j := &jsonHostWriter{w: w, text: text, host: host, mu: mu, pr: pr, pw: pw, done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
 		dec := json.NewDecoder(bufio.NewReader(pr))
@@ -83,9 +85,11 @@ func newJSONHostWriter(w io.Writer, host string, mu *sync.Mutex) *jsonHostWriter
 			var v json.RawMessage
 			if err := dec.Decode(&v); err != nil {
 				if err != io.EOF {
-					// Not JSON after all: pass the rest through as it is.
+					// Not JSON after all: pass the rest through as text.
 					j.mu.Lock()
-					io.Copy(j.w, io.MultiReader(dec.Buffered(), pr))
+					tw := &textWriter{w: j.w, text: j.text}
+					io.Copy(tw, io.MultiReader(dec.Buffered(), pr))
+					tw.Close()
 					j.mu.Unlock()
 				}
 				pr.Close()
@@ -168,4 +172,56 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// textWriter passes a host's text output through the caller's sanitiser
+// (Streams.Text) as it streams: a remote's stdout reaches the terminal only
+// as its stderr does, made safe. It holds back only the bytes of a character
+// that a write cut in two.
+type textWriter struct {
+	w    io.Writer
+	text func(string) string
+	buf  []byte
+}
+
+func (t *textWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	n := completeUTF8(t.buf)
+	if n == 0 {
+		return len(p), nil
+	}
+	_, err := io.WriteString(t.w, t.safe(string(t.buf[:n])))
+	t.buf = append(t.buf[:0], t.buf[n:]...)
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close writes what was held back.
+func (t *textWriter) Close() {
+	if len(t.buf) > 0 {
+		io.WriteString(t.w, t.safe(string(t.buf)))
+		t.buf = nil
+	}
+}
+
+func (t *textWriter) safe(s string) string {
+	if t.text == nil {
+		return s
+	}
+	return t.text(s)
+}
+
+// completeUTF8 is the length of b without a UTF-8 sequence cut short at its end.
+func completeUTF8(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
 }

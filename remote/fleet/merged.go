@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -185,8 +186,8 @@ func runSections(ctx context.Context, st *Streams, o Options) error {
 		if i > 0 {
 			fmt.Fprintln(st.Out)
 		}
-		fmt.Fprintf(st.Out, "== %s ==\n", h.Host.Name)
-		st.Out.Write(h.Out)
+		fmt.Fprintf(st.Out, "== %s ==\n", st.text(h.Host.Name))
+		io.WriteString(st.Out, st.text(string(h.Out)))
 		if h.Exit != 0 {
 			failed = true
 		}

@@ -56,20 +56,26 @@ func (o Options) runStreaming(ctx context.Context, st *Streams, h remote.Host, a
 	if mu == nil {
 		mu = &sync.Mutex{}
 	}
-	var out io.Writer = lockedWriter{st.Out, mu}
+	var out io.Writer
 	var closeOut func()
 	if o.json {
-		j := newJSONHostWriter(st.Out, h.Name, mu)
+		j := newJSONHostWriter(st.Out, h.Name, mu, st.text)
 		out, closeOut = j, j.Close
-	} else if o.Mode == PerHost && len(o.hosts) > 1 {
-		p := &prefixWriter{w: st.Out, prefix: h.Name + ":", mu: mu}
-		out, closeOut = p, p.Close
+	} else {
+		// Text: through the caller's sanitiser, then (wait across hosts) the
+		// host before each line.
+		var next io.Writer = lockedWriter{st.Out, mu}
+		closeNext := func() {}
+		if o.Mode == PerHost && len(o.hosts) > 1 {
+			p := &prefixWriter{w: st.Out, prefix: h.Name + ":", mu: mu}
+			next, closeNext = p, p.Close
+		}
+		tw := &textWriter{w: next, text: st.text}
+		out, closeOut = tw, func() { tw.Close(); closeNext() }
 	}
 	ew := &hostErrWriter{st: st, host: h.Name}
 	r := o.Runner.Run(ctx, h, remote.Call{Args: args, Stdin: stdin, Stdout: out, Stderr: ew, ConnectTimeout: o.Timeout})
-	if closeOut != nil {
-		closeOut()
-	}
+	closeOut()
 	ew.flush()
 	if r.Err != nil {
 		return &Error{ExitFailed, r.Err}
