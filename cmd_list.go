@@ -216,7 +216,7 @@ func (l *lister) sessions(n int, at func(int) *discover.Session, now time.Time) 
 			row = append(row, orDash(s.Group))
 		}
 		ago := "-"
-		if t := lastSeen(s); !t.IsZero() {
+		if t := s.LastSeen(); !t.IsZero() {
 			ago = age(now.Sub(t))
 		}
 		prompt := discover.OneLine(s.Prompt, 60)

@@ -173,7 +173,7 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 		if !f.Keep(ss) {
 			return false
 		}
-		t := lastSeen(ss)
+		t := ss.LastSeen()
 		return t.IsZero() || !t.After(until)
 	})
 	out := usageOut{Since: since.UTC(), Until: until.UTC(), By: by, Rows: []usageRow{}}
@@ -184,7 +184,7 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	for i := 0; i < ls.Len(); i++ {
 		ss := ls.At(i)
 		tok, usd := ss.Own()
-		parts := []usagePart{{at: lastSeen(ss), tok: tok, usd: usd}}
+		parts := []usagePart{{at: ss.LastSeen(), tok: tok, usd: usd}}
 		if timed {
 			parts = usageParts(ss)
 		}
@@ -274,7 +274,7 @@ func usageParts(s *discover.Session) []usagePart {
 		rest.Add(neg(sl.Tokens))
 	}
 	if !rest.Zero() || len(parts) == 0 {
-		parts = append(parts, usagePart{at: lastSeen(s), tok: rest})
+		parts = append(parts, usagePart{at: s.LastSeen(), tok: rest})
 	}
 	var total float64
 	for _, p := range parts {

@@ -415,17 +415,6 @@ func parseStates(flag, v string, allowed []string) (map[string]bool, error) {
 	return set, nil
 }
 
-// lastSeen is a session's last activity, else its start.
-func lastSeen(s *discover.Session) time.Time {
-	switch {
-	case s.LastActivity != nil:
-		return *s.LastActivity
-	case s.StartedAt != nil:
-		return *s.StartedAt
-	}
-	return time.Time{}
-}
-
 func orDash(s string) string {
 	if s == "" {
 		return "-"

@@ -131,7 +131,7 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 			continue
 		}
 		if !discover.Alive(s.Status) {
-			end := lastSeen(&s)
+			end := s.LastSeen()
 			if s.EndedAt != nil {
 				end = *s.EndedAt
 			}
