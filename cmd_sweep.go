@@ -134,6 +134,9 @@ func sweepOnce(ctx context.Context, e *cmdEnv) (sweepReport, error) {
 		return rep, &exitError{exitFailed, err}
 	}
 	rep.LocksDropped = len(before) - len(after)
+	if _, err := d.SweepPrompts(); err != nil {
+		warn(s, fmt.Sprintf("prompt files: %v", err))
+	}
 	if rep.WebhooksSent, rep.WebhooksPending, err = d.RetryOutbox(ctx); err != nil {
 		warn(s, fmt.Sprintf("webhook outbox: %v", err))
 	}

@@ -104,12 +104,17 @@ func realHost() *host {
 		getenv: os.Getenv, now: time.Now, executable: os.Executable}
 }
 
-func main() {
-	s := realHost()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, s)
-	stop()
-	os.Exit(code)
+func main() { os.Exit(runSignalled(realHost(), os.Args)) }
+
+// runSignalled is run with the signals that end a command cancelling its
+// context (the test binary's agentctl runs it too). A closed terminal (SIGHUP)
+// ends a command as ^C does: a launch still waiting for its agent's
+// confirmation stops the agent and removes the prompt file instead of dying
+// with both left behind.
+func runSignalled(s *host, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	return run(ctx, args, s)
 }
 
 // run executes one command line and returns the exit code.

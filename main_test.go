@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -32,7 +31,7 @@ func TestMain(m *testing.M) {
 				}
 				s.now = func() time.Time { return now }
 			}
-			os.Exit(run(context.Background(), os.Args, s))
+			os.Exit(runSignalled(s, os.Args))
 		},
 	})
 }

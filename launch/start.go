@@ -441,3 +441,32 @@ func ExitStatus(code *int) string {
 	}
 	return "exit " + strconv.Itoa(*code)
 }
+
+// PromptMaxAge is how long a prompt file may stay under prompts/: Start removes
+// its own once the agent holds it (or the launch failed), so one older than this
+// was left by a launcher killed outright (SIGKILL, a crash).
+const PromptMaxAge = time.Hour
+
+// SweepPrompts removes the prompt files under the state dir's prompts/ that are
+// older than PromptMaxAge (sweep calls it) and returns how many went. A prompt
+// holds the user's whole task: it must not outlive the launch that wrote it.
+func (d *Deps) SweepPrompts() (int, error) {
+	dir := filepath.Join(d.Store.Dir, "prompts")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ent := range ents {
+		info, err := ent.Info()
+		if err != nil || !info.Mode().IsRegular() || d.now().Sub(info.ModTime()) < PromptMaxAge {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, ent.Name())); err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
