@@ -118,6 +118,14 @@ func checkStateDir(dir string, euid int, f *findings) stateReport {
 			f.warning("state", fmt.Sprintf("%s (%d bytes) was moved aside by agentctl because it did not parse", p, info.Size()),
 				"look at it for anything worth keeping, then delete it")
 			rep.Files = append(rep.Files, stateFile{Name: name, Mode: modeString(info), Size: info.Size(), Issue: "corrupt, moved aside"})
+		case strings.Contains(name, ".symlink-"):
+			f.warning("state", fmt.Sprintf("%s was a symbolic link where a state file belongs; agentctl moved it aside rather than write through it", p),
+				"check who planted it (it pointed elsewhere), then delete it")
+			rep.Files = append(rep.Files, stateFile{Name: name, Mode: modeString(info), Size: info.Size(), Issue: "symbolic link, moved aside"})
+		case strings.Contains(name, ".toolarge-"):
+			f.warning("state", fmt.Sprintf("%s (%d bytes) was moved aside by agentctl because it was too large to read safely", p, info.Size()),
+				"look at what wrote it, then delete it")
+			rep.Files = append(rep.Files, stateFile{Name: name, Mode: modeString(info), Size: info.Size(), Issue: "too large, moved aside"})
 		case strings.HasSuffix(name, ".lock"):
 			permOK(p, info, 0o600, euid, p, f)
 		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"):

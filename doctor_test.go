@@ -81,6 +81,12 @@ func TestCheckStateDir(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "locks.json.corrupt-20261120T000000.000000000Z"), "{", 0o600)
 			writeFile(t, filepath.Join(dir, ".locks.json.tmp-123"), "", 0o600)
 		}, wantWarnings: []string{"was moved aside by agentctl because it did not parse", "temp file left by an interrupted write"}},
+		{name: "link and oversized file moved aside", build: func(dir string) {
+			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "locks.json.lock.symlink-20261120T000000.000000000Z")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, "locks.json.toolarge-20261120T000000.000000000Z"), "[]", 0o600)
+		}, wantWarnings: []string{"was a symbolic link where a state file belongs", "was moved aside by agentctl because it was too large"}},
 		{name: "torn journal line", build: func(dir string) {
 			writeFile(t, filepath.Join(dir, "events.ndjson"), "{\"type\":\"lock.acquired\"}\n{\"type\":\n", 0o600)
 		}, wantWarnings: []string{"events.ndjson: 1 lines do not parse"}},

@@ -59,7 +59,7 @@ func (d *Deps) RunHook(ctx context.Context, name, cmdline, dir string, env []str
 	if timeout <= 0 {
 		timeout = 300 * time.Second
 	}
-	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	log, err := meta.OpenAppend(logPath, d.Store.Warn) // never through a link
 	if err != nil {
 		return "error: " + err.Error(), fmt.Errorf("%s hook: open log: %w", name, err)
 	}
