@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,19 @@ func NewEnv(home string, vars map[string]string, procs proc.Table, now time.Time
 		Procs:  procs,
 		Now:    func() time.Time { return now },
 	}
+}
+
+// CollectWarns returns env with its warnings collected, and the slice they
+// are collected in (appends are safe from concurrent reads of the adapter;
+// read the slice once the calls that warn have returned).
+func CollectWarns(env *discover.Env) (*discover.Env, *[]string) {
+	var mu sync.Mutex
+	var warns []string
+	return env.WithWarn(func(s string) {
+		mu.Lock()
+		warns = append(warns, s)
+		mu.Unlock()
+	}), &warns
 }
 
 // CopyTree copies src into dst, creating it: a test's own copy of a fixture
@@ -176,4 +190,21 @@ func ByID(ss []discover.Session) []discover.Session {
 	out := append([]discover.Session(nil), ss...)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// Time parses an RFC 3339 timestamp (fractional seconds allowed), as a
+// fixture's records write them; one it cannot parse panics (the test's
+// literal is wrong).
+func Time(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// TimePtr is Time by pointer, as a Session's optional times are.
+func TimePtr(s string) *time.Time {
+	t := Time(s)
+	return &t
 }
