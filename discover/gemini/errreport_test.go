@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 const (
@@ -21,12 +22,12 @@ func failedEnv(t *testing.T, rewrite bool) *discover.Env {
 	t.Helper()
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
-	copyTree(t, "testdata/failed/home", home, "", "")
+	discovertest.CopyTree(t, "testdata/failed/home", home)
 	newPath := "/tmp/gemh"
 	if rewrite {
 		newPath = home // the reports then name this copy's project dirs
 	}
-	copyTree(t, "testdata/failed/tmpdir", filepath.Join(dir, "tmp"), "/tmp/gemh", newPath)
+	copyTreeReplacing(t, "testdata/failed/tmpdir", filepath.Join(dir, "tmp"), "/tmp/gemh", newPath)
 	env, _ := testEnv(t, home, map[string]string{"TMPDIR": filepath.Join(dir, "tmp")})
 	return env
 }

@@ -1,16 +1,15 @@
 package gemini
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -24,8 +23,6 @@ var now = time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
 // testEnv builds an Env over home with an empty (but available) process table.
 func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, *[]string) {
 	t.Helper()
-	var mu sync.Mutex
-	var warns []string
 	if _, ok := vars["TMPDIR"]; !ok {
 		// Never the machine's own temp dir (error reports are read there).
 		v := map[string]string{"TMPDIR": t.TempDir()}
@@ -34,34 +31,12 @@ func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, 
 		}
 		vars = v
 	}
-	env := &discover.Env{
-		Home:   home,
-		Getenv: func(k string) string { return vars[k] },
-		Procs:  &proc.Fake{Boot: "boot-1"},
-		Now:    func() time.Time { return now },
-	}
-	env = env.WithWarn(func(s string) {
-		mu.Lock()
-		warns = append(warns, s)
-		mu.Unlock()
-	})
-	return env, &warns
+	return discovertest.CollectWarns(discovertest.NewEnv(home, vars, &proc.Fake{Boot: "boot-1"}, now))
 }
 
 func discoverAll(t *testing.T, env *discover.Env) map[string]discover.Session {
 	t.Helper()
-	ss, err := New().Discover(context.Background(), env)
-	if err != nil {
-		t.Fatalf("Discover: %v", err)
-	}
-	out := map[string]discover.Session{}
-	for _, s := range ss {
-		if _, dup := out[s.ID]; dup {
-			t.Errorf("session %s listed twice", s.ID)
-		}
-		out[s.ID] = s
-	}
-	return out
+	return discovertest.DiscoverAll(t, New(), env)
 }
 
 // writeLines writes a session file under home's .gemini/tmp/<project>/chats
@@ -118,25 +93,7 @@ func geminiMsg(id, ts, text, tokens, model string) string {
 
 func lastUpdated(ts string) string { return `{"$set":{"lastUpdated":"` + ts + `"}}` }
 
-func tp(s string) *time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return &t
-}
-
-func appendRaw(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-}
+var tp = discovertest.TimePtr
 
 func writeFile(t *testing.T, path, s string) {
 	t.Helper()
@@ -148,27 +105,20 @@ func writeFile(t *testing.T, path, s string) {
 	}
 }
 
-// copyTree copies a directory, replacing old with new in every file (the
-// recordings name the paths they were made under).
-func copyTree(t *testing.T, src, dst, old, new string) {
+// copyTreeReplacing copies a directory, replacing old with new in every file
+// (the recordings name the paths they were made under).
+func copyTreeReplacing(t *testing.T, src, dst, old, new string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	discovertest.CopyTree(t, src, dst)
+	err := filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		if old != "" {
-			b = []byte(strings.ReplaceAll(string(b), old, new))
-		}
-		return os.WriteFile(target, b, 0o644)
+		return os.WriteFile(p, []byte(strings.ReplaceAll(string(b), old, new)), 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)

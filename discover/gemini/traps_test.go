@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -216,7 +217,7 @@ func TestCorruptLinesSkipped(t *testing.T) {
 		geminiMsg("g1", "2026-12-01T10:00:02.000Z", "one", tok1, "m"),
 	)
 	// A truncated last line (the CLI mid-write) is not read.
-	appendRaw(t, p, `{"id":"g2","timestamp":"2026-12-01T10:00:03.000Z","type":"gemini","tokens":`+tok2)
+	discovertest.AppendFile(t, p, `{"id":"g2","timestamp":"2026-12-01T10:00:03.000Z","type":"gemini","tokens":`+tok2)
 	env, warns := testEnv(t, home, nil)
 	s := one(t, env, id1)
 	if *s.Tokens != want1 || s.Prompt != "first" || s.Status != discover.StatusStopped {
