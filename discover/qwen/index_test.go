@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 // TestIndexChangesNothing: with the parse index cold, warm, after lines are
@@ -17,7 +18,7 @@ import (
 // is rewritten, Discover says exactly what a run without the index says.
 func TestIndexChangesNothing(t *testing.T) {
 	home := t.TempDir()
-	copyTree(t, fixtureHome, home)
+	discovertest.CopyTree(t, fixtureHome, home)
 	state := t.TempDir()
 	check := func(step string) {
 		t.Helper()
@@ -37,7 +38,7 @@ func TestIndexChangesNothing(t *testing.T) {
 	check("warm")
 	p := filepath.Join(home, ".qwen/projects/-home-dev-webapp/chats/5607b7d8-81ac-47ab-ad62-77346d688119.jsonl")
 	dup := `{"uuid":"x1","sessionId":"5607b7d8-81ac-47ab-ad62-77346d688119","timestamp":"2026-12-01T22:40:00.000Z","type":"system","cwd":"/home/dev/webapp","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response","response_id":"chatcmpl-stub1006b478fa","model":"qwen3-coder-plus","input_token_count":1500,"output_token_count":60,"cached_content_token_count":200}}}`
-	appendTo(t, p, dup+"\n"+prompt("01", "again")+"\n")
+	discovertest.AppendFile(t, p, dup+"\n"+prompt("01", "again")+"\n")
 	check("appended")
 	env, _ := testEnv(t, home, nil, nil)
 	env.StateDir = state

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -230,7 +231,7 @@ func TestQwenHomeOverride(t *testing.T) {
 		t.Errorf("QWEN_HOME: %d sessions, want 5", len(got))
 	}
 	rt := t.TempDir()
-	copyTree(t, filepath.Join(abs, "projects"), filepath.Join(rt, "projects"))
+	discovertest.CopyTree(t, filepath.Join(abs, "projects"), filepath.Join(rt, "projects"))
 	home := t.TempDir()
 	env, _ = testEnv(t, home, nil, map[string]string{EnvRuntimeDir: rt})
 	if got := discoverAll(t, New(), env); len(got) != 5 {

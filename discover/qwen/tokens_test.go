@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 )
 
 const sid = "0b7f2a58-1c3d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -123,7 +124,7 @@ func TestBadLinesSkipped(t *testing.T) {
 		strings.Replace(apiResponse("03", "r3", 7, 7, 0, 0, ""), `"output_token_count":7`, `"output_token_count":-7`, 1),
 		reply("04", "done", 1000, 50, 100, 0),
 	)
-	appendTo(t, p, apiResponse("05", "r4", 99999, 9, 0, 0, "")[:80]) // torn: no newline yet
+	discovertest.AppendFile(t, p, apiResponse("05", "r4", 99999, 9, 0, 0, "")[:80]) // torn: no newline yet
 	env, warns := testEnv(t, home, nil, nil)
 	s := discoverAll(t, New(), env)[sid]
 	if d := cmp.Diff(&discover.Tokens{Input: 900, Output: 50, CacheRead: 100}, s.Tokens); d != "" {
