@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/proc"
 )
@@ -103,7 +104,8 @@ func parseFile(t *testing.T, path string) *summary {
 // A live copilot process holding E's lock makes E alive; the same pid started
 // after the lock was written, or now another program, leaves it stale.
 func TestLockLiveness(t *testing.T) {
-	home := copyTree(t, fixtureHome)
+	home := t.TempDir()
+	discovertest.CopyTree(t, fixtureHome, home)
 	lockPath := filepath.Join(home, ".copilot/session-state", idE, "inuse.24788.lock")
 	lockTime := ts("2026-12-01T22:30:18.600Z")
 	if err := os.Chtimes(lockPath, lockTime, lockTime); err != nil {
@@ -250,7 +252,8 @@ func TestPermissionWaiting(t *testing.T) {
 // The parse index is a pure cache: the same listing with it, from it, and
 // without it; a file that grew is parsed again.
 func TestParseIndex(t *testing.T) {
-	home := copyTree(t, fixtureHome)
+	home := t.TempDir()
+	discovertest.CopyTree(t, fixtureHome, home)
 	env, _ := testEnv(t, home, nil, nil)
 	env.NoCache = true
 	want := discoverAll(t, env)

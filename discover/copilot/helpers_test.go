@@ -1,16 +1,14 @@
 package copilot
 
 import (
-	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -36,61 +34,12 @@ func testEnv(t *testing.T, home string, procs proc.Table, vars map[string]string
 	if procs == nil {
 		procs = &proc.Fake{Boot: "boot-1"}
 	}
-	var mu sync.Mutex
-	var warns []string
-	env := &discover.Env{
-		Home:   home,
-		Getenv: func(k string) string { return vars[k] },
-		Procs:  procs,
-		Now:    func() time.Time { return now },
-	}
-	env = env.WithWarn(func(s string) {
-		mu.Lock()
-		warns = append(warns, s)
-		mu.Unlock()
-	})
-	return env, &warns
+	return discovertest.CollectWarns(discovertest.NewEnv(home, vars, procs, now))
 }
 
 func discoverAll(t *testing.T, env *discover.Env) map[string]discover.Session {
 	t.Helper()
-	ss, err := New().Discover(context.Background(), env)
-	if err != nil {
-		t.Fatalf("Discover: %v", err)
-	}
-	out := map[string]discover.Session{}
-	for _, s := range ss {
-		if _, dup := out[s.ID]; dup {
-			t.Errorf("session %s listed twice", s.ID)
-		}
-		out[s.ID] = s
-	}
-	return out
-}
-
-// copyTree copies the fixture home so a test may change it.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return discovertest.DiscoverAll(t, New(), env)
 }
 
 // homeWith writes a one-session home whose events.jsonl is the given lines.
@@ -108,10 +57,4 @@ func homeWith(t *testing.T, id string, lines ...string) string {
 	return home
 }
 
-func ts(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+var ts = discovertest.Time
