@@ -30,11 +30,7 @@ var now = time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
 
 // testEnv builds an Env over home with the given (available) process table.
 func testEnv(t *testing.T, home string, procs proc.Table, vars map[string]string) (*discover.Env, *[]string) {
-	t.Helper()
-	if procs == nil {
-		procs = &proc.Fake{Boot: "boot-1"}
-	}
-	return discovertest.CollectWarns(discovertest.NewEnv(home, vars, procs, now))
+	return discovertest.NewWarnEnv(home, vars, procs, now)
 }
 
 func discoverAll(t *testing.T, env *discover.Env) map[string]discover.Session {

@@ -36,6 +36,19 @@ func NewEnv(home string, vars map[string]string, procs proc.Table, now time.Time
 	}
 }
 
+// NewWarnEnv is NewEnv with its warnings collected (CollectWarns); nil procs
+// is an available process table with no processes (NoProcs).
+func NewWarnEnv(home string, vars map[string]string, procs proc.Table, now time.Time) (*discover.Env, *[]string) {
+	if procs == nil {
+		procs = NoProcs()
+	}
+	return CollectWarns(NewEnv(home, vars, procs, now))
+}
+
+// NoProcs is an available process table with no processes in it: no session
+// of a test home is alive.
+func NoProcs() proc.Table { return &proc.Fake{Boot: "boot-1"} }
+
 // CollectWarns returns env with its warnings collected, and the slice they
 // are collected in (appends are safe from concurrent reads of the adapter;
 // read the slice once the calls that warn have returned).

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/discovertest"
-	"github.com/agentctl/agentctl/proc"
 )
 
 // fixtureHome is the real Gemini CLI 0.61.0 home copied from the shared
@@ -31,7 +30,7 @@ func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, 
 		}
 		vars = v
 	}
-	return discovertest.CollectWarns(discovertest.NewEnv(home, vars, &proc.Fake{Boot: "boot-1"}, now))
+	return discovertest.NewWarnEnv(home, vars, nil, now)
 }
 
 func discoverAll(t *testing.T, env *discover.Env) map[string]discover.Session {
