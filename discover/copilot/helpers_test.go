@@ -1,9 +1,7 @@
 package copilot
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -42,14 +40,7 @@ func discoverAll(t *testing.T, env *discover.Env) map[string]discover.Session {
 func homeWith(t *testing.T, id string, lines ...string) string {
 	t.Helper()
 	home := t.TempDir()
-	dir := filepath.Join(home, ".copilot", "session-state", id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	body := strings.Join(lines, "\n") + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	discovertest.WriteLines(t, filepath.Join(home, ".copilot", "session-state", id, "events.jsonl"), lines...)
 	return home
 }
 

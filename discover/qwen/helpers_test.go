@@ -1,7 +1,6 @@
 package qwen
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,14 +32,8 @@ func discoverAll(t *testing.T, a *Adapter, env *discover.Env) map[string]discove
 // writeChat writes a transcript for sid under home's default projects dir.
 func writeChat(t *testing.T, home, cwd, sid string, lines ...string) string {
 	t.Helper()
-	dir := filepath.Join(home, ".qwen", "projects", strings.ReplaceAll(cwd, "/", "-"), "chats")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, sid+".jsonl")
-	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	p := filepath.Join(home, ".qwen", "projects", strings.ReplaceAll(cwd, "/", "-"), "chats", sid+".jsonl")
+	discovertest.WriteLines(t, p, lines...)
 	return p
 }
 
