@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,15 +22,7 @@ var now = time.Date(2026, 11, 20, 22, 0, 0, 0, time.UTC)
 
 // testEnv builds an Env over home with an empty (but available) process table.
 func testEnv(t *testing.T, home string, vars map[string]string) (*discover.Env, *[]string) {
-	t.Helper()
-	var mu sync.Mutex
-	var warns []string
-	env := discovertest.NewEnv(home, vars, &proc.Fake{Boot: "boot-1"}, now).WithWarn(func(s string) {
-		mu.Lock()
-		warns = append(warns, s)
-		mu.Unlock()
-	})
-	return env, &warns
+	return discovertest.NewWarnEnv(home, vars, nil, now)
 }
 
 // msStart dates fake processes: their StartTicks are Unix milliseconds.
