@@ -22,6 +22,7 @@ type dbState struct {
 	mtime   time.Time
 	wal     bool
 	walSize int64
+	walTime time.Time
 	shm     bool
 	journal bool
 }
@@ -33,7 +34,7 @@ func statDB(path string) (dbState, error) {
 	}
 	s := dbState{size: st.Size(), mtime: st.ModTime()}
 	if w, err := os.Stat(path + "-wal"); err == nil {
-		s.wal, s.walSize = true, w.Size()
+		s.wal, s.walSize, s.walTime = true, w.Size(), w.ModTime()
 	}
 	_, err = os.Stat(path + "-shm")
 	s.shm = err == nil
@@ -72,8 +73,14 @@ func (s dbState) immutable() bool {
 }
 
 // walUnreadable: the -wal has frames but there is no -shm, and reading them would
-// create one. Such a pair is left only by a crash or a copy; say so.
-func (s dbState) walUnreadable() bool { return s.wal && !s.shm && s.walSize > 0 }
+// create one. Such a pair is left only by a crash or a copy; say so. Unless the
+// main file was written after the -wal: the last connection of a writer
+// checkpoints everything into the main file, then unlinks the -shm, then the
+// -wal, and a writer that exited between the two (a process ending while its
+// pool closes) leaves a -wal whose frames are all in the main file already.
+func (s dbState) walUnreadable() bool { // main file strictly newer: checkpointed
+	return s.wal && !s.shm && s.walSize > 0 && !s.walTime.Before(s.mtime)
+}
 
 func (s dbState) same(o dbState) bool {
 	return s.size == o.size && s.mtime.Equal(o.mtime) && s.wal == o.wal && s.shm == o.shm && s.journal == o.journal

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -160,6 +161,50 @@ func TestReadWALWithoutSHM(t *testing.T) {
 	}
 	if !strings.Contains(note, "-shm is missing") {
 		t.Errorf("note %q does not say the -shm is missing", note)
+	}
+	if diff := cmp.Diff([]string{"agent.db", "agent.db-wal"}, dirFiles(t, dir)); diff != "" {
+		t.Errorf("files next to the copy (-want +got):\n%s", diff)
+	}
+}
+
+// A -wal without its -shm whose frames a closing writer already checkpointed
+// (the main file is newer than the -wal: the writer exited between unlinking
+// the -shm and the -wal) loses nothing: the main file is read, with no note
+// of a crash, and nothing is created next to it.
+func TestReadCheckpointedWALWithoutSHM(t *testing.T) {
+	path := newWAL(t, "a")
+	w := writer(t, path)
+	exec(t, w, "INSERT INTO t(id) VALUES ('in-wal')")
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "agent.db")
+	for _, side := range []string{"-wal", ""} {
+		b, err := os.ReadFile(path + side)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cp+side, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The checkpoint: the row in the main file, written after the -wal.
+	cw, err := sql.Open("sqlite", "file:"+cp+"?_pragma=journal_mode(delete)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Rename(cp+"-wal", cp+"-wal.keep")
+	exec(t, cw, "INSERT INTO t(id) VALUES ('in-wal')")
+	cw.Close()
+	os.Rename(cp+"-wal.keep", cp+"-wal")
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(cp+"-wal", old, old); err != nil {
+		t.Fatal(err)
+	}
+	got, note := ids(t, cp)
+	if diff := cmp.Diff([]string{"a", "in-wal"}, got); diff != "" {
+		t.Errorf("ids (-want +got):\n%s", diff)
+	}
+	if note != "" {
+		t.Errorf("note %q for a -wal the main file is newer than", note)
 	}
 	if diff := cmp.Diff([]string{"agent.db", "agent.db-wal"}, dirFiles(t, dir)); diff != "" {
 		t.Errorf("files next to the copy (-want +got):\n%s", diff)
