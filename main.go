@@ -178,6 +178,9 @@ Examples:
 
 Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 wait timeout.`,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			if typo := flagTypo(c, err, s.argv); typo != err {
+				return &exitError{exitUsage, typo}
+			}
 			return usageErrorf("%v (see agentctl --help)", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
@@ -221,9 +224,13 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			fireFusesCommand(s),
 		},
 	}
+	app.Before = helpTopic(func() []*cli.Command { return app.Commands }, "agentctl", app.Before)
 	for _, c := range app.Commands {
 		c.Flags = appendMissing(c.Flags, globalFlags())
 		c.OnUsageError = app.OnUsageError
+		if len(c.Subcommands) > 0 {
+			c.Before = helpTopic(func() []*cli.Command { return c.Subcommands }, "agentctl "+c.Name, c.Before)
+		}
 		for _, sc := range c.Subcommands {
 			sc.Flags = append(sc.Flags, globalFlags()...)
 			sc.OnUsageError = app.OnUsageError
