@@ -49,14 +49,14 @@ Examples:
   agentctl events --follow --type session.waiting     # who needs me, as it happens
   agentctl events --follow --type fuse --interval 5s`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "since", Usage: "only events of the last `DUR` (e.g. 30m, 2h, 7d)"},
+			&cli.StringFlag{Name: "since", Usage: "only events from `WHEN` on: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01)"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only events of type `T` (repeatable; session, lock or fuse for a whole family)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing events as they happen, until interrupted"},
 			&cli.StringFlag{Name: "interval", Usage: "with --follow, poll the adapters every `DUR` (default 2s)"},
 			&cli.BoolFlag{Name: "json", Usage: "NDJSON even on a terminal (the default elsewhere)"},
 		},
 		Action: func(c *cli.Context) error {
-			o, err := eventsOptionsFrom(c)
+			o, err := eventsOptionsFrom(c, s.now())
 			if err != nil {
 				return err
 			}
@@ -69,15 +69,15 @@ Examples:
 	}
 }
 
-func eventsOptionsFrom(c *cli.Context) (eventsOptions, error) {
+func eventsOptionsFrom(c *cli.Context, now time.Time) (eventsOptions, error) {
 	o := eventsOptions{Follow: c.Bool("follow"), JSON: c.Bool("json"), Interval: 2 * time.Second}
 	if c.NArg() > 0 {
 		return o, usageErrorf("events takes no arguments")
 	}
 	if v := c.String("since"); v != "" {
-		d, err := meta.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return o, usageErrorf("--since %q: want a positive duration such as 30m, 2h or 7d", v)
+		d, err := sinceWindow(v, now)
+		if err != nil {
+			return o, err
 		}
 		o.Since = d
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/remote/fleet"
 )
 
@@ -38,13 +37,13 @@ Examples:
 			&cli.BoolFlag{Name: "count", Usage: "print the number of sessions only (0 included)"},
 			&cli.StringFlag{Name: "group", Usage: "only sessions of this launch group"},
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions started in `DIR` or below"},
-			&cli.StringFlag{Name: "since", Usage: "window for ended sessions (`DUR`, e.g. 2h, 30d; default 7d)"},
+			&cli.StringFlag{Name: "since", Usage: "window for ended sessions, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of session objects"},
 			&cli.BoolFlag{Name: "watch", Usage: "redraw every 2 s until Ctrl-C"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},
 		},
 		Action: func(c *cli.Context) error {
-			o, err := listOptionsFrom(c)
+			o, err := listOptionsFrom(c, s.now())
 			if err != nil {
 				return err
 			}
@@ -65,17 +64,17 @@ type listOptions struct {
 }
 
 // listOptionsFrom reads list's command line and checks it, before any I/O.
-func listOptionsFrom(c *cli.Context) (listOptions, error) {
+func listOptionsFrom(c *cli.Context, now time.Time) (listOptions, error) {
 	o := listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
 		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Quiet: c.Bool("quiet"), Count: c.Bool("count"), Statuses: c.StringSlice("status"),
 		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since")}
-	_, err := o.filter()
+	_, err := o.filter(now)
 	return o, err
 }
 
 // filter checks the options and builds the listing's filter (all but --cwd,
 // which is resolved under the home once it is known). It reads nothing.
-func (o listOptions) filter() (discover.Filter, error) {
+func (o listOptions) filter(now time.Time) (discover.Filter, error) {
 	if len(o.Args) > 0 {
 		return discover.Filter{}, usageErrorf("list takes no arguments (got %q); filter with --cwd, --status or --adapter", o.Args[0])
 	}
@@ -95,9 +94,9 @@ func (o listOptions) filter() (discover.Filter, error) {
 		}
 	}
 	if v := o.Since; v != "" {
-		d, err := meta.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return f, usageErrorf("--since %q: want a duration such as 2h or 30d", v)
+		d, err := sinceWindow(v, now)
+		if err != nil {
+			return f, err
 		}
 		f.Since = d
 		f.All = true
@@ -108,7 +107,7 @@ func (o listOptions) filter() (discover.Filter, error) {
 // runList prints the listing. It checks the options again (filter), so that a
 // caller that builds them in code gets the same usage errors before any I/O.
 func runList(ctx context.Context, s *host, o listOptions) error {
-	f, err := o.filter()
+	f, err := o.filter(s.now())
 	if err != nil {
 		return err
 	}

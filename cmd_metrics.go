@@ -42,10 +42,10 @@ Example crontab line:
   */5 * * * * agentctl metrics --textfile /var/lib/node_exporter/textfile/agentctl.prom`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "textfile", Usage: "write to `PATH` (temp file + rename in its directory) instead of stdout"},
-			&cli.StringFlag{Name: "since", Usage: "window for ended sessions' counts, tokens and cost (`DUR`, default 7d)"},
+			&cli.StringFlag{Name: "since", Usage: "window for ended sessions' counts, tokens and cost, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
 		},
 		Action: func(c *cli.Context) error {
-			o, err := metricsOptionsFrom(c)
+			o, err := metricsOptionsFrom(c, s.now())
 			if err != nil {
 				return err
 			}
@@ -58,15 +58,15 @@ Example crontab line:
 	}
 }
 
-func metricsOptionsFrom(c *cli.Context) (metricsOptions, error) {
+func metricsOptionsFrom(c *cli.Context, now time.Time) (metricsOptions, error) {
 	if c.NArg() > 0 {
 		return metricsOptions{}, usageErrorf("metrics takes no arguments (got %q); to write a file use --textfile PATH", c.Args().First())
 	}
 	o := metricsOptions{textfile: c.String("textfile"), since: 7 * 24 * time.Hour}
 	if v := c.String("since"); v != "" {
-		d, err := meta.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return o, usageErrorf("--since %q: want a duration such as 2h or 30d", v)
+		d, err := sinceWindow(v, now)
+		if err != nil {
+			return o, err
 		}
 		o.since = d
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/discover"
-	"github.com/agentctl/agentctl/meta"
 )
 
 // usageKeys are what `usage --by` groups on, in the order the columns appear.
@@ -48,8 +47,8 @@ Examples:
   agentctl usage --adapter codex --by week`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "by", Usage: "group by `KEY`s: " + strings.Join(usageKeys, ", ") + " (comma list or repeated; default adapter)"},
-			&cli.StringFlag{Name: "since", Usage: "from `WHEN`: a duration back from now (30d) or a date (2026-11-01); default 7d"},
-			&cli.StringFlag{Name: "until", Usage: "up to `WHEN` (a duration back from now or a date); default now"},
+			&cli.StringFlag{Name: "since", Usage: "from `WHEN`: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01, 2026-11-01T15:04); default 7d"},
+			&cli.StringFlag{Name: "until", Usage: "up to `WHEN` (a duration back from now or a date; a date alone includes that day); default now"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object {since, until, by, rows, total}"},
 		},
 		Action: func(c *cli.Context) error {
@@ -93,19 +92,6 @@ type usageOut struct {
 	Total usageRow   `json:"total"`
 }
 
-// parseWhen reads --since/--until: a duration back from now or a date (local).
-func parseWhen(flag, v string, now time.Time) (time.Time, error) {
-	if d, err := meta.ParseDuration(v); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{"2006-01-02", time.RFC3339} {
-		if t, err := time.ParseInLocation(layout, v, now.Location()); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, usageErrorf("--%s %q: want a duration back from now (30d, 12h) or a date (2026-11-01)", flag, v)
-}
-
 // usageOptionsFrom reads usage's command line and checks it against the
 // clock's now, before any I/O.
 func usageOptionsFrom(c *cli.Context, now time.Time) (usageOptions, error) {
@@ -137,12 +123,12 @@ func (o usageOptions) check(now time.Time) (by []string, since, until time.Time,
 	}
 	since, until = now.Add(-7*24*time.Hour), now
 	if o.Since != "" {
-		if since, err = parseWhen("since", o.Since, now); err != nil {
+		if since, err = whenFlag("since", o.Since, now, false); err != nil {
 			return nil, since, until, err
 		}
 	}
 	if o.Until != "" {
-		if until, err = parseWhen("until", o.Until, now); err != nil {
+		if until, err = whenFlag("until", o.Until, now, true); err != nil {
 			return nil, since, until, err
 		}
 	}

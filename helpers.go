@@ -476,3 +476,27 @@ func userName(s *host) string {
 	}
 	return "unknown"
 }
+
+// whenFlag reads a --since or --until value with the one syntax of them all
+// (meta.ParseWhen); a malformed one is a usage error naming the flag.
+func whenFlag(flag, v string, now time.Time, end bool) (time.Time, error) {
+	t, err := meta.ParseWhen(v, now, end)
+	if err != nil {
+		return t, usageErrorf("--%s %q: %v", flag, v, err)
+	}
+	return t, nil
+}
+
+// sinceWindow reads --since of the commands whose window ends now (list,
+// metrics, events) as the window's length: a window that starts now or later
+// would hold nothing, so it is refused.
+func sinceWindow(v string, now time.Time) (time.Duration, error) {
+	t, err := whenFlag("since", v, now, false)
+	if err != nil {
+		return 0, err
+	}
+	if !t.Before(now) {
+		return 0, usageErrorf("--since %q: not before now (%s)", v, now.Format(time.RFC3339))
+	}
+	return now.Sub(t), nil
+}

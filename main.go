@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -156,14 +157,15 @@ func globalFlags() []cli.Flag {
 func newApp(s *host) *cli.App {
 	hosts := newAcrossHosts(s)
 	app := &cli.App{
-		Name:                 "agentctl",
-		Usage:                "see, inspect and control every AI coding-agent session on this machine",
-		Version:              version,
-		Reader:               s.In,
-		Writer:               s.Out,
-		ErrWriter:            s.ErrOut,
-		Flags:                globalFlags(),
-		HideVersion:          true,
+		Name:      "agentctl",
+		Usage:     "see, inspect and control every AI coding-agent session on this machine",
+		Version:   version,
+		Reader:    s.In,
+		Writer:    s.Out,
+		ErrWriter: s.ErrOut,
+		Flags: append(globalFlags(), &cli.BoolFlag{Name: "version", Aliases: []string{"v"},
+			Usage: "print agentctl's version (as the version command)"}),
+		HideVersion:          true, // the flag above, printed by printVersion, not urfave's "agentctl version dev"
 		EnableBashCompletion: true,
 		Description: `agentctl has no daemon: every command reads the agents' own files, registries and
 gateways and the live process table at the moment it runs.
@@ -176,12 +178,20 @@ Examples:
 
 Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 wait timeout.`,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			if typo := flagTypo(c, err, s.argv); typo != err {
+				return &exitError{exitUsage, typo}
+			}
 			return usageErrorf("%v (see agentctl --help)", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(s.ErrOut, "agentctl: unknown command %q (see agentctl --help)\n", name)
 		},
-		Action:         func(c *cli.Context) error { return unknownCommand(c, c.App.Commands, "agentctl") },
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") && !c.Args().Present() {
+				return printVersion(s, false)
+			}
+			return unknownCommand(c, c.App.Commands, "agentctl")
+		},
 		ExitErrHandler: func(*cli.Context, error) {}, // errors are printed once, in run
 		Commands: []*cli.Command{
 			hosts.on(listCommand(s), listAcross(s)),
@@ -214,9 +224,13 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			fireFusesCommand(s),
 		},
 	}
+	app.Before = helpTopic(func() []*cli.Command { return app.Commands }, "agentctl", app.Before)
 	for _, c := range app.Commands {
 		c.Flags = appendMissing(c.Flags, globalFlags())
 		c.OnUsageError = app.OnUsageError
+		if len(c.Subcommands) > 0 {
+			c.Before = helpTopic(func() []*cli.Command { return c.Subcommands }, "agentctl "+c.Name, c.Before)
+		}
 		for _, sc := range c.Subcommands {
 			sc.Flags = append(sc.Flags, globalFlags()...)
 			sc.OnUsageError = app.OnUsageError
@@ -246,22 +260,90 @@ func appendMissing(fs, more []cli.Flag) []cli.Flag {
 func versionCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print agentctl's version",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {version, protocol} (what another agentctl checks over ssh)"}},
+		Usage: "print agentctl's version (also --version, -v)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {version, protocol, revision, time, modified} (what another agentctl checks over ssh)"}},
 		Action: func(c *cli.Context) error {
-			if c.Bool("json") {
-				b, err := json.Marshal(struct {
-					Version  string `json:"version"`
-					Protocol int    `json:"protocol"`
-				}{version, remote.Protocol})
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(s.Out, "%s\n", b)
-				return nil
-			}
-			fmt.Fprintf(s.Out, "agentctl %s\n", version)
-			return nil
+			return printVersion(s, c.Bool("json"))
 		},
 	}
+}
+
+// printVersion is `version` and `--version`: one line for people, or the JSON
+// line a remote agentctl's caller reads first (remote/ssh.go's versionLine: its
+// version and protocol fields must stay; more fields are ignored there).
+func printVersion(s *host, asJSON bool) error {
+	bi, _ := debug.ReadBuildInfo()
+	b := stampOf(version, bi)
+	if asJSON {
+		j, err := json.Marshal(struct {
+			Version  string `json:"version"`
+			Protocol int    `json:"protocol"`
+			Revision string `json:"revision,omitempty"`
+			Time     string `json:"time,omitempty"`
+			Modified bool   `json:"modified,omitempty"`
+		}{b.version, remote.Protocol, b.revision, b.time, b.modified})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "%s\n", j)
+		return nil
+	}
+	fmt.Fprintf(s.Out, "agentctl %s\n", b)
+	return nil
+}
+
+// stamp is what a binary knows about the source it was built from.
+type stamp struct {
+	version  string // -ldflags main.version, else the module version (go install m@v1.2.3), else "dev"
+	revision string // VCS commit, as go build stamps it in a checkout
+	time     string // the commit's time, RFC 3339
+	modified bool   // built from a tree with uncommitted changes
+}
+
+// stampOf reads the stamp from the linker flag and the build info: a release
+// build sets main.version; `go install …@v1.2.3` records the module version;
+// `go build` in a git checkout records the commit (not the version: a
+// pseudo-version there would only repeat the commit).
+func stampOf(ldVersion string, bi *debug.BuildInfo) stamp {
+	b := stamp{version: ldVersion}
+	if bi == nil {
+		return b
+	}
+	for _, kv := range bi.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			b.revision = kv.Value
+		case "vcs.time":
+			b.time = kv.Value
+		case "vcs.modified":
+			b.modified = kv.Value == "true"
+		}
+	}
+	// A pseudo-version (v0.0.0-20261202015500-475f718abcde) embeds the
+	// commit's first 12 hex digits; "+dirty" repeats vcs.modified.
+	v := strings.TrimSuffix(bi.Main.Version, "+dirty")
+	pseudo := b.revision != "" && strings.Contains(v, b.revision[:min(12, len(b.revision))])
+	if b.version == "dev" && v != "" && v != "(devel)" && !pseudo {
+		b.version = v
+	}
+	return b
+}
+
+// String is `dev (rev abc1234, 2026-12-02, modified)`: the short commit and
+// the commit's day, as `git log --oneline` and a bug report want them.
+func (b stamp) String() string {
+	var parts []string
+	if b.revision != "" {
+		parts = append(parts, "rev "+b.revision[:min(7, len(b.revision))])
+	}
+	if t, err := time.Parse(time.RFC3339, b.time); err == nil {
+		parts = append(parts, t.UTC().Format(time.DateOnly))
+	}
+	if b.modified {
+		parts = append(parts, "modified")
+	}
+	if len(parts) == 0 {
+		return b.version
+	}
+	return b.version + " (" + strings.Join(parts, ", ") + ")"
 }

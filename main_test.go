@@ -67,6 +67,12 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("FIXTURES", filepath.Join(env.WorkDir, "fixture-home"))
+			// Scripts that check the docs against the code read them here.
+			repo, err := filepath.Abs(".")
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO", repo)
 			fake, err := filepath.Abs("launch/testdata/fake-claude")
 			if err != nil {
 				return err

@@ -13,8 +13,11 @@
 package agents
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentctl/agentctl/internal/suggest"
 )
 
 // Agent is one name a session can carry, and the facts about it that are not
@@ -131,7 +134,16 @@ func SubsOf(reader string) []string {
 	return out
 }
 
-// UnknownError is the error for a name that is not an agent's: it lists them.
+// UnknownError is the error for a name that is not an agent's: it lists them,
+// and names the nearest when name looks like a typo of one ("claude").
 func UnknownError(name string) error {
-	return fmt.Errorf("unknown adapter %q; known adapters: %s", name, strings.Join(Names(), ", "))
+	var names [][]string
+	for _, n := range Names() {
+		names = append(names, []string{n})
+	}
+	msg := fmt.Sprintf("unknown adapter %q; known adapters: %s", name, strings.Join(Names(), ", "))
+	if near := suggest.Closest(name, names); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	}
+	return errors.New(msg)
 }
