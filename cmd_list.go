@@ -145,7 +145,10 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 }
 
 // lister prints listings: list's own methods over the command's environment.
-type lister struct{ e *cmdEnv }
+type lister struct {
+	e        *cmdEnv
+	watching bool // --watch: no hints under the listing (cmd_list_hint.go)
+}
 
 // once prints one listing; failed reports whether any adapter failed.
 func (l *lister) once(ctx context.Context, f discover.Filter, asJSON bool) (failed bool, err error) {
@@ -153,6 +156,11 @@ func (l *lister) once(ctx context.Context, f discover.Filter, asJSON bool) (fail
 	e.onlyAlive = !f.All && len(f.Statuses) == 0 // adapters may skip the dead; Keep drops them anyway
 	res, ls := e.listing(ctx)
 	f.Now = e.s.now()
+	var left discover.Left
+	counted := false
+	if !asJSON && !l.watching {
+		left, counted = l.hintsBefore(ls, f)
+	}
 	ls.Filter(f)
 	if asJSON {
 		// A value left out (out of range) fails --strict like a failed adapter.
@@ -161,6 +169,9 @@ func (l *lister) once(ctx context.Context, f discover.Filter, asJSON bool) (fail
 		return len(res.Warnings) > 0 || dropped, err
 	}
 	l.sessions(ls.Len(), ls.View, f.Now)
+	if !l.watching {
+		l.hintsAfter(ctx, f, ls.Len(), left, counted)
+	}
 	return len(res.Warnings) > 0, nil
 }
 
@@ -240,6 +251,7 @@ func (l *lister) sessions(n int, at func(int) *discover.Session, now time.Time) 
 // watch redraws the listing every 2 s until the context ends (Ctrl-C).
 func (l *lister) watch(ctx context.Context, f discover.Filter, asJSON bool) error {
 	e := l.e
+	l.watching = true
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
