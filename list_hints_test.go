@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,19 +12,7 @@ import (
 func TestListFooterOnTTY(t *testing.T) {
 	h, out, errOut := testHost(t)
 	h.outTTY = true
-	home := filepath.Join(t.TempDir(), "fixture-home")
-	if err := os.CopyFS(home, os.DirFS("testdata/home")); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Date(2026, 11, 20, 21, 55, 0, 0, time.UTC) // as TestScripts
-	if err := filepath.WalkDir(home, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Chtimes(p, old, old)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	home, _ := fixtureHome(t) // fixtureHome: cmd_metrics_test.go
 	h.now = func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }
 	o := listOptions{globalOptions: globalOptions{Home: home, NoColor: true}, All: true}
 	if err := runList(context.Background(), h, o); err != nil {
@@ -39,5 +24,24 @@ func TestListFooterOnTTY(t *testing.T) {
 	}
 	if errOut.Len() > 0 {
 		t.Errorf("stderr: %q, want nothing", errOut)
+	}
+}
+
+// An empty plain list whose sessions ended inside the window says -a shows
+// them (testHost's clock: an hour after the fixture files were written).
+func TestListEmptySaysEndedInWindow(t *testing.T) {
+	h, out, errOut := testHost(t)
+	home, _ := fixtureHome(t)
+	o := listOptions{globalOptions: globalOptions{Home: home, Adapters: []string{"codex"}}}
+	if err := runList(context.Background(), h, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"No sessions found.\n", "\n8 sessions ended in the last 7d (use -a)\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout:\n%s\nwant %q in it", out, want)
+		}
+	}
+	if strings.Contains(out.String(), "older") || errOut.Len() > 0 {
+		t.Errorf("stdout:\n%s\nstderr: %q; want no older sessions and no stderr", out, errOut)
 	}
 }
