@@ -132,8 +132,15 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 	f := &rep.findings
 	// State files first, and read-only: a reading command's lazy upkeep would
 	// move a corrupt file aside before doctor could name it.
+	before := len(f.Problems)
 	rep.State = checkStateDir(e.store.Dir, d.euid, f)
-	if e.untrusted != nil {
+	switch {
+	case e.store.Unusable != nil && len(f.Problems) > before:
+		// An unusable state dir (a file, unreadable, not creatable) is said
+		// once, by checkStateDir.
+	case e.store.Unusable != nil:
+		f.problem("state", e.store.Unusable.Error(), "")
+	case e.untrusted != nil:
 		var ue *meta.UntrustedError
 		if errors.As(e.untrusted, &ue) {
 			f.problem("trust", fmt.Sprintf("%s %s: agentctl runs nothing from this state dir (fuse scripts, hooks, webhooks, adapter binaries, notify targets) and ignores its config", ue.Path, ue.Reason), ue.Fix)

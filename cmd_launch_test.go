@@ -332,8 +332,9 @@ func TestStopWaitResume(t *testing.T) {
 	if s.Status != "stopped" || s.PID != 0 {
 		t.Errorf("after stop: %+v", s)
 	}
-	if _, errOut, code := c.run("stop", l.ID); code != 1 || !strings.Contains(errOut, "is not running (stopped); nothing to stop") {
-		t.Errorf("second stop: exit %d %q", code, errOut)
+	// A second stop is idempotent (issue 37 item 9, like docker stop).
+	if out, errOut, code := c.run("stop", l.ID); code != 0 || out != "already stopped "+l.ID+"\n" {
+		t.Errorf("second stop: exit %d %q %q", code, out, errOut)
 	}
 	if ls, _ := locks.List(c.store()); len(ls) != 0 {
 		t.Errorf("auto-lock not released: %+v", ls)
@@ -401,9 +402,11 @@ func TestStopForgedRecord(t *testing.T) {
 	if s := c.status(sid); s.Status == "running" || s.PID != 0 {
 		t.Errorf("a forged record made the session look alive: %+v", s)
 	}
-	_, errOut, code := c.run("stop", "--force", sid)
-	if code != 1 || !strings.Contains(errOut, "is not running") {
-		t.Errorf("stop of a forged record: exit %d %q", code, errOut)
+	// The session has ended, so stop has nothing to signal: "already stopped"
+	// (issue 37 item 9: exit 0, was exit 1 "is not running").
+	out, errOut, code := c.run("stop", "--force", sid)
+	if code != 0 || !strings.HasPrefix(out, "already stopped "+sid) {
+		t.Errorf("stop of a forged record: exit %d %q %q", code, out, errOut)
 	}
 	if _, err := proc.Lookup(victim.Process.Pid); err != nil {
 		t.Fatal("stop signalled a process whose start time did not match")

@@ -24,6 +24,8 @@ every signal. Launched sessions get their whole process group signalled.
 Escalation: SIGINT, 3 s, SIGTERM, 5 s, SIGKILL (--force: sooner); opencode and
 pi get SIGTERM first (5 s), codex SIGINT to the PID (10 s). Prints
 "stopped ID (exit observed)" only once the exit is seen; otherwise exits 1.
+A session that has already ended is not an error: "already stopped ID", exit 0
+(--json: "already_stopped": true).
 A session known only from a process-table scan needs --force.
 
 Claude Code background sessions (claude --bg) are stopped Claude's way first:
@@ -67,6 +69,9 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 	if err != nil {
 		return err
 	}
+	if !discover.Alive(sess.Status) {
+		return stopEnded(ctx, e, o, sess)
+	}
 	drv, err := launch.DriverFor(sess.Adapter)
 	if err != nil {
 		return &exitError{exitFailed, err}
@@ -95,7 +100,7 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 	}
 	if o.JSON {
 		out := map[string]any{"id": sess.ID, "pid": target.PID, "signals": res.Signals, "exit_observed": res.ExitObserved,
-			"already_gone": res.AlreadyGone, "elapsed_ms": res.Elapsed.Milliseconds()}
+			"already_gone": res.AlreadyGone, "already_stopped": false, "elapsed_ms": res.Elapsed.Milliseconds()}
 		if err := writeJSON(s.Out, out); err != nil {
 			return err
 		}
@@ -113,6 +118,24 @@ func runStop(ctx context.Context, s *host, o stopOptions) error {
 		return nil
 	}
 	return &exitError{exitFailed, fmt.Errorf("signal sent to %s; still alive after %s (pid %d, last signal %s)", sess.ID, res.Elapsed.Round(100*time.Millisecond), target.PID, res.LastSignal)}
+}
+
+// stopEnded is stop of a session that has already ended (stopped or failed):
+// nothing to signal, and like docker stop that is success: "already stopped
+// ID", exit 0 (--json: already_stopped true and the status it ended in).
+func stopEnded(ctx context.Context, e *cmdEnv, o stopOptions, sess discover.Session) error {
+	// A launch whose agent died unnoticed gets its end recorded now.
+	e.finaliseDead(ctx)
+	if o.JSON {
+		return writeJSON(e.s.Out, map[string]any{"id": sess.ID, "pid": 0, "signals": []string{}, "exit_observed": false,
+			"already_gone": true, "already_stopped": true, "status": sess.Status, "elapsed_ms": 0})
+	}
+	how := ""
+	if sess.Status != discover.StatusStopped {
+		how = " (" + sess.Status + ")"
+	}
+	_, err := printHuman(e.s.Out, "already stopped %s%s\n", sess.ID, how)
+	return err
 }
 
 // stopGateway aborts an OpenClaw run through the gateway (docs/agents/openclaw.md §6.3):

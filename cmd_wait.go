@@ -32,8 +32,9 @@ one seen first). A live status is polled every 500 ms without backing off.
 
 Exit codes: 0 every session reached a wanted status (with done: and ended
 successfully); 1 a session failed or was killed while done was wanted, or ended
-before reaching a wanted status; 124 when --timeout passes first (the sessions
-still short of it are named). Here --timeout is the wait's limit; adapters keep
+before reaching a wanted status (its line says "never reached STATUS"); 124 when
+--timeout passes first (the sessions still short of it are named with the
+status each was last seen in: "still unknown: ID"). Here --timeout is the wait's limit; adapters keep
 their own timeout (AGENTCTL_ADAPTER_TIMEOUT or config).
 
 Examples:
@@ -157,6 +158,7 @@ func adapterTimeout(s *host, cfg *meta.Config) time.Duration {
 type waited struct {
 	arg, id, adapter string
 	first            string // status when the wait began (for any-change)
+	last             string // status at the latest poll (named on a timeout)
 	done             bool
 }
 
@@ -204,6 +206,7 @@ func waitSessions(ctx context.Context, e *cmdEnv, o waitOptions, limit time.Dura
 			if !ok {
 				continue
 			}
+			w.last = s.Status
 			end := waitEnded(s, env.Launches)
 			got := reached(until, s, w.first, end)
 			if got == "" && !end {
@@ -217,7 +220,7 @@ func waitSessions(ctx context.Context, e *cmdEnv, o waitOptions, limit time.Dura
 			case got == "done" && !waitSucceeded(s):
 				failed = true
 			}
-			if err := printEnded(e, s, got, o.JSON); err != nil {
+			if err := printEnded(e, s, got, until, o.JSON); err != nil {
 				return err
 			}
 		}
@@ -225,17 +228,7 @@ func waitSessions(ctx context.Context, e *cmdEnv, o waitOptions, limit time.Dura
 			break
 		}
 		if limit > 0 && time.Since(start) >= limit {
-			var left []string
-			for _, w := range ws {
-				if !w.done {
-					left = append(left, w.id)
-				}
-			}
-			what := "still running"
-			if live {
-				what = "not yet " + strings.Join(sortedKeys(until), "|")
-			}
-			return &exitError{exitTimeout, fmt.Errorf("timed out after %s; %s: %s", limit, what, strings.Join(left, " "))}
+			return &exitError{exitTimeout, fmt.Errorf("timed out after %s; %s", limit, timedOutLeft(ws, until, live))}
 		}
 		sleep := interval
 		if limit > 0 {
@@ -269,6 +262,39 @@ func waitSessions(ctx context.Context, e *cmdEnv, o waitOptions, limit time.Dura
 	return nil
 }
 
+// timedOutLeft names the sessions still short of the wait, by the status each
+// was last seen in ("still unknown: ID", not "still running" for a session
+// whose status is unknown); with a live --until, "not yet STATE: ID (status)".
+func timedOutLeft(ws []*waited, until map[string]bool, live bool) string {
+	var order []string
+	by := map[string][]string{}
+	for _, w := range ws {
+		if w.done {
+			continue
+		}
+		st := w.last
+		if st == "" {
+			st = w.first
+		}
+		if live {
+			by[""] = append(by[""], fmt.Sprintf("%s (%s)", w.id, st))
+			continue
+		}
+		if by[st] == nil {
+			order = append(order, st)
+		}
+		by[st] = append(by[st], w.id)
+	}
+	if live {
+		return "not yet " + strings.Join(sortedKeys(until), "|") + ": " + strings.Join(by[""], " ")
+	}
+	parts := make([]string, 0, len(order))
+	for _, st := range order {
+		parts = append(parts, "still "+st+": "+strings.Join(by[st], " "))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // waitEnded: the process is gone and, for a launched session, its end is on
 // record (the supervisor or a lazy finaliser wrote the exit code and ended_at;
 // until then the outcome is not known yet).
@@ -296,7 +322,7 @@ type waitLine struct {
 	Reached string `json:"reached"`
 }
 
-func printEnded(e *cmdEnv, s discover.Session, got string, asJSON bool) error {
+func printEnded(e *cmdEnv, s discover.Session, got string, until map[string]bool, asJSON bool) error {
 	if asJSON {
 		b, err := json.Marshal(waitLine{s, got})
 		if err != nil {
@@ -320,6 +346,10 @@ func printEnded(e *cmdEnv, s discover.Session, got string, asJSON bool) error {
 		_, err := printHuman(e.s.Out, "%s %s%s\n", s.ID, s.Status, detail)
 		return err
 	}
-	_, err := printHuman(e.s.Out, "%s %s (%s)%s\n", s.ID, s.Status, code, detail)
+	never := ""
+	if got == "" { // ended short of every wanted status: say so, it never will
+		never = "; never reached " + strings.Join(sortedKeys(until), "|")
+	}
+	_, err := printHuman(e.s.Out, "%s %s (%s)%s%s\n", s.ID, s.Status, code, detail, never)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -120,6 +122,17 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	// points at the agents' files, and a command run over someone else's home
 	// (root over /home/alice, a read-only fixture) must not write there.
 	stateDir := s.getenv("AGENTCTL_HOME")
+	fromEnv := stateDir != ""
+	if fromEnv && !filepath.IsAbs(stateDir) {
+		// Resolved against the directory agentctl starts in, once: the
+		// supervisor, fuse firer and agents it starts run elsewhere (and cron
+		// runs from another cwd than the shell that set it).
+		abs, err := filepath.Abs(stateDir)
+		if err != nil {
+			return nil, usageErrorf("AGENTCTL_HOME %q is relative and the current directory cannot be told (%v); set it to an absolute path", stateDir, err)
+		}
+		stateDir = abs
+	}
 	if stateDir == "" {
 		own := s.getenv("HOME")
 		if own == "" {
@@ -135,7 +148,17 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	e.store.Now = s.now
 	e.store.Warn = func(f string, a ...any) { warn(s, fmt.Sprintf(f, a...)) }
 	cfg, warns, err := loadTrustedConfig(e.store)
-	if e.untrusted = trustErr(err); e.untrusted != nil {
+	if why := stateDirProblem(stateDir); why != "" {
+		// Reading commands go on without agentctl's state (one warning);
+		// writing ones fail with this error (mustTrust, Store.EnsureDir).
+		name := "AGENTCTL_HOME " + stateDir
+		if !fromEnv {
+			name = "state dir " + stateDir + " (AGENTCTL_HOME unset)"
+		}
+		e.untrusted = fmt.Errorf("%s %s; point AGENTCTL_HOME at a directory you can write", name, why)
+		e.store.Unusable = e.untrusted
+		cfg, warns, err = &meta.Config{}, []string{fmt.Sprintf("%v; going on without agentctl's state (no launch records, locks, fuses or caches)", e.untrusted)}, nil
+	} else if e.untrusted = trustErr(err); e.untrusted != nil {
 		cfg, warns, err = &meta.Config{}, []string{untrustedWarning(e.untrusted)}, nil
 	}
 	if err != nil && g.BadConfigOK {
@@ -191,6 +214,45 @@ func setup(s *host, g globalOptions) (*cmdEnv, error) {
 	}
 	e.color = s.IsTTY() && !g.NoColor && s.getenv("NO_COLOR") == ""
 	return e, nil
+}
+
+// stateDirProblem is why agentctl cannot use dir as its state dir at all, ""
+// when it can (or might: a dir that is readable but not writable is left to
+// the trust rule and to the write that fails): dir is a file, cannot be read,
+// or does not exist and cannot be created.
+func stateDirProblem(dir string) string {
+	const rx, wx = 5, 3 // access(2) R_OK|X_OK, W_OK|X_OK
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return "is not a directory"
+	case err == nil:
+		if syscall.Access(dir, rx) != nil {
+			return "cannot be read (permission denied)"
+		}
+		return ""
+	case errors.Is(err, syscall.ENOTDIR):
+		return "cannot be created (a path component is not a directory)"
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("cannot be used (%v)", errors.Unwrap(err))
+	}
+	// Missing: the nearest existing parent must be a directory agentctl can
+	// create it in.
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(p) != p {
+			continue
+		}
+		switch {
+		case err != nil:
+			return fmt.Sprintf("cannot be created (%v)", err)
+		case !st.IsDir():
+			return fmt.Sprintf("cannot be created (%s is not a directory)", p)
+		case syscall.Access(p, wx) != nil:
+			return fmt.Sprintf("cannot be created (%s is not writable)", p)
+		}
+		return ""
+	}
 }
 
 // loadTrustedConfig loads the state dir's config when the dir passes the
@@ -265,7 +327,11 @@ func (e *cmdEnv) keep() func(*discover.Session) bool {
 }
 
 func (e *cmdEnv) newEnv() *discover.Env {
-	env := discover.DefaultEnv(e.home, e.store.Dir)
+	state := e.store.Dir
+	if e.store.Unusable != nil {
+		state = "" // no caches, no OpenClaw device file (said once by setup)
+	}
+	env := discover.DefaultEnv(e.home, state)
 	env.Getenv = e.s.getenv
 	if e.homeFlag {
 		// --home replaces $HOME, and the XDG dirs that default from it.

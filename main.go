@@ -176,6 +176,12 @@ Examples:
   agentctl status 75098152      all fields of one session (unique id prefix is enough)
   agentctl peek -n 5 75098152   its last 5 messages
 
+State: agentctl's own records live in $AGENTCTL_HOME (default ~/.agentctl); a
+relative AGENTCTL_HOME is resolved once against the directory agentctl starts in
+(cron runs elsewhere: prefer an absolute path). If it is a file, unreadable or
+cannot be created, reading commands go on without it (one warning) and writing
+ones fail naming it.
+
 Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 wait timeout.`,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			if typo := flagTypo(c, err, s.argv); typo != err {

@@ -61,6 +61,9 @@ type Event struct {
 // it starts on a line boundary even after a torn write (appendLine), and never
 // goes through a symbolic link (openNoFollow).
 func (s *Store) AppendEvent(ev Event) error {
+	if s.Unusable != nil {
+		return s.Unusable
+	}
 	if ev.Timestamp.IsZero() {
 		ev.Timestamp = s.now()
 	}
@@ -111,6 +114,9 @@ func rotate(path string) error {
 // included), until fn returns false. Lines that do not parse (a torn line after a
 // crash) are skipped with a warning. raw is valid only during the call.
 func (s *Store) ReadEvents(fn func(ev Event, raw []byte) bool) error {
+	if s.Unusable != nil {
+		return nil // no journal
+	}
 	path := s.Path(EventsFile)
 	for _, p := range []string{path + ".2", path + ".1", path} {
 		f, err := os.Open(p)

@@ -38,6 +38,10 @@ type Store struct {
 	// EventsMaxBytes is the size at which events.ndjson is rotated; 0 means
 	// DefaultEventsMaxBytes.
 	EventsMaxBytes int64
+	// Unusable, when set, is why the state dir cannot be used at all (a file,
+	// unreadable, or not creatable): reads find nothing and every write fails
+	// with this error (EnsureDir), which names the dir.
+	Unusable error
 }
 
 // NewStore returns a store rooted at dir, with the real clock, the real process
@@ -72,6 +76,9 @@ func (s *Store) Path(name string) string { return filepath.Join(s.Dir, name) }
 
 // EnsureDir creates the state dir with mode 0700.
 func (s *Store) EnsureDir() error {
+	if s.Unusable != nil {
+		return s.Unusable
+	}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("create state dir %s: %w", s.Dir, err)
 	}
@@ -91,6 +98,9 @@ type envelope struct {
 // A symbolic link is not followed (an error: the next writer moves it aside), and
 // a file larger than v's bound (Bounded) is not read: a *TooLargeError.
 func (s *Store) Read(name string, v any) error {
+	if s.Unusable != nil {
+		return nil // as a missing file: nothing recorded
+	}
 	path := s.Path(name)
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
