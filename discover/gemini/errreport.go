@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
@@ -114,8 +115,8 @@ func (r *errReports) find(f failedTurn) (msg, path string) {
 const maxReport = 16 << 20
 
 func matchReport(path string, f failedTurn) (string, bool) {
-	fi, err := os.Stat(path)
-	if err != nil || fi.Size() > maxReport {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxReport || !sameOwner(fi, f.ProjectDir) {
 		return "", false
 	}
 	b, err := agentfs.ReadFile(path)
@@ -163,4 +164,17 @@ func parseReport(b []byte, f failedTurn) (string, bool) {
 		msg = string(rep.Error.Message)
 	}
 	return msg, true
+}
+
+// sameOwner: the temp dir is shared by every user, so a report counts only
+// when the user who owns the session's project dir wrote it — another user's
+// file there (planted or not) says nothing about this session.
+func sameOwner(report os.FileInfo, projectDir string) bool {
+	pi, err := os.Stat(projectDir)
+	if err != nil {
+		return false
+	}
+	r, ok1 := report.Sys().(*syscall.Stat_t)
+	p, ok2 := pi.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && r.Uid == p.Uid
 }

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +60,29 @@ func TestFailedTurnForeignReport(t *testing.T) {
 			if s.Status != discover.StatusFailed || s.BlockedReason != "" {
 				t.Errorf("%s: %s: status %s blocked %q, want failed without a reason", name, id, s.Status, s.BlockedReason)
 			}
+		}
+	}
+}
+
+// The temp dir is shared: a matching report another user wrote (planted in
+// /tmp) gives no reason.
+func TestFailedTurnReportOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file to another uid")
+	}
+	env := failedEnv(t, true)
+	reports, _ := filepath.Glob(filepath.Join(env.Getenv("TMPDIR"), "gemini-client-error-*"))
+	if len(reports) == 0 {
+		t.Fatal("no reports in the test's temp dir")
+	}
+	for _, r := range reports {
+		if err := os.Lchown(r, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, s := range discoverAll(t, env) {
+		if s.Status != discover.StatusFailed || s.BlockedReason != "" {
+			t.Errorf("%s: status %s blocked %q from another user's report, want failed without a reason", id, s.Status, s.BlockedReason)
 		}
 	}
 }
