@@ -318,6 +318,7 @@ func toSession(r record, v discover.Verdict) discover.Session {
 // Peek returns the last n items of a session (n <= 0: all).
 func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Session, n int) ([]discover.Message, error) {
 	var msgs []nativeMsg
+	var v2rows []v2Row
 	found := false
 	// The store the listing found it in first; else every store (a session known
 	// only from a launch record so far).
@@ -344,6 +345,10 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 			if n > 0 {
 				limit = n + 5
 			}
+			// OpenCode 2's row wins over the 1.x copy it migrated from.
+			if v2rows, found, err = peekV2(ctx, db, s.ID, limit); found || err != nil {
+				return err
+			}
 			msgs, found, err = peekDB(ctx, db, s.ID, limit)
 			return err
 		})
@@ -368,7 +373,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 		found = true
 	}
 	// -n counts items: one message may have made two (its text and its error).
-	its := discover.LastN(items(msgs), n)
+	its := discover.LastN(append(itemsV2(v2rows), items(msgs)...), n)
 	if len(its) == 0 {
 		return nil, discover.ErrNoSession
 	}

@@ -136,7 +136,7 @@ func inputSummary(tool string, input json.RawMessage) string {
 	if json.Unmarshal(input, &in) == nil {
 		key := ""
 		switch tool {
-		case "bash":
+		case "bash", "shell": // OpenCode 1.x, 2
 			key = "command"
 		case "read", "edit", "write":
 			key = "filePath"

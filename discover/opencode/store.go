@@ -72,6 +72,9 @@ type lastMessage struct {
 	Finish    string
 	ErrName   string
 	ErrMsg    string
+	// Idle is an OpenCode 2 idle marker's outcome (Role "idle"): succeeded,
+	// failed or interrupted.
+	Idle string
 	// Provider/ModelID of the message (assistant) or its model (user).
 	Provider, ModelID string
 }
@@ -144,13 +147,48 @@ LEFT JOIN message lm ON lm.id = s.last_id
 
 // listDB reads every session of one database.
 func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query, slots bool) ([]record, error) {
+	v2, err := v2Columns(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var out []record
+	if v2 != nil {
+		if out, err = listV2(ctx, db, v2, path, q, slots); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	sc, err := sqlitero.Columns(ctx, db, "session")
 	if err != nil {
 		return nil, err
 	}
 	if !sc["id"] || !sc["directory"] || !sc["title"] || !sc["time_created"] || !sc["time_updated"] {
+		if v2 != nil {
+			return out, nil // an OpenCode 2 database without the 1.x tables
+		}
 		return nil, fmt.Errorf("%s: no OpenCode session table (is this an opencode.db?)", path)
 	}
+	v1, err := listV1(ctx, db, sc, path, q, slots)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return v1, nil
+	}
+	// A session OpenCode 2 migrated keeps its 1.x copy: the session_v2 row wins.
+	have := make(map[string]bool, len(out))
+	for _, r := range out {
+		have[r.ID] = true
+	}
+	for _, r := range v1 {
+		if !have[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// listV1 reads the 1.x session table.
+func listV1(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q *discover.Query, slots bool) ([]record, error) {
 	if mc, err := sqlitero.Columns(ctx, db, "message"); err != nil || !mc["data"] || !mc["session_id"] {
 		return nil, fmt.Errorf("%s: no OpenCode message table", path)
 	}
@@ -168,18 +206,18 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query, slo
 	}
 	if !sc["tokens_input"] || !sc["cost"] {
 		// An older schema without the stored totals: sum the assistant messages.
-		err := sumFromMessages(ctx, db, out, false, q)
+		err := sumFromMessages(ctx, db, out, false, q, v1Messages(false))
 		if isMalformedJSON(err) {
-			err = sumFromMessages(ctx, db, out, true, q)
+			err = sumFromMessages(ctx, db, out, true, q, v1Messages(true))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	if slots {
-		err := slotsFromMessages(ctx, db, out, false, q)
+		err := slotsFromMessages(ctx, db, out, false, q, v1Messages(false))
 		if isMalformedJSON(err) {
-			err = slotsFromMessages(ctx, db, out, true, q)
+			err = slotsFromMessages(ctx, db, out, true, q, v1Messages(true))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -199,6 +237,15 @@ type messageSQL struct {
 	filter string
 	args   []any
 	ok     string
+}
+
+// messageTable names where a store keeps its messages' usage: the table and the
+// condition that picks assistant messages.
+type messageTable struct{ table, assistant string }
+
+// v1Messages is OpenCode 1.x's message table, the role inside data.
+func v1Messages(guarded jsonFn) messageTable {
+	return messageTable{table: "message", assistant: guarded.x("data", "$.role") + " = 'assistant'"}
 }
 
 func newMessageSQL(recs []record, guarded jsonFn, q *discover.Query) messageSQL {
@@ -221,7 +268,7 @@ func newMessageSQL(recs []record, guarded jsonFn, q *discover.Query) messageSQL 
 // slotsFromMessages fills each record's Slots: its assistant messages' tokens
 // summed per 15-minute slot of the message's time_created, in SQL. A message
 // whose tokens cannot be true is left out, as sumFromMessages leaves it out.
-func slotsFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
+func slotsFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query, mt messageTable) error {
 	jx := guarded.x
 	m := newMessageSQL(recs, guarded, q)
 	var sums []string
@@ -230,7 +277,7 @@ func slotsFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded j
 	}
 	rows, err := db.QueryContext(ctx, `SELECT session_id, (time_created / `+fmt.Sprint(discover.SlotSeconds*1000)+`) * `+fmt.Sprint(discover.SlotSeconds)+` AS slot,
 	    `+strings.Join(sums, ", ")+`
-	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant' AND time_created > 0 AND `+m.ok+m.filter+`
+	  FROM `+mt.table+` WHERE `+mt.assistant+` AND time_created > 0 AND `+m.ok+m.filter+`
 	  GROUP BY session_id, slot`, m.args...)
 	if err != nil {
 		return err
@@ -313,7 +360,7 @@ func parseModel(s string) modelRef {
 
 // sumFromMessages fills tokens and cost from assistant messages, for schemas that
 // do not store session totals (docs/agents/opencode.md §2.3).
-func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query) error {
+func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query, mt messageTable) error {
 	jx := guarded.x
 	m := newMessageSQL(recs, guarded, q)
 	// A message whose tokens cannot be true (discover.UsageOK: negative, over 10⁹,
@@ -326,7 +373,7 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 	    `+okSum(jx("data", paths[2]))+`, `+okSum(jx("data", paths[3]))+`,
 	    `+okSum(jx("data", paths[4]))+`, `+okSum(jx("data", "$.cost"))+`,
 	    sum(CASE WHEN `+ok+` THEN 0 ELSE 1 END)
-	  FROM message WHERE `+jx("data", "$.role")+` = 'assistant'`+filter+` GROUP BY session_id`, args...)
+	  FROM `+mt.table+` WHERE `+mt.assistant+filter+` GROUP BY session_id`, args...)
 	if err != nil {
 		return err
 	}

@@ -17,12 +17,30 @@ func turnOf(m lastMessage) (discover.Outcome, string) {
 	case "user":
 		return discover.OutcomeOpen, "user message with no reply yet"
 	case "assistant":
+	case "idle":
+		// OpenCode 2: the session went idle, with its execution's outcome.
+		switch m.Idle {
+		case "succeeded":
+			return discover.OutcomeDone, "idle (succeeded)"
+		case "interrupted":
+			return discover.OutcomeAborted, "idle (interrupted)"
+		case "failed":
+			d := "idle (failed)"
+			if m.ErrName != "" {
+				d = "error: " + m.ErrName
+			}
+			if m.ErrMsg != "" {
+				d += ": " + m.ErrMsg
+			}
+			return discover.OutcomeError, d
+		}
+		return discover.OutcomeUnknown, fmt.Sprintf("idle with unknown outcome %q", m.Idle)
 	default:
 		// An unknown role (a newer OpenCode): its state is not ours to guess.
 		return discover.OutcomeUnknown, fmt.Sprintf("latest message has unknown role %q", m.Role)
 	}
 	switch {
-	case m.ErrName == "MessageAbortedError":
+	case m.ErrName == "MessageAbortedError" || m.ErrName == "aborted": // 1.x, 2
 		return discover.OutcomeAborted, "aborted"
 	case m.ErrName != "":
 		d := "error: " + m.ErrName
