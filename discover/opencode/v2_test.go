@@ -242,3 +242,48 @@ func TestV2MalformedValues(t *testing.T) {
 		})
 	}
 }
+
+// TestV2IdleState: the session row's time_idle/idle_outcome decide a turn the
+// transcript leaves open, and a prompt newer than time_idle reopens it.
+func TestV2IdleState(t *testing.T) {
+	cases := []struct {
+		name, id   string
+		stmts      []string
+		status     string
+		detailHas  string
+		procsStart int64 // an opencode run in the session's directory started then (0: none)
+	}{
+		{name: "no idle marker row, the row says interrupted", id: v2Interrupt,
+			stmts: []string{`DELETE FROM session_message WHERE session_id = '` + v2Interrupt + `' AND type = 'idle'`,
+				`UPDATE session_message SET data = json_remove(data, '$.error', '$.time.completed') WHERE session_id = '` + v2Interrupt + `' AND type = 'assistant'`},
+			status: "stopped", detailHas: "idle (interrupted)"},
+		{name: "no idle marker row, the row says failed", id: v2Failed,
+			stmts:  []string{`DELETE FROM session_message WHERE session_id = '` + v2Failed + `' AND type <> 'user'`},
+			status: "failed", detailHas: "error: provider.auth: stub error 401 (scripted)"},
+		{name: "a prompt after time_idle, a process started for it", id: v2Done,
+			stmts:  []string{`INSERT INTO session_message VALUES ('msg_f1a0000010006DoneUser0002', '` + v2Done + `', 'user', 6, 1795211950000, 1795211950000, '{"time":{"created":1795211950000},"text":"One more thing","files":[],"agents":[],"skills":[]}')`},
+			status: "running", detailHas: "user message with no reply yet", procsStart: 1795211949500},
+		{name: "a model switch after time_idle does not reopen the turn", id: v2Done,
+			stmts:  []string{`INSERT INTO session_message VALUES ('msg_f1a0000010006DoneModel002', '` + v2Done + `', 'model-switched', 6, 1795211950000, 1795211950000, '{"time":{"created":1795211950000},"model":{"id":"m2","providerID":"fake"}}')`},
+			status: "stopped", detailHas: "idle (succeeded)", procsStart: 1795211949500},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home, dbPath := v2Home(t)
+			w := writer(t, dbPath)
+			for _, s := range c.stmts {
+				mustExec(t, w, s)
+			}
+			w.Close()
+			procs := noProcs()
+			if c.procsStart != 0 {
+				procs = table(ocRun(500, "/home/dev/frontend", c.procsStart))
+			}
+			got, _ := list(t, newEnv(home, nil, procs))
+			s := got[c.id]
+			if s.Status != c.status || !strings.Contains(s.EvidenceDetail, c.detailHas) {
+				t.Errorf("%s: %s (%s), want %s (%s)", c.id, s.Status, s.EvidenceDetail, c.status, c.detailHas)
+			}
+		})
+	}
+}
