@@ -287,3 +287,26 @@ func TestV2IdleState(t *testing.T) {
 		})
 	}
 }
+
+// TestV2UsageSlots: usage's time slots come from OpenCode 2's assistant rows
+// (reasoning counted as output) and add up to the session's stored totals; the
+// migrated session's 1.x copy adds nothing.
+func TestV2UsageSlots(t *testing.T) {
+	home, _ := v2Home(t)
+	env := newEnv(home, nil, noProcs())
+	env.Slots = true
+	got, _ := list(t, env)
+	want := map[string]discover.Slots{
+		v2Done: {{At: 1795199400, Tokens: discover.Tokens{Input: 1200, Output: 400, CacheRead: 5000, CacheWrite: 200}}},
+		v2Migrated: {{At: 1795149900, Tokens: discover.Tokens{Input: 100, Output: 10, CacheRead: 300}},
+			{At: 1795200300, Tokens: discover.Tokens{Input: 150, Output: 25, CacheRead: 600}}},
+	}
+	for id, w := range want {
+		if d := cmp.Diff(w, got[id].Slots); d != "" {
+			t.Errorf("%s slots (-want +got):\n%s", id, d)
+		}
+		if d := cmp.Diff(*got[id].Tokens, got[id].Slots.Sum()); d != "" {
+			t.Errorf("%s: slots do not add up to the session's tokens (-tokens +slots):\n%s", id, d)
+		}
+	}
+}
