@@ -212,6 +212,13 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		}
 	}
 	verdicts := judge(recs, procs, procsOK)
+	for i, r := range recs {
+		if turn, detail := turnOf(r.Last); turn == discover.OutcomeOpen {
+			if v, ok := claimVerdict(r, procs, verdicts[i], detail); ok {
+				verdicts[i] = v
+			}
+		}
+	}
 	if procsOK {
 		// A server's own answer is exact: it outranks the inference above.
 		if dirs := openDirs(recs, procs); len(dirs) > 0 {

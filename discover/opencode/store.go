@@ -26,8 +26,12 @@ type record struct {
 	Slots            discover.Slots
 	Created, Updated int64 // epoch ms
 	Archived         int64 // 0: not archived
-	Last             lastMessage
-	Prompt           *string
+	// Claimed is when an OpenCode 2 execution claimed the session
+	// (session_v2.time_suspended; 0: none): set as its execution starts,
+	// cleared as it ends.
+	Claimed int64
+	Last    lastMessage
+	Prompt  *string
 	// LastUserAt is the creation time of the latest user message (ms), for
 	// matching a process started just before it (docs/agents/opencode.md §4.1 (3)).
 	LastUserAt int64

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/internal/sqlitero"
@@ -63,7 +64,7 @@ func listV2SQL(sc, pc map[string]bool, guarded jsonFn, where string) string {
 		opt("agent"), opt("slug"), opt("model"), f("cost"),
 		i("tokens_input"), i("tokens_output"), i("tokens_reasoning"), i("tokens_cache_read"), i("tokens_cache_write"),
 		"coalesce(" + i("time_created") + ", 0)", "coalesce(" + i("time_updated") + ", 0)", i("time_archived"),
-		i("time_idle"), opt("idle_outcome"), opt("idle_error_type"), "substr(" + opt("idle_error_message") + ", 1, 500)",
+		i("time_suspended"), i("time_idle"), opt("idle_outcome"), opt("idle_error_type"), "substr(" + opt("idle_error_message") + ", 1, 500)",
 		"lm.id", "lm.type", num("lm.time_created", "INTEGER"), num(jx("lm.data", "$.time.completed"), "INTEGER"), jx("lm.data", "$.finish"),
 		jx("lm.data", "$.error.type"), "substr(" + jx("lm.data", "$.error.message") + ", 1, 500)", jx("lm.data", "$.outcome"),
 		jx("lm.data", "$.model.providerID"), jx("lm.data", "$.model.id"),
@@ -128,7 +129,7 @@ func listV2Rows(ctx context.Context, db *sql.DB, query, path string, args []any)
 			title, version, parent, project, worktree, agent, slg sql.NullString
 			model                                                 sql.NullString
 			cost                                                  sql.NullFloat64
-			ti, to, tr, tcr, tcw, archived, idleAt                sql.NullInt64
+			ti, to, tr, tcr, tcw, archived, claimed, idleAt       sql.NullInt64
 			idleOutcome, idleErrType, idleErrMsg                  sql.NullString
 			lmID, lmType, finish, errType, errMsg, outcome        sql.NullString
 			prov, mid                                             sql.NullString
@@ -138,7 +139,7 @@ func listV2Rows(ctx context.Context, db *sql.DB, query, path string, args []any)
 		if err := rows.Scan(&r.ID, &r.Dir, &title, &version, &parent, &project, &worktree,
 			&agent, &slg, &model, &cost, &ti, &to, &tr, &tcr, &tcw,
 			&r.Created, &r.Updated, &archived,
-			&idleAt, &idleOutcome, &idleErrType, &idleErrMsg,
+			&claimed, &idleAt, &idleOutcome, &idleErrType, &idleErrMsg,
 			&lmID, &lmType, &lmCreated, &completed, &finish, &errType, &errMsg, &outcome, &prov, &mid,
 			&lastUser, &prompt); err != nil {
 			return nil, err
@@ -153,7 +154,7 @@ func listV2Rows(ctx context.Context, db *sql.DB, query, path string, args []any)
 		if ti.Valid || to.Valid {
 			r.Tokens = &tokenClasses{ti.Int64, to.Int64, tr.Int64, tcr.Int64, tcw.Int64}
 		}
-		r.Archived = archived.Int64
+		r.Archived, r.Claimed = archived.Int64, claimed.Int64
 		r.Last = v2Last(lmID.String, lmType.String, lmCreated.Int64, completed.Int64, finish.String,
 			errType.String, errMsg.String, outcome.String)
 		r.Last.Provider, r.Last.ModelID = prov.String, mid.String
@@ -200,3 +201,32 @@ func v2Last(id, typ string, created, completed int64, finish, errType, errMsg, o
 // v2Messages is where OpenCode 2 keeps an assistant message's usage: the
 // session_message rows of type assistant, tokens and cost in data as 1.x has them.
 var v2Messages = messageTable{table: "session_message", assistant: "type = 'assistant'"}
+
+// claimVerdict is the status of an OpenCode 2 session whose turn is open and
+// whose execution is claimed (session_v2.time_suspended, which OpenCode 2 sets
+// as an execution starts and clears as it ends), when the process tie left it
+// unknown: every process that could run it is a server or TUI (the background
+// service hosts any directory). A live claimant is running it; the claim
+// outlives only a claimant that died, and then no process is alive to be a
+// candidate.
+func claimVerdict(r record, procs []ocProc, v discover.Verdict, tdetail string) (discover.Verdict, bool) {
+	if r.Claimed <= 0 || v.Status != discover.StatusUnknown {
+		return discover.Verdict{}, false
+	}
+	cands := candidatesFor(r, procs)
+	if len(cands) == 0 {
+		return discover.Verdict{}, false
+	}
+	for _, c := range cands {
+		if c.Kind != kindHost && c.Kind != kindTUI {
+			return discover.Verdict{}, false
+		}
+	}
+	out := discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true,
+		Detail: fmt.Sprintf("execution claimed at %s (session_v2.time_suspended) and %s alive; %s",
+			time.UnixMilli(r.Claimed).UTC().Format(time.RFC3339), cands[0], tdetail)}
+	if len(cands) == 1 {
+		out.PID = cands[0].PID
+	}
+	return out, true
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // The OpenCode 2 database of these tests is built from testdata/opencode2/store.sql:
@@ -308,5 +309,39 @@ func TestV2UsageSlots(t *testing.T) {
 		if d := cmp.Diff(*got[id].Tokens, got[id].Slots.Sum()); d != "" {
 			t.Errorf("%s: slots do not add up to the session's tokens (-tokens +slots):\n%s", id, d)
 		}
+	}
+}
+
+// TestV2ExecutionClaim: OpenCode 2's background service hosts every directory,
+// so an open turn with only the service alive cannot be tied to it — unless
+// the session's execution is claimed (session_v2.time_suspended): then it runs.
+func TestV2ExecutionClaim(t *testing.T) {
+	service := fakeProc{pid: 800, ppid: 1, comm: "opencode", argv: []string{"opencode", "serve", "--service"}, cwd: "/", env: []string{"PWD=/"}, startMS: 1795211000000}
+	for _, c := range []struct {
+		name    string
+		claimed bool
+		procs   *proc.Fake
+		status  string
+	}{
+		{"claimed, service alive", true, table(service), "running"},
+		{"not claimed, service alive", false, table(service), "unknown"},
+		{"claimed, nothing alive", true, noProcs(), "failed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, dbPath := v2Home(t)
+			if c.claimed {
+				w := writer(t, dbPath)
+				mustExec(t, w, `UPDATE session_v2 SET time_suspended = 1795211900200 WHERE id = ?`, v2Open)
+				w.Close()
+			}
+			got, _ := list(t, newEnv(home, nil, c.procs))
+			s := got[v2Open]
+			if s.Status != c.status {
+				t.Errorf("%s (%s), want %s", s.Status, s.EvidenceDetail, c.status)
+			}
+			if c.status == "running" && (s.PID != 800 || !strings.Contains(s.EvidenceDetail, "execution claimed at 2026-11-20T21:58:20Z")) {
+				t.Errorf("pid %d, detail %q", s.PID, s.EvidenceDetail)
+			}
+		})
 	}
 }
