@@ -171,7 +171,7 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query, slo
 		}
 		return nil, fmt.Errorf("%s: no OpenCode session table (is this an opencode.db?)", path)
 	}
-	v1, err := listV1(ctx, db, sc, path, q, slots)
+	v1, err := listV1(ctx, db, sc, path, q, slots, v2 != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -191,8 +191,9 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query, slo
 	return out, nil
 }
 
-// listV1 reads the 1.x session table.
-func listV1(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q *discover.Query, slots bool) ([]record, error) {
+// listV1 reads the 1.x session table; with v2, only the sessions session_v2
+// does not have (the copies OpenCode 2's migration left are not read).
+func listV1(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q *discover.Query, slots, v2 bool) ([]record, error) {
 	if mc, err := sqlitero.Columns(ctx, db, "message"); err != nil || !mc["data"] || !mc["session_id"] {
 		return nil, fmt.Errorf("%s: no OpenCode message table", path)
 	}
@@ -201,6 +202,13 @@ func listV1(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q 
 		return nil, err
 	}
 	where, args := q.SQLWhere("s.id")
+	if v2 {
+		if where == "" {
+			where = " WHERE s.id NOT IN (SELECT id FROM session_v2)"
+		} else {
+			where = " WHERE (" + strings.TrimPrefix(where, " WHERE ") + ") AND s.id NOT IN (SELECT id FROM session_v2)"
+		}
+	}
 	out, err := listRows(ctx, db, listSQL(sc, pc, false, where), path, args)
 	if isMalformedJSON(err) {
 		out, err = listRows(ctx, db, listSQL(sc, pc, true, where), path, args)
