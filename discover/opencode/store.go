@@ -191,6 +191,38 @@ func listDB(ctx context.Context, db *sql.DB, path string, q *discover.Query, slo
 	return out, nil
 }
 
+// sqlWhere is q.SQLWhere, plus, for a prefix lookup, the range of ids that
+// start with the prefix (ids compare bytewise), so that SQLite finds them by
+// index instead of testing every id: a lookup reads the rows of the sessions
+// it names and no others.
+func sqlWhere(q *discover.Query, col string) (string, []any) {
+	where, args := q.SQLWhere(col)
+	if q == nil || q.Prefix == "" || len(q.IDs) > 0 {
+		return where, args
+	}
+	p := q.Prefix
+	last := p[len(p)-1]
+	if last == 0xff {
+		return where, args
+	}
+	upper := p[:len(p)-1] + string([]byte{last + 1})
+	return where + " AND " + col + " >= ? AND " + col + " < ?", append(args, p, upper)
+}
+
+// v1Where filters the 1.x sessions to those q names and, with v2, to those
+// session_v2 does not have (one primary-key probe per session).
+func v1Where(q *discover.Query, v2 bool) (string, []any) {
+	where, args := sqlWhere(q, "s.id")
+	if !v2 {
+		return where, args
+	}
+	const notV2 = "NOT EXISTS (SELECT 1 FROM session_v2 v WHERE v.id = s.id)"
+	if where == "" {
+		return " WHERE " + notV2, args
+	}
+	return " WHERE (" + strings.TrimPrefix(where, " WHERE ") + ") AND " + notV2, args
+}
+
 // listV1 reads the 1.x session table; with v2, only the sessions session_v2
 // does not have (the copies OpenCode 2's migration left are not read).
 func listV1(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q *discover.Query, slots, v2 bool) ([]record, error) {
@@ -201,14 +233,7 @@ func listV1(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q 
 	if err != nil {
 		return nil, err
 	}
-	where, args := q.SQLWhere("s.id")
-	if v2 {
-		if where == "" {
-			where = " WHERE s.id NOT IN (SELECT id FROM session_v2)"
-		} else {
-			where = " WHERE (" + strings.TrimPrefix(where, " WHERE ") + ") AND s.id NOT IN (SELECT id FROM session_v2)"
-		}
-	}
+	where, args := v1Where(q, v2)
 	out, err := listRows(ctx, db, listSQL(sc, pc, false, where), path, args)
 	if isMalformedJSON(err) {
 		out, err = listRows(ctx, db, listSQL(sc, pc, true, where), path, args)
@@ -265,7 +290,7 @@ func newMessageSQL(recs []record, guarded jsonFn, q *discover.Query) messageSQL 
 	for i, r := range recs {
 		m.idx[r.ID] = i
 	}
-	m.filter, m.args = q.SQLWhere("session_id")
+	m.filter, m.args = sqlWhere(q, "session_id")
 	if m.filter != "" {
 		m.filter = " AND (" + strings.TrimPrefix(m.filter, " WHERE ") + ")"
 	}
@@ -275,6 +300,14 @@ func newMessageSQL(recs []record, guarded jsonFn, q *discover.Query) messageSQL 
 	}
 	m.ok = "(" + strings.Join(okParts, " AND ") + ")"
 	return m
+}
+
+// slotsSQL sums the assistant messages' token classes (sums) per session and slot.
+func slotsSQL(mt messageTable, m messageSQL, sums []string) string {
+	return `SELECT session_id, (time_created / ` + fmt.Sprint(discover.SlotSeconds*1000) + `) * ` + fmt.Sprint(discover.SlotSeconds) + ` AS slot,
+	    ` + strings.Join(sums, ", ") + `
+	  FROM ` + mt.table + ` WHERE ` + mt.assistant + ` AND time_created > 0 AND ` + m.ok + m.filter + `
+	  GROUP BY session_id, slot`
 }
 
 // slotsFromMessages fills each record's Slots: its assistant messages' tokens
@@ -287,10 +320,7 @@ func slotsFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded j
 	for _, p := range tokenPaths {
 		sums = append(sums, "sum(coalesce("+jx("data", p)+", 0))")
 	}
-	rows, err := db.QueryContext(ctx, `SELECT session_id, (time_created / `+fmt.Sprint(discover.SlotSeconds*1000)+`) * `+fmt.Sprint(discover.SlotSeconds)+` AS slot,
-	    `+strings.Join(sums, ", ")+`
-	  FROM `+mt.table+` WHERE `+mt.assistant+` AND time_created > 0 AND `+m.ok+m.filter+`
-	  GROUP BY session_id, slot`, m.args...)
+	rows, err := db.QueryContext(ctx, slotsSQL(mt, m, sums), m.args...)
 	if err != nil {
 		return err
 	}
@@ -370,6 +400,19 @@ func parseModel(s string) modelRef {
 	return modelRef{Provider: m.ProviderID, ID: m.ID, Variant: m.Variant}
 }
 
+// sumSQL sums the assistant messages' tokens and cost per session, counting
+// the messages left out.
+func sumSQL(mt messageTable, m messageSQL, jx func(col, path string) string) string {
+	paths, ok := tokenPaths, m.ok
+	okSum := func(x string) string { return "sum(CASE WHEN " + ok + " THEN " + x + " END)" }
+	return `SELECT session_id,
+	    ` + okSum(jx("data", paths[0])) + `, ` + okSum(jx("data", paths[1])) + `,
+	    ` + okSum(jx("data", paths[2])) + `, ` + okSum(jx("data", paths[3])) + `,
+	    ` + okSum(jx("data", paths[4])) + `, ` + okSum(jx("data", "$.cost")) + `,
+	    sum(CASE WHEN ` + ok + ` THEN 0 ELSE 1 END)
+	  FROM ` + mt.table + ` WHERE ` + mt.assistant + m.filter + ` GROUP BY session_id`
+}
+
 // sumFromMessages fills tokens and cost from assistant messages, for schemas that
 // do not store session totals (docs/agents/opencode.md §2.3).
 func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jsonFn, q *discover.Query, mt messageTable) error {
@@ -378,14 +421,8 @@ func sumFromMessages(ctx context.Context, db *sql.DB, recs []record, guarded jso
 	// A message whose tokens cannot be true (discover.UsageOK: negative, over 10⁹,
 	// or not a number) is left out of the sums, cost included, and counted; this
 	// also keeps SQLite's integer sum from overflowing (an error for the listing).
-	paths, ok, filter, args, idx := tokenPaths, m.ok, m.filter, m.args, m.idx
-	okSum := func(x string) string { return "sum(CASE WHEN " + ok + " THEN " + x + " END)" }
-	rows, err := db.QueryContext(ctx, `SELECT session_id,
-	    `+okSum(jx("data", paths[0]))+`, `+okSum(jx("data", paths[1]))+`,
-	    `+okSum(jx("data", paths[2]))+`, `+okSum(jx("data", paths[3]))+`,
-	    `+okSum(jx("data", paths[4]))+`, `+okSum(jx("data", "$.cost"))+`,
-	    sum(CASE WHEN `+ok+` THEN 0 ELSE 1 END)
-	  FROM `+mt.table+` WHERE `+mt.assistant+filter+` GROUP BY session_id`, args...)
+	rows, err := db.QueryContext(ctx, sumSQL(mt, m, jx), m.args...)
+	idx := m.idx
 	if err != nil {
 		return err
 	}

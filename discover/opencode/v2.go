@@ -87,7 +87,7 @@ func listV2(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q 
 	if err != nil {
 		return nil, err
 	}
-	where, args := q.SQLWhere("s.id")
+	where, args := sqlWhere(q, "s.id")
 	out, err := listV2Rows(ctx, db, listV2SQL(sc, pc, false, where), path, args)
 	if isMalformedJSON(err) {
 		out, err = listV2Rows(ctx, db, listV2SQL(sc, pc, true, where), path, args)
