@@ -95,13 +95,38 @@ func listV2(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q 
 	if err != nil {
 		return nil, err
 	}
-	if !sc["tokens_input"] || !sc["cost"] {
-		err := sumFromMessages(ctx, db, out, false, q, v2Messages)
+	// Totals the row does not carry (no such columns, or all zero: OpenCode 2
+	// persists them after each completed step, and its earliest 2.x builds did
+	// not) are summed from the session's assistant rows; a session with none
+	// keeps its zeros.
+	var unsummed []int
+	for i := range out {
+		r := &out[i]
+		if r.Tokens == nil || (*r.Tokens == tokenClasses{} && (r.Cost == nil || *r.Cost == 0)) {
+			unsummed = append(unsummed, i)
+			r.Tokens, r.Cost = nil, nil
+		}
+	}
+	// Only those sessions' rows are read, a few hundred ids per statement.
+	for start := 0; start < len(unsummed); start += 500 {
+		batch := unsummed[start:min(start+500, len(unsummed))]
+		sub := discover.Query{IDs: make([]string, len(batch))}
+		for k, i := range batch {
+			sub.IDs[k] = out[i].ID
+		}
+		err := sumFromMessages(ctx, db, out, false, &sub, v2Messages)
 		if isMalformedJSON(err) {
-			err = sumFromMessages(ctx, db, out, true, q, v2Messages)
+			err = sumFromMessages(ctx, db, out, true, &sub, v2Messages)
 		}
 		if err != nil {
 			return nil, err
+		}
+	}
+	if len(unsummed) > 0 {
+		for _, i := range unsummed {
+			if out[i].Tokens == nil && sc["tokens_input"] {
+				out[i].Tokens = &tokenClasses{}
+			}
 		}
 	}
 	if slots {

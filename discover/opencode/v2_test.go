@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/proc"
@@ -343,5 +344,30 @@ func TestV2ExecutionClaim(t *testing.T) {
 				t.Errorf("pid %d, detail %q", s.PID, s.EvidenceDetail)
 			}
 		})
+	}
+}
+
+// TestV2TotalsFromMessages: a session_v2 row whose totals are all zero while
+// its assistant rows carry usage (totals are persisted per completed step; the
+// earliest 2.x builds did not persist them) gets the sum of those rows; a
+// session with no usage anywhere keeps its zeros.
+func TestV2TotalsFromMessages(t *testing.T) {
+	home, dbPath := v2Home(t)
+	w := writer(t, dbPath)
+	mustExec(t, w, `UPDATE session_v2 SET cost = 0, tokens_input = 0, tokens_output = 0, tokens_reasoning = 0, tokens_cache_read = 0, tokens_cache_write = 0 WHERE id = ?`, v2Done)
+	w.Close()
+	got, _ := list(t, newEnv(home, nil, noProcs()))
+	want := map[string]v2View{
+		v2Done:   {Tokens: discover.Tokens{Input: 1200, Output: 400, CacheRead: 5000, CacheWrite: 200}, Cost: 0.0123},
+		v2Failed: {},
+	}
+	for id, w := range want {
+		g := viewOf(got[id])
+		if d := cmp.Diff(w, v2View{Tokens: g.Tokens, Cost: g.Cost}, cmpopts.EquateApprox(0, 1e-12)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", id, d)
+		}
+	}
+	if got[v2Failed].Tokens == nil {
+		t.Errorf("%s: tokens nil, want zeros (the store says 0)", v2Failed)
 	}
 }
