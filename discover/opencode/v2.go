@@ -96,7 +96,7 @@ func listV2(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q 
 		return nil, err
 	}
 	// Totals the row does not carry (no such columns, or all zero: OpenCode 2
-	// persists them after each completed step, and its earliest 2.x builds did
+	// persists them after each completed step; pre-release 2.x builds did
 	// not) are summed from the session's assistant rows; a session with none
 	// keeps its zeros.
 	var unsummed []int
