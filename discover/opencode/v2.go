@@ -122,11 +122,9 @@ func listV2(ctx context.Context, db *sql.DB, sc map[string]bool, path string, q 
 			return nil, err
 		}
 	}
-	if len(unsummed) > 0 {
-		for _, i := range unsummed {
-			if out[i].Tokens == nil && sc["tokens_input"] {
-				out[i].Tokens = &tokenClasses{}
-			}
+	for _, i := range unsummed {
+		if out[i].Tokens == nil && sc["tokens_input"] {
+			out[i].Tokens = &tokenClasses{} // the store's zeros
 		}
 	}
 	if slots {
