@@ -201,7 +201,13 @@ func (st *state) latestTurnView(id string, haveTail bool, tail tailInfo, size in
 // applyStatus sets Status, Evidence, PID and EndedAt (docs/agents/codex.md §4.3, first
 // matching row wins). Launch records are folded in later by the core.
 func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rolloutFile, row *threadRow, haveTail bool, tail tailInfo, size int64) {
-	tv := st.latestTurnView(s.ID, haveTail, tail, size)
+	// thread_history keys its turns by rollout: a thread spanning several is
+	// projected per file, its latest turn is its newest rollout's.
+	key := s.ID
+	if rf != nil && rf.Rollout != "" {
+		key = rf.Rollout
+	}
+	tv := st.latestTurnView(key, haveTail, tail, size)
 	lv := st.live
 	pid, live := lv.holders[s.ID]
 	if tv.known {

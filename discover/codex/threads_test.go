@@ -1,0 +1,161 @@
+package codex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/discovertest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// testdata/reverted/.codex is what codex-cli 0.169.0's app-server wrote for one
+// thread (TestCodexThreadAcrossFiles, e2e): turns "First", "Second", "Third";
+// thread/revert before "Third"; "Fourth"; thread/revert before "Second";
+// "Fifth". Three rollouts (docs/agents/codex.md §1.1):
+//
+//	rollout-2026-12-02T03-39-09-<thread>.jsonl                  turns 1–3
+//	rollout-2026-12-02T03-39-10-<thread>_01a234d5-b3b5-….jsonl  history_base: the first up to turn 2, then turn 4
+//	rollout-2026-12-02T03-39-10-<thread>_01a234d5-b427-….jsonl  history_base: the first up to turn 1, then turn 5
+//
+// threads.rollout_path names the third; threads.tokens_used is 110, the
+// total_tokens of the third's last token_count (input 90, of it 4 cached,
+// output 20), which carries on from the retained turn 1.
+const (
+	idReverted     = "01a234d5-b1e7-7860-a8e2-6a1f4b30bc7a"
+	revertedNewest = "rollout-2026-12-02T03-39-10-01a234d5-b1e7-7860-a8e2-6a1f4b30bc7a_01a234d5-b427-7aa3-898f-4043aa87ad77.jsonl"
+)
+
+func revertedHome(t *testing.T, withDBs bool) string {
+	t.Helper()
+	home := t.TempDir()
+	discovertest.CopyTree(t, "testdata/reverted", home)
+	if !withDBs {
+		for _, db := range []string{"state_5.sqlite", "thread_history_1.sqlite"} {
+			if err := os.Remove(filepath.Join(codexDir(home), db)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A clean exit leaves the lock folder without the thread's lock.
+	if err := os.MkdirAll(filepath.Join(codexDir(home), "thread-writer-locks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// One thread over three rollouts is one session: its id, Codex's own
+// cumulative total from the newest rollout (never a sum over the files), the
+// first prompt and start from the first rollout, the newest's last turn.
+func TestThreadAcrossRollouts(t *testing.T) {
+	for _, withDBs := range []bool{true, false} {
+		name := "rollouts only"
+		if withDBs {
+			name = "with state and history DBs"
+		}
+		t.Run(name, func(t *testing.T) {
+			home := revertedHome(t, withDBs)
+			env := testEnv(home, nil, nil)
+			got := discovertest.DiscoverAll(t, testAdapter(nil), env)
+			var ids []string
+			for id := range got {
+				ids = append(ids, id)
+			}
+			if len(got) != 1 {
+				t.Fatalf("listed %d sessions %v; want the one thread %s", len(got), ids, idReverted)
+			}
+			s, ok := got[idReverted]
+			if !ok {
+				t.Fatalf("listed %v; want %s", ids, idReverted)
+			}
+			if diff := cmp.Diff(&discover.Tokens{Input: 86, CacheRead: 4, Output: 20}, s.Tokens); diff != "" {
+				t.Errorf("tokens (-want +got):\n%s", diff)
+			}
+			if s.Extra["tokens_total"] != int64(110) {
+				t.Errorf("tokens_total %v, want 110 (threads.tokens_used)", s.Extra["tokens_total"])
+			}
+			if s.Prompt != "First: list the ledgers" {
+				t.Errorf("prompt %q, want the thread's first", s.Prompt)
+			}
+			if want := ts("2026-12-02T03:39:09.675Z"); s.StartedAt == nil || !s.StartedAt.Equal(want) {
+				t.Errorf("started %v, want %v (the first rollout's session_meta)", s.StartedAt, want)
+			}
+			if filepath.Base(s.Path) != revertedNewest {
+				t.Errorf("path %s, want the newest rollout %s", filepath.Base(s.Path), revertedNewest)
+			}
+			if s.Status != discover.StatusStopped || s.Extra["last_turn"] != "completed" {
+				t.Errorf("status %s, last turn %v; want stopped after a completed turn", s.Status, s.Extra["last_turn"])
+			}
+			if s.Extra["rollout_files"] != 3 {
+				t.Errorf("rollout_files %v, want 3", s.Extra["rollout_files"])
+			}
+
+			// A lookup by id or by prefix says the same.
+			for _, q := range []discover.Query{{IDs: []string{idReverted}}, {Prefix: idReverted[:13]}} {
+				found, err := testAdapter(nil).Find(context.Background(), env, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(found) != 1 {
+					t.Fatalf("Find(%+v): %d sessions, want 1", q, len(found))
+				}
+				if diff := cmp.Diff(s, found[0]); diff != "" {
+					t.Errorf("Find(%+v) differs from Discover (-discover +find):\n%s", q, diff)
+				}
+			}
+		})
+	}
+}
+
+// Peek reads the thread as Codex holds it: the first rollout up to the newest's
+// history_base (turn 1), then the newest (turn 5). The reverted turns are not
+// part of it.
+func TestPeekAcrossRollouts(t *testing.T) {
+	home := revertedHome(t, false)
+	env := testEnv(home, nil, nil)
+	s := discovertest.DiscoverAll(t, testAdapter(nil), env)[idReverted]
+	for _, sess := range []discover.Session{s, {ID: idReverted}} {
+		msgs, err := testAdapter(nil).Peek(context.Background(), env, sess, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"First: list the ledgers", "Fifth: after the second revert"}, texts(msgs, "user")); diff != "" {
+			t.Errorf("peek prompts (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"FAKE-REPLY to: First: list the ledgers", "FAKE-REPLY to: Fifth: after the second revert"}, texts(msgs, "assistant")); diff != "" {
+			t.Errorf("peek replies (-want +got):\n%s", diff)
+		}
+		// A window larger than the newest rollout alone reaches into the first.
+		some, err := testAdapter(nil).Peek(context.Background(), env, sess, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(msgs[len(msgs)-5:], some); len(msgs) < 6 || diff != "" {
+			t.Errorf("peek -n 5 is not the last 5 of %d items (-want +got):\n%s", len(msgs), diff)
+		}
+	}
+}
+
+// The names alone: a later rollout's name carries the thread id first.
+func TestRolloutNameIDs(t *testing.T) {
+	for _, c := range []struct{ stem, thread, rollout string }{
+		{"rollout-2026-12-02T03-39-09-01a234d5-b1e7-7860-a8e2-6a1f4b30bc7a", idReverted, idReverted},
+		{"rollout-2026-12-02T03-39-10-01a234d5-b1e7-7860-a8e2-6a1f4b30bc7a_01a234d5-b427-7aa3-898f-4043aa87ad77", idReverted, "01a234d5-b427-7aa3-898f-4043aa87ad77"},
+		{"rollout-2026-12-02T03-39-10-01A234D5-B1E7-7860-A8E2-6A1F4B30BC7A_01a234d5-b427-7aa3-898f-4043aa87ad77", idReverted, "01a234d5-b427-7aa3-898f-4043aa87ad77"},
+		{"rollout-2026-12-02T03-39-10-notauuid_01a234d5-b427-7aa3-898f-4043aa87ad77", "01a234d5-b427-7aa3-898f-4043aa87ad77", "01a234d5-b427-7aa3-898f-4043aa87ad77"},
+		{"rollout-x", "", ""},
+	} {
+		if got := idFromStem(c.stem); got != c.thread {
+			t.Errorf("idFromStem(%s) = %q, want %q", c.stem, got, c.thread)
+		}
+		if got := rolloutIDFromStem(c.stem); got != c.rollout {
+			t.Errorf("rolloutIDFromStem(%s) = %q, want %q", c.stem, got, c.rollout)
+		}
+		if got := string(rolloutKey([]byte(c.stem + ".jsonl"))); got != c.thread {
+			t.Errorf("rolloutKey(%s) = %q, want %q", c.stem, got, c.thread)
+		}
+	}
+}
+
