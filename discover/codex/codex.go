@@ -69,12 +69,12 @@ func Home(env *discover.Env) string {
 
 // rolloutFile is one rollout found on disk.
 type rolloutFile struct {
-	Path       string
-	ID         string // the thread id, from the file name; "" when the name has no UUID
+	Path string
+	ID   string // the thread id, from the file name; "" when the name has no UUID
 	// Rollout is the rollout's own id: the UUID after "_" in
 	// rollout-<time>-<thread>_<rollout>.jsonl (a later file of a thread that
 	// spans several, docs/agents/codex.md §1.1), else ID.
-	Rollout string
+	Rollout    string
 	Archived   bool
 	Compressed bool // .jsonl.zst
 }

@@ -158,4 +158,3 @@ func TestRolloutNameIDs(t *testing.T) {
 		}
 	}
 }
-
