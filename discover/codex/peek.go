@@ -250,7 +250,7 @@ type rawLine struct {
 func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 	var lines []rawLine
 	skipFirst := start > 0 && !jsonl.StartsLine(f, start)
-	seg := 0
+	seg, started := 0, false
 	_, _, err := jsonl.Read(io.NewSectionReader(f, start, end-start), start, func(line []byte, off int64) error {
 		if skipFirst {
 			skipFirst = false
@@ -261,7 +261,13 @@ func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 			return nil // unparseable or unknown: skipped silently
 		}
 		if r.Type == "event_msg" && r.sub() == "task_started" {
-			seg++
+			// What comes before a rollout's first task_started belongs to that
+			// first turn: `codex migrate-rollouts` writes the first turn's
+			// prompt (response_item) before it.
+			if started {
+				seg++
+			}
+			started = true
 		}
 		lines = append(lines, rawLine{rec: r, raw: append(json.RawMessage(nil), line...), off: off, seg: seg, ts: r.time()})
 		return nil

@@ -158,3 +158,54 @@ func TestRolloutNameIDs(t *testing.T) {
 		}
 	}
 }
+
+// `codex migrate-rollouts --apply` (0.169.0) rewrites a legacy rollout in place
+// in the paginated format (ordinals, item_completed instead of user_message and
+// agent_message, history_mode "paginated"): testdata/migrated holds what it made
+// of two of testdata/legacy's rollouts. The thread reads the same before and
+// after: id, tokens, prompt, start, cwd, status, and the peek's prompts and
+// replies. One exception is Codex's: the mixed rollout (a legacy turn, then a
+// paginated one) loses its token_count records in the migration, and Codex's
+// own state DB then says tokens_used 0; agentctl shows no tokens, as Codex does.
+func TestMigratedRolloutReadsTheSame(t *testing.T) {
+	before := legacyHome(t)
+	after := t.TempDir()
+	discovertest.CopyTree(t, "testdata/migrated", filepath.Join(after, ".codex", "sessions", "2025", "09", "01"))
+	b := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(before, nil, nil))
+	a := discovertest.DiscoverAll(t, testAdapter(nil), testEnv(after, nil, nil))
+	for _, id := range []string{"0199a000-0000-7000-8000-000000000001", "0199a001-0000-7000-8000-000000000002"} {
+		sb, sa := b[id], a[id]
+		if sa.ID != id || sb.ID != id {
+			t.Fatalf("%s: listed before %v, after %v", id, sb.ID != "", sa.ID != "")
+		}
+		type view struct {
+			Tokens      *discover.Tokens
+			Prompt, Cwd string
+			Status      string
+			Started     string
+			Total       any
+		}
+		of := func(s discover.Session) view {
+			return view{s.Tokens, s.Prompt, s.Cwd, string(s.Status), s.StartedAt.String(), s.Extra["tokens_total"]}
+		}
+		if of(sb).Tokens == nil {
+			t.Fatalf("%s: no tokens before the migration", id)
+		}
+		want := of(sb)
+		if id == "0199a001-0000-7000-8000-000000000002" {
+			want.Tokens, want.Total = nil, nil
+		}
+		if diff := cmp.Diff(want, of(sa)); diff != "" {
+			t.Errorf("%s: the migrated rollout reads differently (-legacy +migrated):\n%s", id, diff)
+		}
+		pb, pa := peekAll(t, before, id, 0), peekAll(t, after, id, 0)
+		for _, kind := range []string{"user", "assistant"} {
+			if len(texts(pb, kind)) == 0 {
+				t.Errorf("%s: no %s items before the migration", id, kind)
+			}
+			if diff := cmp.Diff(texts(pb, kind), texts(pa, kind)); diff != "" {
+				t.Errorf("%s: peek %s items differ (-legacy +migrated):\n%s", id, kind, diff)
+			}
+		}
+	}
+}
