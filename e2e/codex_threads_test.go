@@ -3,8 +3,8 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
+	_ "modernc.org/sqlite"
 )
 
 // appServer is `codex app-server` spoken to over stdio JSON-RPC (one JSON object
@@ -178,21 +179,27 @@ func (s *appServer) turn(thread, text string) string {
 	}
 }
 
-// TestCodexThreadAcrossFiles: a real 0.169 app-server thread reverted twice
-// (`thread/revert`) spans three rollout files; agentctl lists it once, with
-// Codex's own cumulative total from the newest file, the first prompt, and a
-// peek that reads across the files.
+// TestCodexThreadAcrossFiles: a real app-server thread (codex-cli 0.169) with
+// three turns, reverted before the third (`thread/revert`), a fourth turn,
+// reverted before the second, a fifth: Codex now keeps it in three rollout files
+// (docs/agents/codex.md §1.1). agentctl lists it once, as Codex's state DB does
+// (one threads row whose rollout_path is the newest file): its id, Codex's own
+// total (threads.tokens_used, never a sum over the files), the first prompt, the
+// start of the first turn, one session in `usage`, and a peek of the history
+// Codex kept (turn 1, then turn 5).
 func TestCodexThreadAcrossFiles(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
 	c := harness.NewCodex(t, srv)
 	dir := harness.WorkDir(t, "ledger")
+	a := harness.NewAgentctl(t, c.Home)
 	s := startAppServer(t, c, dir)
 
 	var started struct {
 		Thread struct {
-			ID string `json:"id"`
+			ID        string `json:"id"`
+			CreatedAt int64  `json:"createdAt"`
 		} `json:"thread"`
 	}
 	s.call("thread/start", map[string]any{"cwd": dir}, &started)
@@ -203,34 +210,119 @@ func TestCodexThreadAcrossFiles(t *testing.T) {
 		turns = append(turns, s.turn(id, p))
 	}
 	s.call("thread/revert", map[string]any{"threadId": id, "beforeTurnId": turns[2]}, nil)
-	t4 := s.turn(id, "Fourth: after the first revert")
-	_ = t4
+	s.turn(id, "Fourth: after the first revert")
 	s.call("thread/revert", map[string]any{"threadId": id, "beforeTurnId": turns[1]}, nil)
 	s.turn(id, "Fifth: after the second revert")
 
-	var listed json.RawMessage
-	s.call("thread/list", map[string]any{}, &listed)
-	t.Logf("thread/list: %s", listed)
-	var files []string
-	filepath.WalkDir(filepath.Join(c.Home, ".codex"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p)
+	rollouts := c.Rollouts()
+	if len(rollouts) != 3 {
+		t.Fatalf("rollouts %v; want three files for the twice-reverted thread", rollouts)
+	}
+	keep(t, c)
+
+	// Codex's own view: the state DB's one row for the thread.
+	row := codexThreadRow(t, c, id)
+	if !strings.Contains(filepath.Base(row.path), id+"_") {
+		t.Fatalf("threads.rollout_path %s: want a later file of %s", row.path, id)
+	}
+	if row.tokens <= 0 {
+		t.Fatalf("threads.tokens_used %d", row.tokens)
+	}
+
+	check := func(what string, ss []harness.Session) {
+		t.Helper()
+		if len(ss) != 1 || ss[0].ID != id {
+			var got []string
+			for _, x := range ss {
+				got = append(got, x.ID)
+			}
+			t.Fatalf("%s: sessions %v; want the one thread %s", what, got, id)
 		}
-		return nil
-	})
-	sort.Strings(files)
-	keep := os.Getenv("CODEX_THREADS_KEEP")
-	for _, f := range files {
-		t.Logf("file %s", strings.TrimPrefix(f, c.Home))
-		if keep != "" && strings.Contains(f, "rollout-") {
-			b, _ := os.ReadFile(f)
-			os.MkdirAll(keep, 0o755)
-			os.WriteFile(filepath.Join(keep, filepath.Base(f)), b, 0o644)
+		x := ss[0]
+		if x.Tokens == nil || x.Tokens.Input+x.Tokens.CacheRead+x.Tokens.CacheWrite+x.Tokens.Output != row.tokens {
+			t.Errorf("%s: tokens %+v; want them to add up to Codex's threads.tokens_used %d", what, x.Tokens, row.tokens)
+		}
+		if x.Prompt != prompts[0] {
+			t.Errorf("%s: prompt %q, want %q", what, x.Prompt, prompts[0])
+		}
+		st, err := time.Parse(time.RFC3339Nano, x.StartedAt)
+		if err != nil || st.Unix() != started.Thread.CreatedAt {
+			t.Errorf("%s: started_at %s, want the thread's creation (%d, thread/start's createdAt)", what, x.StartedAt, started.Thread.CreatedAt)
+		}
+		if x.Cwd != dir {
+			t.Errorf("%s: cwd %s, want %s", what, x.Cwd, dir)
 		}
 	}
-	if keep != "" {
-		cmd := exec.Command("cp", "-a", filepath.Join(c.Home, ".codex"), filepath.Join(keep, "codex-home"))
-		cmd.Run()
+	// The app-server still holds the thread: idle.
+	alive := a.ListAlive(t)
+	check("list (app-server alive)", alive)
+	if alive[0].Status != "idle" {
+		t.Errorf("list: status %s while the app-server holds the thread, want idle", alive[0].Status)
 	}
-	fmt.Println()
+	var all []harness.Session
+	a.JSON(t, &all, "list", "-a", "--adapter", "codex")
+	check("list -a", all)
+	check("status", []harness.Session{a.Status(t, id)})
+
+	var u struct {
+		Total struct {
+			Sessions    int   `json:"sessions"`
+			TokensTotal int64 `json:"tokens_total"`
+		} `json:"total"`
+	}
+	a.JSON(t, &u, "usage", "--adapter", "codex")
+	if u.Total.Sessions != 1 || u.Total.TokensTotal != row.tokens {
+		t.Errorf("usage: %d sessions, %d tokens; want 1 and Codex's %d", u.Total.Sessions, u.Total.TokensTotal, row.tokens)
+	}
+
+	var users []string
+	for _, m := range a.Peek(t, id) {
+		if m.Kind == "user" {
+			users = append(users, m.Text)
+		}
+	}
+	if want := []string{prompts[0], "Fifth: after the second revert"}; strings.Join(users, "|") != strings.Join(want, "|") {
+		t.Errorf("peek prompts %q, want %q (the history Codex kept)", users, want)
+	}
+}
+
+// keep copies the Codex home to $CODEX_THREADS_KEEP (how
+// discover/codex/testdata/reverted was recorded).
+func keep(t *testing.T, c *harness.Codex) {
+	dst := os.Getenv("CODEX_THREADS_KEEP")
+	if dst == "" {
+		return
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(c.Home, ".codex"), dst).CombinedOutput(); err != nil {
+		t.Logf("keep: %v %s", err, out)
+	}
+}
+
+type codexRow struct {
+	path   string
+	tokens int64
+}
+
+// codexThreadRow reads the thread's row of Codex's state DB (read-only).
+func codexThreadRow(t *testing.T, c *harness.Codex, id string) codexRow {
+	t.Helper()
+	dbs, _ := filepath.Glob(filepath.Join(c.Home, ".codex", "state_*.sqlite"))
+	sort.Strings(dbs)
+	if len(dbs) == 0 {
+		t.Fatal("no state_*.sqlite")
+	}
+	db, err := sql.Open("sqlite", "file:"+dbs[len(dbs)-1]+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var r codexRow
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM threads WHERE id = ?", id).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("state DB: %d rows for %s (%v)", n, id, err)
+	}
+	if err := db.QueryRow("SELECT rollout_path, tokens_used FROM threads WHERE id = ?", id).Scan(&r.path, &r.tokens); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
