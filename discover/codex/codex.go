@@ -584,6 +584,27 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 	st.ix = nil
 
+	// The rollouts by their own ids, for the forks' history chains (built once,
+	// when a fork asks).
+	ownIDs := sync.OnceValue(func() func(rollout, from string) string {
+		m := make(map[string]string, len(files))
+		for _, rf := range files {
+			if rf.Rollout != "" && !rf.Compressed {
+				if _, ok := m[rf.Rollout]; !ok {
+					m[rf.Rollout] = rf.Path
+				}
+			}
+		}
+		return func(rollout, from string) string {
+			if p, ok := m[rollout]; ok {
+				return p
+			}
+			if q != nil { // a lookup lists only its threads' rollouts
+				return findRolloutByOwnID(env, rollout, from)
+			}
+			return ""
+		}
+	})
 	out := make([]discover.Session, len(jobs))
 	ok := make([]bool, len(jobs))
 	var warnMu sync.Mutex
@@ -597,6 +618,15 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		s, good, err := st.session(env, j.id, j.rf, j.row, r, sc)
 		if good && j.parts != nil {
 			st.spanning(&s, j.parts, first)
+		}
+		// A fork says what it inherited; its first rollout names the parent.
+		if firstPath, sum := j.rf, r.sum; good && sum != nil {
+			if j.first != nil {
+				firstPath, sum = j.first, first.sum
+			}
+			if sum != nil && sum.ForkedFrom != "" {
+				st.forkExtra(&s, sum.ForkedFrom, historyChain(firstPath.Path, ownIDs()))
+			}
 		}
 		if err != nil {
 			warnMu.Lock()

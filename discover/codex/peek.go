@@ -43,7 +43,7 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	}
 	var msgs []discover.Message
 	var err error
-	if chain := historyChain(env, path); len(chain) > 1 {
+	if chain := historyChain(path, func(id, from string) string { return findRolloutByOwnID(env, id, from) }); len(chain) > 1 {
 		msgs, err = peekChain(ctx, chain, n)
 	} else {
 		msgs, err = peekRollout(ctx, path, n)
@@ -95,8 +95,9 @@ const maxChain = 64
 // historyChain is the thread's history as Codex holds it, first rollout to
 // newest: from path, each rollout's session_meta.history_base names the rollout
 // (by its own id) and the byte offset its history continues from (docs/agents/
-// codex.md §1.1). A base that cannot be found ends the chain there.
-func historyChain(env *discover.Env, path string) []segment {
+// codex.md §1.1); find returns the path of the rollout with that own id ("":
+// not found). A base that cannot be found ends the chain there.
+func historyChain(path string, find func(rollout, from string) string) []segment {
 	chain := []segment{{path: path, end: -1}}
 	seen := map[string]bool{path: true}
 	for len(chain) < maxChain {
@@ -104,7 +105,7 @@ func historyChain(env *discover.Env, path string) []segment {
 		if !ok {
 			break
 		}
-		p := findRolloutByOwnID(env, base.Rollout, chain[0].path)
+		p := find(base.Rollout, chain[0].path)
 		if p == "" || seen[p] {
 			break
 		}

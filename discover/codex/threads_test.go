@@ -209,3 +209,60 @@ func TestMigratedRolloutReadsTheSame(t *testing.T) {
 		}
 	}
 }
+
+// testdata/fork/.codex: the thread of testdata/reverted recorded again (its three
+// rollouts), then forked through the app-server (`thread/fork`) and given one
+// turn in the fork ("Sixth: in the fork"). The fork's rollout is named by its
+// own id; its session_meta has forked_from_id and a history_base naming the
+// parent's newest rollout at its end. Its token totals start from the parent's
+// (110: input 90 of which 4 cached, output 20) and end at 171 (input 138 of
+// which 6 cached, output 33); Codex's state DB says tokens_used 171.
+func TestForkSaysWhatItInherited(t *testing.T) {
+	const parent, fork = "01a234e2-1142-7ae2-8e09-be0c3b231d8a", "01a234e2-1c9d-7150-acc8-aed979c1698c"
+	for _, withDB := range []bool{true, false} {
+		home := t.TempDir()
+		discovertest.CopyTree(t, "testdata/fork", home)
+		if !withDB {
+			if err := os.Remove(filepath.Join(codexDir(home), "state_5.sqlite")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env := testEnv(home, nil, nil)
+		got := discovertest.DiscoverAll(t, testAdapter(nil), env)
+		if len(got) != 2 {
+			t.Fatalf("db %v: listed %d sessions, want the parent and the fork", withDB, len(got))
+		}
+		f, p := got[fork], got[parent]
+		if diff := cmp.Diff(&discover.Tokens{Input: 132, CacheRead: 6, Output: 33}, f.Tokens); diff != "" {
+			t.Errorf("db %v: fork tokens (-want +got):\n%s", withDB, diff)
+		}
+		if diff := cmp.Diff(discover.Tokens{Input: 86, CacheRead: 4, Output: 20}, f.Extra["tokens_inherited"]); diff != "" {
+			t.Errorf("db %v: fork tokens_inherited (-want +got):\n%s", withDB, diff)
+		}
+		if f.Extra["forked_from"] != parent {
+			t.Errorf("db %v: forked_from %v, want %s", withDB, f.Extra["forked_from"], parent)
+		}
+		if f.Prompt != "Sixth: in the fork" {
+			t.Errorf("db %v: fork prompt %q", withDB, f.Prompt)
+		}
+		if _, ok := p.Extra["tokens_inherited"]; ok || p.Extra["rollout_files"] != 3 {
+			t.Errorf("db %v: parent extra %v; want 3 rollouts and nothing inherited", withDB, p.Extra)
+		}
+		// Counted once over both: the parent's 110 and the fork's own 61.
+		var own discover.Tokens
+		for _, s := range []discover.Session{p, f} {
+			o, _ := s.Own()
+			own.Input, own.CacheRead, own.Output = own.Input+o.Input, own.CacheRead+o.CacheRead, own.Output+o.Output
+		}
+		if diff := cmp.Diff(discover.Tokens{Input: 132, CacheRead: 6, Output: 33}, own); diff != "" {
+			t.Errorf("db %v: own tokens of parent and fork together (-want +got):\n%s", withDB, diff)
+		}
+		found, err := testAdapter(nil).Find(context.Background(), env, discover.Query{IDs: []string{fork}})
+		if err != nil || len(found) != 1 {
+			t.Fatalf("Find(fork): %v, %d sessions", err, len(found))
+		}
+		if diff := cmp.Diff(f, found[0]); diff != "" {
+			t.Errorf("db %v: Find(fork) differs from Discover (-discover +find):\n%s", withDB, diff)
+		}
+	}
+}
