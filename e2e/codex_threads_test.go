@@ -218,7 +218,7 @@ func TestCodexThreadAcrossFiles(t *testing.T) {
 	if len(rollouts) != 3 {
 		t.Fatalf("rollouts %v; want three files for the twice-reverted thread", rollouts)
 	}
-	keep(t, c)
+	keep(t, c, "reverted")
 
 	// Codex's own view: the state DB's one row for the thread.
 	row := codexThreadRow(t, c, id)
@@ -284,16 +284,76 @@ func TestCodexThreadAcrossFiles(t *testing.T) {
 	if want := []string{prompts[0], "Fifth: after the second revert"}; strings.Join(users, "|") != strings.Join(want, "|") {
 		t.Errorf("peek prompts %q, want %q (the history Codex kept)", users, want)
 	}
+
+	// A fork (thread/fork): its own id and rollout, totals seeded with the
+	// parent's. It says what it inherited, and usage counts that once.
+	var forked struct {
+		Thread struct {
+			ID           string `json:"id"`
+			ForkedFromID string `json:"forkedFromId"`
+		} `json:"thread"`
+	}
+	s.call("thread/fork", map[string]any{"threadId": id}, &forked)
+	fid := forked.Thread.ID
+	if fid == "" || fid == id || forked.Thread.ForkedFromID != id {
+		t.Fatalf("thread/fork: thread %q forked from %q", fid, forked.Thread.ForkedFromID)
+	}
+	s.turn(fid, "Sixth: in the fork")
+	keep(t, c, "fork")
+	frow := codexThreadRow(t, c, fid)
+	var fl []struct {
+		ID     string          `json:"id"`
+		Prompt string          `json:"prompt"`
+		Tokens *harness.Tokens `json:"tokens"`
+		Extra  struct {
+			ForkedFrom      string          `json:"forked_from"`
+			TokensInherited *harness.Tokens `json:"tokens_inherited"`
+		} `json:"extra"`
+	}
+	a.JSON(t, &fl, "list", "-a", "--adapter", "codex")
+	if len(fl) != 2 {
+		t.Fatalf("list -a after the fork: %d sessions, want the thread and its fork", len(fl))
+	}
+	sum := func(x *harness.Tokens) int64 {
+		if x == nil {
+			return -1
+		}
+		return x.Input + x.CacheRead + x.CacheWrite + x.Output
+	}
+	for _, x := range fl {
+		switch x.ID {
+		case fid:
+			if sum(x.Tokens) != frow.tokens || x.Prompt != "Sixth: in the fork" {
+				t.Errorf("fork: tokens %+v, prompt %q; want Codex's tokens_used %d and its own prompt", x.Tokens, x.Prompt, frow.tokens)
+			}
+			if x.Extra.ForkedFrom != id || sum(x.Extra.TokensInherited) != row.tokens {
+				t.Errorf("fork: forked_from %q, tokens_inherited %+v; want %s and the parent's %d", x.Extra.ForkedFrom, x.Extra.TokensInherited, id, row.tokens)
+			}
+		case id:
+			if sum(x.Tokens) != row.tokens || x.Extra.TokensInherited != nil {
+				t.Errorf("parent after the fork: tokens %+v, inherited %+v", x.Tokens, x.Extra.TokensInherited)
+			}
+		default:
+			t.Errorf("list -a after the fork: unexpected session %s", x.ID)
+		}
+	}
+	a.JSON(t, &u, "usage", "--adapter", "codex")
+	if want := row.tokens + (frow.tokens - row.tokens); u.Total.Sessions != 2 || u.Total.TokensTotal != want {
+		t.Errorf("usage after the fork: %d sessions, %d tokens; want 2 and %d (the parent's, then the fork's own)", u.Total.Sessions, u.Total.TokensTotal, want)
+	}
 }
 
-// keep copies the Codex home to $CODEX_THREADS_KEEP (how
-// discover/codex/testdata/reverted was recorded).
-func keep(t *testing.T, c *harness.Codex) {
+// keep copies the Codex home to $CODEX_THREADS_KEEP/<name> (how
+// discover/codex/testdata/reverted and testdata/fork were recorded).
+func keep(t *testing.T, c *harness.Codex, name string) {
 	dst := os.Getenv("CODEX_THREADS_KEEP")
 	if dst == "" {
 		return
 	}
-	if out, err := exec.Command("cp", "-a", filepath.Join(c.Home, ".codex"), dst).CombinedOutput(); err != nil {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(c.Home, ".codex"), filepath.Join(dst, name)).CombinedOutput(); err != nil {
 		t.Logf("keep: %v %s", err, out)
 	}
 }
