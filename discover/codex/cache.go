@@ -14,7 +14,7 @@ import (
 
 // indexVersion changes whenever summary's meaning changes (not its shape: the
 // index detects shape changes itself).
-const indexVersion = 6 // 3: invalid token counts skipped (tailInfo.BadTokens); 4: Slots; 5: tailInfo.PendingCmd; 6: NoSlots
+const indexVersion = 7 // 3: invalid token counts skipped (tailInfo.BadTokens); 4: Slots; 5: tailInfo.PendingCmd; 6: NoSlots; 7: ForkedFrom
 
 // summary is what listing extracts from one rollout, cached in the parse index
 // keyed by the rollout's (device, inode, size, mtime). It depends only on the
@@ -37,6 +37,11 @@ type summary struct {
 	// zero). Counting them reads the whole rollout; a command that does not
 	// show them (Env.Slots false) reads its head and tail only (issue 10).
 	NoSlots bool
+	// ForkedFrom is session_meta.forked_from_id: the thread this one was
+	// forked from ("" for none). Codex writes it before the ~20 KB
+	// base_instructions, so it is read from the rollout's first bytes even
+	// when the head is not needed (docs/agents/codex.md §1.1).
+	ForkedFrom string
 }
 
 // cachedRollout is what the index holds for a rollout: its entry (Payload nil:
@@ -90,12 +95,14 @@ func (st *state) summarizeFrom(c cachedRollout, path string, f io.ReaderAt, fi o
 	size, mtime = fi.Size(), fi.ModTime().UTC()
 	sum = &summary{}
 	haveTail := false
+	forkRead := false
 	counted := false // the cached slots hold: keep counting them, whether asked for or not
 	if cached != nil && prev.Stamp.SameFile(stamp) && size >= prev.Offset {
 		// Unchanged, or grown by appends with the same bytes before (checked): the
 		// head and the slots still hold. The tail holds only for the very same size.
 		if plan == index.Fresh || prefixUnchanged(f, prev) {
-			sum.Head = cached.Head
+			sum.Head, sum.ForkedFrom = cached.Head, cached.ForkedFrom
+			forkRead = true
 			if !cached.NoSlots {
 				sum.Slots, sum.SlotsOff, sum.SlotsTo = cached.Slots.Clone(), cached.SlotsOff, cached.SlotsTo
 				counted = true
@@ -129,6 +136,9 @@ func (st *state) summarizeFrom(c cachedRollout, path string, f io.ReaderAt, fi o
 		if err := sum.readSlots(r, size, sc); err != nil {
 			return nil, size, mtime, err
 		}
+	}
+	if !forkRead {
+		sum.ForkedFrom = forkedFrom(r, size)
 	}
 	if needHead && sum.Head == nil {
 		h, err := readHead(r, size, sc)

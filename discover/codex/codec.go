@@ -16,7 +16,7 @@ import (
 // as gob did. TestSummaryCodecRoundTrip fills every field, so a field added to
 // summary but not here fails the tests.
 
-const summaryCodecVersion = 5 // 2: tailInfo.BadTokens; 3: Slots; 4: tailInfo.PendingCmd; 5: NoSlots
+const summaryCodecVersion = 6 // 2: tailInfo.BadTokens; 3: Slots; 4: tailInfo.PendingCmd; 5: NoSlots; 6: ForkedFrom
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -62,6 +62,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 		e.Int(n)
 	}
 	s.Slots.Encode(&e)
+	e.Str(s.ForkedFrom)
 	return e.Buf, nil
 }
 
@@ -101,6 +102,7 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	s.SlotsOff = d.Int()
 	s.SlotsTo = discover.Tokens{Input: d.Int(), Output: d.Int(), CacheRead: d.Int(), CacheWrite: d.Int()}
 	s.Slots = discover.DecodeSlots(&d)
+	s.ForkedFrom = d.Str()
 	if !d.Done() {
 		return index.ErrEncoding
 	}

@@ -69,8 +69,12 @@ func Home(env *discover.Env) string {
 
 // rolloutFile is one rollout found on disk.
 type rolloutFile struct {
-	Path       string
-	ID         string // from the file name; "" when the name has no UUID
+	Path string
+	ID   string // the thread id, from the file name; "" when the name has no UUID
+	// Rollout is the rollout's own id: the UUID after "_" in
+	// rollout-<time>-<thread>_<rollout>.jsonl (a later file of a thread that
+	// spans several, docs/agents/codex.md §1.1), else ID.
+	Rollout    string
 	Archived   bool
 	Compressed bool // .jsonl.zst
 }
@@ -109,6 +113,7 @@ func findRollouts(home string, keep func(id string) bool, prefixes []string, nam
 				continue
 			}
 			rf.ID = idFromStem(stem)
+			rf.Rollout = rolloutIDFromStem(stem)
 			out = append(out, rf)
 		}
 	}
@@ -162,7 +167,8 @@ func listRolloutDir(dir string, keep func(id string) bool, prefixes []string, na
 // openNames opens the kept listings of the sessions folders, keyed by the
 // thread id a rollout's name says.
 func openNames(env *discover.Env) *dirnames.Cache {
-	return dirnames.Open(env.CacheDir(), Name, rolloutKey)
+	// "-threads": the key became the thread id of a later file (idFromStem).
+	return dirnames.Open(env.CacheDir(), Name+"-threads", rolloutKey)
 }
 
 // openLockNames opens the kept listing of thread-writer-locks, keyed by the
@@ -198,6 +204,9 @@ func rolloutKey(name []byte) []byte {
 	if len(stem) >= 36 && string(stem[len(stem)-36:]) == id {
 		return stem[len(stem)-36:] // no copy for a lower-case id
 	}
+	if len(stem) >= 73 && string(stem[len(stem)-73:len(stem)-37]) == id {
+		return stem[len(stem)-73 : len(stem)-37] // a later file of the thread
+	}
 	return []byte(id)
 }
 
@@ -210,14 +219,34 @@ func queryPrefixes(q *discover.Query) []string {
 	return append(out, q.IDs...)
 }
 
-// idFromStem returns the UUID at the end of "rollout-<local time>-<uuid>". A
-// lookup calls it for every name of a big history: no allocation unless the
-// name holds upper-case hex.
+// idFromStem returns the thread id a rollout's name says: the UUID at the end
+// of "rollout-<local time>-<uuid>", or the first of the two UUIDs of
+// "rollout-<local time>-<thread>_<rollout>" (a later file of a thread that spans
+// several files, docs/agents/codex.md §1.1). A lookup calls it for every name of
+// a big history: no allocation unless the name holds upper-case hex.
 func idFromStem(stem string) string {
-	if len(stem) < 36 {
+	last := uuidAt(stem, len(stem)-36)
+	if last == "" {
 		return ""
 	}
-	id := stem[len(stem)-36:]
+	if len(stem) >= 73 && stem[len(stem)-37] == '_' {
+		if thread := uuidAt(stem, len(stem)-73); thread != "" {
+			return thread
+		}
+	}
+	return last
+}
+
+// rolloutIDFromStem returns the rollout's own id: the UUID at the end of its
+// name ("" when there is none).
+func rolloutIDFromStem(stem string) string { return uuidAt(stem, len(stem)-36) }
+
+// uuidAt returns the UUID at s[i:i+36] in lower case, or "".
+func uuidAt(s string, i int) string {
+	if i < 0 || len(s) < i+36 {
+		return ""
+	}
+	id := s[i : i+36]
 	if id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
 		return ""
 	}
@@ -379,7 +408,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 	if p := newestDB(dbHome, "thread_history_"); p != "" {
 		_, err := sqlitero.Read(ctx, p, func(ctx context.Context, db *sql.DB) (err error) {
-			st.hist, err = readHistory(ctx, db, q)
+			st.hist, err = readHistory(ctx, db, histQuery(q, files))
 			return err
 		})
 		if err != nil {
@@ -388,29 +417,59 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 
 	// One job per thread: rollouts first, then DB rows without a rollout found.
+	// A thread may span several rollouts (docs/agents/codex.md §1.1): they are
+	// one job, read from the newest (rf) and, for what only the first knows (the
+	// prompt, the start), the first.
 	type job struct {
-		id  string
-		rf  *rolloutFile
-		row *threadRow
+		id    string
+		rf    *rolloutFile
+		first *rolloutFile   // the thread's first rollout when it spans several, else nil
+		parts []*rolloutFile // all of them, first to newest (nil: just rf)
+		row   *threadRow
 	}
 	var jobs []job
-	seen := make(map[string]bool, len(files))
+	seen := make(map[string]int, len(files)) // thread id → its job
 	zst := 0
 	for i := range files {
 		rf := &files[i]
-		if rf.ID != "" && seen[rf.ID] {
-			continue // the same thread in sessions/ and archived_sessions/: first wins
+		if rf.ID != "" {
+			if k, ok := seen[rf.ID]; ok {
+				j := &jobs[k]
+				if j.parts == nil {
+					j.parts = []*rolloutFile{j.rf}
+				}
+				dup := false
+				for _, p := range j.parts {
+					dup = dup || p.Rollout == rf.Rollout
+				}
+				if !dup { // the same rollout in sessions/ and archived_sessions/: first wins
+					j.parts = append(j.parts, rf)
+				}
+				continue
+			}
 		}
 		if rf.Compressed {
 			zst++
 		}
 		if rf.ID != "" {
-			seen[rf.ID] = true
+			seen[rf.ID] = len(jobs)
 		}
 		jobs = append(jobs, job{id: rf.ID, rf: rf, row: st.rows[rf.ID]})
 	}
+	for k := range jobs {
+		j := &jobs[k]
+		if len(j.parts) < 2 {
+			j.parts = nil
+			continue
+		}
+		orderParts(j.parts)
+		j.rf, j.first = newestPart(j.parts, j.row), j.parts[0]
+		if j.first == j.rf {
+			j.first = nil
+		}
+	}
 	for _, id := range sortedIDs(st.rows) {
-		if seen[id] {
+		if _, ok := seen[id]; ok {
 			st.rows[id].RolloutPath = "" // the rollout found on disk is used: free the copy
 			continue
 		}
@@ -418,7 +477,8 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		var rf *rolloutFile
 		if row.RolloutPath != "" {
 			if _, err := os.Stat(row.RolloutPath); err == nil {
-				rf = &rolloutFile{Path: row.RolloutPath, ID: id, Compressed: strings.HasSuffix(row.RolloutPath, ".zst")}
+				stem := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(row.RolloutPath), ".zst"), ".jsonl")
+				rf = &rolloutFile{Path: row.RolloutPath, ID: id, Rollout: rolloutIDFromStem(stem), Compressed: strings.HasSuffix(row.RolloutPath, ".zst")}
 			}
 		}
 		jobs = append(jobs, job{id: id, rf: rf, row: row})
@@ -465,6 +525,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	// rollout, or agentctl launched them) are read before all others and never
 	// left out: a slow disk costs a listing old threads, never a live one.
 	reads := make([]rolloutRead, len(jobs))
+	firsts := make([]rolloutRead, len(jobs)) // a thread's first rollout, when it spans several
 	budgetOf := a.Budget
 	if budgetOf == nil {
 		budgetOf = discover.BudgetOf
@@ -497,6 +558,10 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			return
 		}
 		r.sum, r.size, r.mtime, r.err = st.summarize(c, j.rf.Path, needHead, needCtx, sc)
+		if j.first != nil && !j.first.Compressed {
+			f := &firsts[i]
+			f.sum, f.size, f.mtime, f.err = st.summarize(st.cached(j.first.Path, true, false), j.first.Path, true, false, sc)
+		}
 	})
 	var late []string
 	for i := range reads {
@@ -519,17 +584,50 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 	st.ix = nil
 
+	// The rollouts by their own ids, for the forks' history chains (built once,
+	// when a fork asks).
+	ownIDs := sync.OnceValue(func() func(rollout, from string) string {
+		m := make(map[string]string, len(files))
+		for _, rf := range files {
+			if rf.Rollout != "" && !rf.Compressed {
+				if _, ok := m[rf.Rollout]; !ok {
+					m[rf.Rollout] = rf.Path
+				}
+			}
+		}
+		return func(rollout, from string) string {
+			if p, ok := m[rollout]; ok {
+				return p
+			}
+			if q != nil { // a lookup lists only its threads' rollouts
+				return findRolloutByOwnID(env, rollout, from)
+			}
+			return ""
+		}
+	})
 	out := make([]discover.Session, len(jobs))
 	ok := make([]bool, len(jobs))
 	var warnMu sync.Mutex
 	unreadable := 0
 	discover.ParallelWith(ctx, len(jobs), func(i int, sc *scratch) {
-		j, r := jobs[i], reads[i]
-		jobs[i].row, reads[i] = nil, rolloutRead{} // each row and summary goes once used
+		j, r, first := jobs[i], reads[i], firsts[i]
+		jobs[i].row, reads[i], firsts[i] = nil, rolloutRead{}, rolloutRead{} // each row and summary goes once used
 		if r.late {
 			return // left out, named above
 		}
 		s, good, err := st.session(env, j.id, j.rf, j.row, r, sc)
+		if good && j.parts != nil {
+			st.spanning(&s, j.parts, first)
+		}
+		// A fork says what it inherited; its first rollout names the parent.
+		if firstPath, sum := j.rf, r.sum; good && sum != nil {
+			if j.first != nil {
+				firstPath, sum = j.first, first.sum
+			}
+			if sum != nil && sum.ForkedFrom != "" {
+				st.forkExtra(&s, sum.ForkedFrom, historyChain(firstPath.Path, ownIDs()))
+			}
+		}
 		if err != nil {
 			warnMu.Lock()
 			unreadable++
@@ -557,6 +655,75 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		}
 	}
 	return res, nil
+}
+
+// spanning completes the session of a thread that spans several rollouts
+// (docs/agents/codex.md §1.1), built from the newest (its tokens, tail and
+// status): the first rollout gives the first prompt and the start, and
+// rollout_files says how many there are.
+func (st *state) spanning(s *discover.Session, parts []*rolloutFile, first rolloutRead) {
+	if s.Extra == nil {
+		s.Extra = map[string]any{}
+	}
+	s.Extra["rollout_files"] = len(parts)
+	if first.sum == nil || first.sum.Head == nil {
+		return
+	}
+	h := first.sum.Head
+	if h.Prompt != "" {
+		if s.Title == s.Prompt {
+			s.Title = h.Prompt
+		}
+		s.Prompt = h.Prompt
+	}
+	// threads.created_at_ms is the newest rollout's: the thread started with
+	// its first.
+	if !h.Started.IsZero() && (s.StartedAt == nil || h.Started.Before(*s.StartedAt)) {
+		s.StartedAt = discover.TimeOrNil(h.Started)
+	}
+}
+
+// histQuery is q for thread_history, which keys turns by rollout: the ids of
+// the later rollouts of the threads q names are added (nil: everything).
+func histQuery(q *discover.Query, files []rolloutFile) *discover.Query {
+	if q == nil {
+		return nil
+	}
+	hq := *q
+	hq.IDs = append([]string(nil), q.IDs...)
+	for _, rf := range files {
+		if rf.Rollout != "" && rf.Rollout != rf.ID {
+			hq.IDs = append(hq.IDs, rf.Rollout)
+		}
+	}
+	return &hq
+}
+
+// orderParts sorts a thread's rollouts first to newest: the one named by the
+// thread id alone first, then the later ones by their own ids (UUIDv7s, whose
+// order is their creation order; the names' times have only seconds).
+func orderParts(parts []*rolloutFile) {
+	sort.SliceStable(parts, func(a, b int) bool {
+		pa, pb := parts[a], parts[b]
+		if (pa.Rollout == pa.ID) != (pb.Rollout == pb.ID) {
+			return pa.Rollout == pa.ID
+		}
+		return pa.Rollout < pb.Rollout
+	})
+}
+
+// newestPart is the rollout a thread continues in: the one the state DB's
+// threads.rollout_path names (Codex switches it on a revert), else the newest.
+func newestPart(parts []*rolloutFile, row *threadRow) *rolloutFile {
+	if row != nil && row.RolloutPath != "" {
+		want := filepath.Base(row.RolloutPath)
+		for _, p := range parts {
+			if p.Path == row.RolloutPath || filepath.Base(p.Path) == want {
+				return p
+			}
+		}
+	}
+	return parts[len(parts)-1]
 }
 
 // rolloutRead is what summarize returned for one rollout.

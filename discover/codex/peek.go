@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,7 +41,13 @@ func (a *Adapter) Peek(ctx context.Context, env *discover.Env, s discover.Sessio
 	if strings.HasSuffix(path, ".zst") {
 		return nil, fmt.Errorf("%s: compressed rollouts (zstd) cannot be read yet", path)
 	}
-	msgs, err := peekRollout(ctx, path, n)
+	var msgs []discover.Message
+	var err error
+	if chain := historyChain(path, func(id, from string) string { return findRolloutByOwnID(env, id, from) }); len(chain) > 1 {
+		msgs, err = peekChain(ctx, chain, n)
+	} else {
+		msgs, err = peekRollout(ctx, path, n)
+	}
 	if err != nil {
 		return nil, discover.Errorf(path, err)
 	}
@@ -55,18 +62,147 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// locateRollout finds a thread's rollout by the UUID in its file name.
+// locateRollout finds a thread's rollout by the UUID in its file name: the
+// newest when the thread spans several (docs/agents/codex.md §1.1).
 func locateRollout(env *discover.Env, id string) string {
 	if id == "" {
 		return ""
 	}
 	want := strings.ToLower(id)
+	var parts []*rolloutFile
 	for _, rf := range findRollouts(Home(env), func(x string) bool { return x == want }, []string{want}, openNames(env)) {
 		if rf.ID == want {
+			parts = append(parts, &rf)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	orderParts(parts)
+	return parts[len(parts)-1].Path
+}
+
+// segment is the part of one rollout that belongs to a thread's history: its
+// bytes before end (end < 0: all of it).
+type segment struct {
+	path string
+	end  int64
+}
+
+// maxChain bounds how many rollouts a history is followed through.
+const maxChain = 64
+
+// historyChain is the thread's history as Codex holds it, first rollout to
+// newest: from path, each rollout's session_meta.history_base names the rollout
+// (by its own id) and the byte offset its history continues from (docs/agents/
+// codex.md §1.1); find returns the path of the rollout with that own id ("":
+// not found). A base that cannot be found ends the chain there.
+func historyChain(path string, find func(rollout, from string) string) []segment {
+	chain := []segment{{path: path, end: -1}}
+	seen := map[string]bool{path: true}
+	for len(chain) < maxChain {
+		base, ok := readHistoryBase(chain[0].path)
+		if !ok {
+			break
+		}
+		p := find(base.Rollout, chain[0].path)
+		if p == "" || seen[p] {
+			break
+		}
+		seen[p] = true
+		chain = append([]segment{{path: p, end: base.End}}, chain...)
+	}
+	return chain
+}
+
+// historyBase is session_meta.history_base: the rollout (its own id, in the
+// field Codex calls thread_id) and the offset the history continues from.
+type historyBase struct {
+	Rollout string
+	End     int64
+}
+
+// readHistoryBase reads the rollout's first line, its session_meta.
+func readHistoryBase(path string) (historyBase, bool) {
+	f, err := agentfs.Open(path)
+	if err != nil {
+		return historyBase{}, false
+	}
+	defer f.Close()
+	var first []byte
+	_, _, _ = jsonl.Read(io.NewSectionReader(f, 0, 4<<20), 0, func(line []byte, _ int64) error {
+		first = append([]byte(nil), line...)
+		return io.EOF
+	})
+	var m struct {
+		Type    string `json:"type"`
+		Payload struct {
+			HistoryBase *struct {
+				ThreadID      string `json:"thread_id"`
+				EndByteOffset *int64 `json:"end_byte_offset"`
+			} `json:"history_base"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(first, &m) != nil || m.Type != "session_meta" || m.Payload.HistoryBase == nil {
+		return historyBase{}, false
+	}
+	b := m.Payload.HistoryBase
+	id := strings.ToLower(b.ThreadID)
+	if !discover.IsUUIDAnyCase(id) || b.EndByteOffset == nil || *b.EndByteOffset < 0 {
+		return historyBase{}, false
+	}
+	return historyBase{Rollout: id, End: *b.EndByteOffset}, true
+}
+
+// findRolloutByOwnID finds the rollout whose own id is id: a thread's first
+// rollout (named by the id alone), or a later rollout of the same thread as
+// from (rollout-<time>-<thread>_<id>), or, for a fork of a reverted thread, any.
+func findRolloutByOwnID(env *discover.Env, id, from string) string {
+	home := Home(env)
+	stem := strings.TrimSuffix(filepath.Base(from), ".jsonl")
+	for _, thread := range []string{id, idFromStem(stem)} {
+		for _, rf := range findRollouts(home, func(x string) bool { return x == thread }, []string{thread}, openNames(env)) {
+			if rf.Rollout == id && !rf.Compressed {
+				return rf.Path
+			}
+		}
+	}
+	for _, rf := range findRollouts(home, nil, nil, nil) {
+		if rf.Rollout == id && !rf.Compressed {
 			return rf.Path
 		}
 	}
 	return ""
+}
+
+// peekChain renders a history spread over several rollouts, oldest first.
+func peekChain(ctx context.Context, chain []segment, n int) ([]discover.Message, error) {
+	var all []discover.Message
+	for _, seg := range chain {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f, err := agentfs.Open(seg.path)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		end := fi.Size()
+		if seg.end >= 0 && seg.end < end {
+			end = seg.end
+		}
+		msgs, err := parseMessages(f, 0, end)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, msgs...)
+	}
+	return discover.LastN(all, n), nil
 }
 
 func peekRollout(ctx context.Context, path string, n int) ([]discover.Message, error) {
@@ -115,7 +251,7 @@ type rawLine struct {
 func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 	var lines []rawLine
 	skipFirst := start > 0 && !jsonl.StartsLine(f, start)
-	seg := 0
+	seg, started := 0, false
 	_, _, err := jsonl.Read(io.NewSectionReader(f, start, end-start), start, func(line []byte, off int64) error {
 		if skipFirst {
 			skipFirst = false
@@ -126,7 +262,13 @@ func parseMessages(f *os.File, start, end int64) ([]discover.Message, error) {
 			return nil // unparseable or unknown: skipped silently
 		}
 		if r.Type == "event_msg" && r.sub() == "task_started" {
-			seg++
+			// What comes before a rollout's first task_started belongs to that
+			// first turn: `codex migrate-rollouts` writes the first turn's
+			// prompt (response_item) before it.
+			if started {
+				seg++
+			}
+			started = true
 		}
 		lines = append(lines, rawLine{rec: r, raw: append(json.RawMessage(nil), line...), off: off, seg: seg, ts: r.time()})
 		return nil

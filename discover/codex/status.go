@@ -100,29 +100,7 @@ func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home str
 			break
 		}
 		lv.checkable = true
-		byPath := map[string]string{}
-		for id, p := range rollouts() {
-			byPath[p] = id
-			if r, err := filepath.EvalSymlinks(p); err == nil {
-				byPath[r] = id
-			}
-		}
-		for _, p := range env.Procs.All() {
-			if p.Comm != "codex" {
-				if exe, err := env.Procs.Exe(p.PID); err != nil || filepath.Base(exe) != "codex" {
-					continue
-				}
-			}
-			fds, err := a.OpenFiles(p.PID)
-			if err != nil {
-				continue
-			}
-			for _, f := range fds {
-				if id, ok := byPath[f]; ok {
-					lv.holders[id] = p.PID
-				}
-			}
-		}
+		lv.holders = fdHolders(env, a.OpenFiles, home, rollouts)
 	default:
 		lv.why = err.Error()
 	}
@@ -144,6 +122,81 @@ func (a *Adapter) checkLiveness(ctx context.Context, env *discover.Env, home str
 		}
 	}
 	return lv
+}
+
+// fdHolders finds the threads codex processes hold a rollout of open (Codex
+// before thread-writer locks). Only codex processes' open files are read, and a
+// rollout is known by its name (the thread id in it, docs/agents/codex.md §1.1)
+// under CODEX_HOME: with no codex process alive nothing of the history is read,
+// so an alive-only listing costs the same at any size. rollouts (each thread's
+// rollout path) is asked for only for an open rollout whose name has no id.
+func fdHolders(env *discover.Env, openFiles OpenFiles, home string, rollouts func() map[string]string) map[string]int {
+	holders := map[string]int{}
+	var roots []string // CODEX_HOME's rollout folders, as /proc shows paths (resolved)
+	var byPath map[string]string
+	for _, p := range env.Procs.All() {
+		if p.Comm != "codex" {
+			if exe, err := env.Procs.Exe(p.PID); err != nil || filepath.Base(exe) != "codex" {
+				continue
+			}
+		}
+		fds, err := openFiles(p.PID)
+		if err != nil {
+			continue
+		}
+		for _, f := range fds {
+			name := filepath.Base(f)
+			if !strings.HasPrefix(name, "rollout-") || !strings.HasSuffix(name, ".jsonl") {
+				continue
+			}
+			if roots == nil {
+				roots = rolloutRoots(home)
+			}
+			if !under(f, roots) {
+				continue // another CODEX_HOME's
+			}
+			if id := idFromStem(strings.TrimSuffix(name, ".jsonl")); id != "" {
+				holders[id] = p.PID
+				continue
+			}
+			if byPath == nil {
+				byPath = map[string]string{}
+				for id, rp := range rollouts() {
+					byPath[rp] = id
+					if r, err := filepath.EvalSymlinks(rp); err == nil {
+						byPath[r] = id
+					}
+				}
+			}
+			if id, ok := byPath[f]; ok {
+				holders[id] = p.PID
+			}
+		}
+	}
+	return holders
+}
+
+// rolloutRoots are CODEX_HOME's sessions and archived_sessions folders, as
+// given and resolved.
+func rolloutRoots(home string) []string {
+	var out []string
+	for _, d := range []string{"sessions", "archived_sessions"} {
+		p := filepath.Join(home, d)
+		out = append(out, p)
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if strings.HasPrefix(p, r+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // turnView is the latest turn as status derivation sees it.
@@ -201,7 +254,13 @@ func (st *state) latestTurnView(id string, haveTail bool, tail tailInfo, size in
 // applyStatus sets Status, Evidence, PID and EndedAt (docs/agents/codex.md §4.3, first
 // matching row wins). Launch records are folded in later by the core.
 func (st *state) applyStatus(env *discover.Env, s *discover.Session, rf *rolloutFile, row *threadRow, haveTail bool, tail tailInfo, size int64) {
-	tv := st.latestTurnView(s.ID, haveTail, tail, size)
+	// thread_history keys its turns by rollout: a thread spanning several is
+	// projected per file, its latest turn is its newest rollout's.
+	key := s.ID
+	if rf != nil && rf.Rollout != "" {
+		key = rf.Rollout
+	}
+	tv := st.latestTurnView(key, haveTail, tail, size)
 	lv := st.live
 	pid, live := lv.holders[s.ID]
 	if tv.known {

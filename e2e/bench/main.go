@@ -7,7 +7,7 @@
 //
 // -layout legacy writes the layouts whose lookups used to read the whole
 // history: OpenCode's JSON storage/ tree (OpenCode before 1.2) and Codex
-// rollouts without a state db. -scale 100,1000,10000 generates one home per size
+// rollouts without a state db or thread-writer locks. -scale 100,1000,10000 generates one home per size
 // (that many sessions per agent) and prints one table with a column per size.
 // Before the cold listing, a child reads every file that listing reads once
 // (readonce.go): the floor the cold listing is compared with (the ratio is
@@ -94,7 +94,7 @@ func main() {
 	nCodex := flag.Int("codex", 0, "Codex threads (rollouts + state db; -layout legacy: no db)")
 	nOpenCode := flag.Int("opencode", 0, "OpenCode sessions (one opencode.db; -layout legacy: the storage/ tree)")
 	nPi := flag.Int("pi", 0, "Pi sessions")
-	layout := flag.String("layout", "native", "native (today's stores) or legacy (OpenCode storage/ tree, Codex without state db)")
+	layout := flag.String("layout", "native", "native (today's stores) or legacy (OpenCode storage/ tree, Codex without state db or thread-writer locks)")
 	scale := flag.String("scale", "", "comma-separated sessions per agent (e.g. 100,1000,10000): one home per size, -home is the prefix")
 	runs := flag.Int("runs", 10, "timed runs per command")
 	bin := flag.String("bin", "", "agentctl binary (built from this module when empty)")
@@ -151,11 +151,16 @@ func generate(home string, sp spec) error {
 				return err
 			}
 			if sp.legacy {
+				// Codex before its state DB and thread-writer locks: a live
+				// thread is a codex process holding its rollout open.
 				dbs, _ := filepath.Glob(filepath.Join(home, ".codex", "*.sqlite*"))
 				for _, p := range dbs {
 					if err := os.Remove(p); err != nil {
 						return err
 					}
+				}
+				if err := os.RemoveAll(filepath.Join(home, ".codex", "thread-writer-locks")); err != nil {
+					return err
 				}
 			}
 			return nil
@@ -265,8 +270,13 @@ func (r *result) cpuMedian() time.Duration {
 // "  {"), streaming its output instead of keeping it, with its wall time, CPU
 // time and peak RSS.
 func runAgentctl(bin, home, stateDir string, args ...string) (int, time.Duration, time.Duration, int64, error) {
+	return runAgentctlNS(isolate, bin, home, stateDir, args...)
+}
+
+// runAgentctlNS is runAgentctl in a PID namespace of its own or not.
+func runAgentctlNS(ns bool, bin, home, stateDir string, args ...string) (int, time.Duration, time.Duration, int64, error) {
 	argv := append([]string{bin, "--home", home}, args...)
-	if isolate {
+	if ns {
 		argv = append([]string{"unshare", "--fork", "--pid", "--mount-proc"}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -372,23 +382,31 @@ func measure(home, bin string, runs int) ([]*result, error) {
 	}
 
 	type c struct {
-		label string
-		args  []string
+		label  string
+		args   []string
+		shared bool // in the machine's PID namespace even with -isolate
 	}
 	cases := []c{
-		{"version (process start)", []string{"version"}},
-		{"list -a --json", []string{"list", "-a", "--json", "--since", "3650d", "--timeout", "10m"}},
-		{"list (alive only)", []string{"list"}},
+		{"version (process start)", []string{"version"}, false},
+		{"list -a --json", []string{"list", "-a", "--json", "--since", "3650d", "--timeout", "10m"}, false},
+		{"list (alive only)", []string{"list"}, false},
+	}
+	if _, err := os.Stat(filepath.Join(home, ".codex", "sessions")); err == nil {
+		// Codex's alive-only listing as a user runs it: every process of the
+		// machine visible (none of them a codex holding one of this home's
+		// rollouts). Without thread-writer locks (-layout legacy) liveness is
+		// a codex process's open rollouts: with none, nothing is read.
+		cases = append(cases, c{"list --json --adapter codex (alive only, no PID namespace)", []string{"list", "--json", "--adapter", "codex"}, true})
 	}
 	for _, t := range targets(home) {
 		cases = append(cases,
-			c{"status " + t.label, []string{"status", t.id}},
-			c{"peek -n 20 " + t.label, []string{"peek", "-n", "20", t.id}})
+			c{"status " + t.label, []string{"status", t.id}, false},
+			c{"peek -n 20 " + t.label, []string{"peek", "-n", "20", t.id}, false})
 	}
 	for _, cs := range cases {
 		r := &result{label: cs.label}
 		for i := 0; i < runs; i++ {
-			n, el, cpu, rss, err := agentctl(cs.args...)
+			n, el, cpu, rss, err := runAgentctlNS(isolate && !cs.shared, bin, home, stateDir, cs.args...)
 			if err != nil {
 				return nil, err
 			}
