@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -259,5 +261,60 @@ func TestLaunchLifecycleNewAgents(t *testing.T) {
 			}
 			ac.stopRunning(t, func(id string) string { return "^stopped " + regexp.QuoteMeta(id) })
 		})
+	}
+}
+
+// Copilot's TUI under a pty, asking to run a command that needs approval: agentctl
+// says waiting (a permission.requested without its permission.completed, written by
+// the live holder of inuse.<pid>.lock) while the dialog is on screen, and the command
+// has not run; SIGKILLed there, the lock it leaves is stale and the session is no
+// longer live. (Gemini writes nothing while it asks, and Qwen only after 60 s is
+// "waiting" inferred: docs/agents/{gemini,qwen}.md.)
+func TestCopilotTUIWaiting(t *testing.T) {
+	harness.Require(t)
+	t.Parallel()
+	srv := stub.Start(t, nil)
+	ag := harness.NewCopilot(t, srv)
+	dir := harness.WorkDir(t, "webapp")
+	env := ag.Env.Merge(harness.Env{"PWD": dir, "TERM": "xterm-256color"})
+	p := harness.StartPTY(t, harness.Spec{Path: ag.Bin, Dir: dir, Env: env, Name: "copilot-tui"})
+	// The first start unpacks Copilot's runtime (7 s idle, longer when loaded).
+	p.WaitOutput(t, 3*time.Minute, 0, "Do you trust the files in this folder?")
+	p.Type(t, "\r")
+	from := p.Len()
+	p.WaitOutput(t, time.Minute, from, "Interactive")
+	typeLine(t, p, "now TOOLCMD: touch approval-probe.txt")
+	p.WaitOutput(t, 2*time.Minute, from, "Do you want to run this command?")
+
+	a := harness.NewAgentctl(t, ag.Home)
+	var live newSession
+	harness.Eventually(t, 30*time.Second, func() string {
+		ss := listNew(t, a, "copilot")
+		if len(ss) != 1 {
+			return fmt.Sprintf("%d live copilot sessions listed, want 1", len(ss))
+		}
+		live = ss[0]
+		if live.Status != "waiting" || live.Evidence != "registry" {
+			return fmt.Sprintf("the session on its permission dialog is %s (evidence %s), want waiting on registry", live.Status, live.Evidence)
+		}
+		return ""
+	})
+	if _, err := os.Stat(filepath.Join(dir, "approval-probe.txt")); err == nil {
+		t.Error("the command ran without approval")
+	}
+	syscall.Kill(-p.PID, syscall.SIGKILL)
+	p.Wait(t, 20*time.Second)
+	// The native binary (a child of the node loader) takes a moment to die.
+	harness.Eventually(t, 30*time.Second, func() string {
+		var st newSession
+		a.JSON(t, &st, "status", live.ID)
+		if st.Status == "running" || st.Status == "waiting" || st.Status == "idle" || st.Evidence == "registry" {
+			return fmt.Sprintf("after SIGKILL: %+v; want it no longer live (the lock it left is stale)", st)
+		}
+		return ""
+	})
+	// What made it stopped is the dead holder, not a missing lock: SIGKILL leaves it.
+	if locks, _ := filepath.Glob(filepath.Join(ag.Home, ".copilot", "session-state", live.ID, "inuse.*.lock")); len(locks) == 0 {
+		t.Error("no inuse lock left behind: the stale-lock case was not exercised")
 	}
 }
