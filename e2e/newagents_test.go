@@ -31,8 +31,7 @@ type newAgentCase struct {
 	// router side calls are not).
 	counts func(stub.Exchange) bool
 	model  string
-	// blocked is the blocked reason agentctl must give the 429 and 401 runs
-	// ("" where the agent writes no evidence under HOME: Gemini).
+	// quota and auth are the blocked reasons agentctl must give the 429 and 401 runs.
 	quota, auth string
 }
 
@@ -51,8 +50,10 @@ func firstMatch(re *regexp.Regexp) func(string) string {
 func newAgentCases(t *testing.T, srv *stub.Server) map[string]newAgentCase {
 	all := func(stub.Exchange) bool { return true }
 	return map[string]newAgentCase{
+		// Gemini's reason comes from its error report in the agent's TMPDIR.
 		"gemini": {agent: harness.NewGemini(t, srv), idOf: firstMatch(streamInitRE),
-			counts: func(e stub.Exchange) bool { return len(e.Request.Tools) > 0 }},
+			counts: func(e stub.Exchange) bool { return len(e.Request.Tools) > 0 },
+			quota:  "quota", auth: "auth"},
 		"qwen": {agent: harness.NewQwen(t, srv), idOf: firstMatch(streamInitRE), counts: all,
 			model: "qwen3-coder-plus", quota: "quota", auth: "auth"},
 		"copilot": {agent: harness.NewCopilot(t, srv), idOf: firstMatch(copilotResultRE), counts: all,
