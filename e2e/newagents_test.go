@@ -83,6 +83,8 @@ func TestNewAgentsReadSide(t *testing.T) {
 			srv := stub.Start(t, nil)
 			c := newAgentCases(t, srv)[name]
 			newAgentReadSide(t, srv, c)
+			// An independent reader of the same files agrees (ccusage_newagents_test.go).
+			ccusageAgrees(t, name, c.agent.Name, c.agent.Home)
 		})
 	}
 }

@@ -40,11 +40,12 @@ const (
 	OpenClaw  = "openclaw"  // installed and run with Node24 first on PATH
 	CCUsage   = "ccusage"   // an independent reader of Claude transcripts: the token oracle
 	NewAgents = "newagents" // gemini, qwen, copilot; qwen runs on Node24
+	CCUsage20 = "ccusage20" // ccusage 20 (native): the token oracle for gemini, qwen, copilot
 )
 
 // Projects lists every project, in a sensible install order.
 func Projects() []string {
-	return []string{Claude197, Claude329, Agents, Node24, OpenClaw, CCUsage, NewAgents}
+	return []string{Claude197, Claude329, Agents, Node24, OpenClaw, CCUsage, NewAgents, CCUsage20}
 }
 
 // needs names the project whose node must run another project's install scripts:
