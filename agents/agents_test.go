@@ -41,11 +41,14 @@ func TestRows(t *testing.T) {
 			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)", Launch: true, Resume: true},
 		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw", Gateway: true, Launch: true, Resume: true},
 		{Name: "gemini", Reader: "gemini", Doc: "gemini", Label: "gemini", Short: "gemini",
-			BinEnv: "AGENTCTL_GEMINI_BIN", Binary: "gemini", Install: "install it (npm i -g @google/gemini-cli)"},
+			BinEnv: "AGENTCTL_GEMINI_BIN", Binary: "gemini", Install: "install it (npm i -g @google/gemini-cli)",
+			Launch: true, Resume: true},
 		{Name: "qwen-code", Reader: "qwen-code", Doc: "qwen", Label: "qwen", Short: "qwen",
-			BinEnv: "AGENTCTL_QWEN_BIN", Binary: "qwen", Install: "install it (npm i -g @qwen-code/qwen-code)"},
+			BinEnv: "AGENTCTL_QWEN_BIN", Binary: "qwen", Install: "install it (npm i -g @qwen-code/qwen-code)",
+			Launch: true, Resume: true},
 		{Name: "copilot", Reader: "copilot", Doc: "copilot", Label: "copilot", Short: "copilot",
-			BinEnv: "AGENTCTL_COPILOT_BIN", Binary: "copilot", Install: "install it (npm i -g @github/copilot)"},
+			BinEnv: "AGENTCTL_COPILOT_BIN", Binary: "copilot", Install: "install it (npm i -g @github/copilot)",
+			Launch: true, Resume: true},
 	}
 	if diff := cmp.Diff(want, All()); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

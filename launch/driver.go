@@ -185,7 +185,7 @@ func NotLaunchedError(adapter string) error {
 // drivers binds every agent whose row says Launch to its driver (a test pins
 // the two).
 func drivers() []Driver {
-	return []Driver{Claude{}, Codex{}, OpenCode{}, Pi{}, PiRust{}, OpenClaw{}}
+	return []Driver{Claude{}, Codex{}, OpenCode{}, Pi{}, PiRust{}, OpenClaw{}, Gemini{}, Qwen{}, Copilot{}}
 }
 
 // lookupEnv finds k in a KEY=VALUE list (the last one wins, as in exec).

@@ -12,7 +12,8 @@ func TestAgentEnvHasNoAgentctlSecret(t *testing.T) {
 	environ := []string{"PATH=/usr/bin", "HOME=/h", "AGENTCTL_WEBHOOK_SECRET=topsecret",
 		"AGENTCTL_CLAUDE_BIN=" + execBin(t, "claude"), "AGENTCTL_CODEX_BIN=" + execBin(t, "codex"),
 		"AGENTCTL_OPENCODE_BIN=" + execBin(t, "opencode"), "AGENTCTL_PI_BIN=" + execBin(t, "pi"),
-		"AGENTCTL_PI_RUST_BIN=" + execBin(t, "pi-rust")}
+		"AGENTCTL_PI_RUST_BIN=" + execBin(t, "pi-rust"), "AGENTCTL_GEMINI_BIN=" + execBin(t, "gemini"),
+		"AGENTCTL_QWEN_BIN=" + execBin(t, "qwen"), "AGENTCTL_COPILOT_BIN=" + execBin(t, "copilot")}
 	for _, d := range drivers() {
 		req := &Request{Kind: KindLaunch, Cwd: "/w", LaunchID: "l-0123456789ab", Prompt: "hi", Environ: environ}
 		p, err := d.Plan(req)

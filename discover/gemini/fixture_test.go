@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -105,5 +106,23 @@ func TestFixtureManifest(t *testing.T) {
 	}
 	if len(*warns) > 0 {
 		t.Errorf("warnings: %q", *warns)
+	}
+}
+
+// TestFixtureCost: a session on a model of the built-in table is priced from its
+// tokens (computed here by hand from prices.go's published figures), one on a
+// model the table lacks is not (the usage UNPRICED column counts it).
+func TestFixtureCost(t *testing.T) {
+	env, _ := testEnv(t, fixtureHome, nil)
+	got := discoverAll(t, env)
+	// E: gemini-2.5-flash, 1108 input, 23 output, 3 cache read.
+	e := got["999d3fa3-181d-4a9e-ba28-f8186303f5b8"]
+	want := (1108*0.30 + 23*2.50 + 3*0.03) / 1e6
+	if e.CostUSD == nil || math.Abs(*e.CostUSD-want) > 1e-12 {
+		t.Errorf("cost of E = %v, want %.9f", e.CostUSD, want)
+	}
+	// B: gemini-3.8-flash has no public price in the table.
+	if b := got["2c5c07cf-074c-4de6-80ef-3dce625272da"]; b.CostUSD != nil {
+		t.Errorf("cost of B (gemini-3.8-flash) = %v, want none", *b.CostUSD)
 	}
 }

@@ -197,7 +197,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	}
 
 	reports := &errReports{dir: tmpDir(env)}
-	prices := discover.NewPrices(nil, env.Config)
+	prices := discover.NewPrices(defaultPrices, env.Config)
 	out := make([]discover.Session, 0, len(order))
 	for _, m := range order {
 		if q != nil && !q.Match(m.ID) {

@@ -35,15 +35,17 @@ var projects embed.FS
 const (
 	Claude197 = "claude-2.1.197"
 	Claude329 = "claude-2.1.329"
-	Agents    = "agents"   // codex, opencode, pi, just
-	Node24    = "node24"   // Node >= 24.16 for the OpenClaw gateway
-	OpenClaw  = "openclaw" // installed and run with Node24 first on PATH
-	CCUsage   = "ccusage"  // an independent reader of Claude transcripts: the token oracle
+	Agents    = "agents"    // codex, opencode, pi, just
+	Node24    = "node24"    // Node >= 24.16 for the OpenClaw gateway
+	OpenClaw  = "openclaw"  // installed and run with Node24 first on PATH
+	CCUsage   = "ccusage"   // an independent reader of Claude transcripts: the token oracle
+	NewAgents = "newagents" // gemini, qwen, copilot; qwen runs on Node24
+	CCUsage20 = "ccusage20" // ccusage 20 (native): the token oracle for gemini, qwen, copilot
 )
 
 // Projects lists every project, in a sensible install order.
 func Projects() []string {
-	return []string{Claude197, Claude329, Agents, Node24, OpenClaw, CCUsage}
+	return []string{Claude197, Claude329, Agents, Node24, OpenClaw, CCUsage, NewAgents, CCUsage20}
 }
 
 // needs names the project whose node must run another project's install scripts:

@@ -20,6 +20,9 @@ var wantPins = map[string]map[string]string{
 	Node24:   {"node": "24.21.0"},
 	OpenClaw: {"openclaw": "2026.9.6"},
 	CCUsage:  {"ccusage": "18.0.11"},
+	NewAgents: {"@google/gemini-cli": "0.61.0", "@qwen-code/qwen-code": "0.24.4",
+		"@github/copilot": "1.0.102"},
+	CCUsage20: {"ccusage": "20.0.24"},
 }
 
 func TestLockFilesPinTheSpecVersionsAndNoDownloadHosts(t *testing.T) {

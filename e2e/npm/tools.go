@@ -52,11 +52,20 @@ var tools = map[string]tool{
 	"openclaw": {OpenClaw, func() []string { return []string{"openclaw/openclaw.mjs"} }},
 	// ccusage needs Node >= 22 at run time: run it as `node24 ccusage.js …`.
 	"ccusage": {CCUsage, func() []string { return []string{"ccusage/dist/index.js"} }},
+	// Gemini CLI and Qwen Code are node bundles; qwen declares node >= 22, so the harness
+	// runs it with node24 first on PATH. Copilot's .bin/copilot is a node loader that
+	// starts the platform package's native binary.
+	"gemini":  {NewAgents, func() []string { return []string{".bin/gemini"} }},
+	"qwen":    {NewAgents, func() []string { return []string{".bin/qwen"} }},
+	"copilot": {NewAgents, func() []string { return []string{".bin/copilot"} }},
+	// ccusage 20 is a native binary per platform behind a small node launcher,
+	// which makes the binary executable on its first run (npm does not).
+	"ccusage20": {CCUsage20, func() []string { return []string{".bin/ccusage"} }},
 }
 
 // Tools lists the tool names Tool understands.
 func Tools() []string {
-	return []string{"claude-2.1.197", "claude-2.1.329", "codex", "opencode", "pi", "just", "node24", "openclaw", "ccusage"}
+	return []string{"claude-2.1.197", "claude-2.1.329", "codex", "opencode", "pi", "just", "node24", "openclaw", "ccusage", "gemini", "qwen", "copilot", "ccusage20"}
 }
 
 // Tool installs the project holding tool if needed and returns the tool's path.

@@ -19,8 +19,10 @@ type Reply struct {
 	Thinking string
 	// Tool asks the agent to run a shell command (its Bash/bash/shell tool).
 	Tool *ToolCall
-	// Status, when not 0 or 200, answers with that HTTP status and an error body.
-	Status int
+	// Status, when not 0 or 200, answers with that HTTP status and an error body;
+	// ErrorText, when set, is that body's message.
+	Status    int
+	ErrorText string
 	// Delay waits before the response headers; Stall waits after the first
 	// streamed event, with the response open (a turn in progress).
 	Delay, Stall time.Duration
@@ -72,6 +74,9 @@ type Script func(r *Request) Reply
 //	STALL=3                 delay inside the stream, after the first event
 //	HOLD=name               park the request until Release("name")
 //	STATUS=500              answer with that HTTP error
+//	HARDQUOTA               the error says the quota is exhausted until a reset time
+//	                        (Qwen Code fails fast on that wording instead of retrying
+//	                        for 40 minutes)
 //	TOOLCMD: echo x         tool call running the rest of that line
 //	TOOLTEST | TOOL         tool call running `echo hello-from-tool`
 //	ESCALATE                the tool call asks to leave the sandbox (Codex)
@@ -99,6 +104,9 @@ func Keywords(r *Request) Reply {
 	}
 	if m := kwStatus.FindStringSubmatch(p); m != nil {
 		rep.Status, _ = strconv.Atoi(m[1])
+		if strings.Contains(p, "HARDQUOTA") {
+			rep.ErrorText = HardQuotaText
+		}
 	}
 	if m := kwAgent.FindStringSubmatch(p); m != nil {
 		name := "Task"
@@ -139,6 +147,9 @@ var (
 	kwTool    = regexp.MustCompile(`\bTOOL(TEST)?\b`)
 	kwWords   = regexp.MustCompile(`\bWORDS=(\d+)\b`)
 )
+
+// HardQuotaText is the error message of a HARDQUOTA reply.
+const HardQuotaText = "You exceeded your current quota, please check your plan and billing details. Your quota will reset at 2030-01-01T00:00:00Z."
 
 // parseDur reads "2" (seconds), "2.5s" or "300ms".
 func parseDur(s string) time.Duration {

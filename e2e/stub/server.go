@@ -3,7 +3,9 @@
 //
 //	POST /v1/messages          Anthropic Messages, SSE (Claude Code)
 //	POST /v1/responses         OpenAI Responses, SSE (Codex)
-//	POST /v1/chat/completions  OpenAI Chat Completions, SSE chunks (OpenCode, Pi, OpenClaw)
+//	POST /v1/chat/completions  OpenAI Chat Completions, SSE chunks (OpenCode, Pi, OpenClaw,
+//	                           Qwen Code, Copilot)
+//	POST /v1beta/models/M:streamGenerateContent, :generateContent  the Gemini API (gemini.go)
 //
 // Each model request is answered as its Script decides (by default from keywords in
 // the last user message), and every request is recorded together with what the
@@ -32,6 +34,7 @@ const (
 	Anthropic = "anthropic"
 	Responses = "responses"
 	Chat      = "chat"
+	Gemini    = "gemini"
 )
 
 // Request is one recorded HTTP request, with what the stub understood of it.
@@ -209,6 +212,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
 		req.API, write = Chat, s.writeChat
 		parseChat(&req)
+	case r.Method == http.MethodPost && isGeminiTurn(r.URL.Path):
+		model, method, _ := geminiCall(r.URL.Path)
+		req.API, write = Gemini, s.writeGemini
+		parseGemini(&req, model, method)
 	}
 	e := &Exchange{Request: req}
 	s.mu.Lock()
@@ -234,7 +241,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		// Marked before the write, as run does: the client acts on what it reads.
 		s.update(e, func(e *Exchange) { e.Status, e.Completed, e.Done = rep.Status, true, time.Now() })
-		writeError(w, req.API, rep.Status)
+		writeError(w, req.API, rep.Status, rep.ErrorText)
 		return
 	}
 	// write marks the exchange Completed as it writes the last event (run).
@@ -282,16 +289,25 @@ func (s *Server) other(w http.ResponseWriter, r *http.Request, e *Exchange) {
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model","created":0,"owned_by":"fake"}]}`)
 	case r.URL.Path == "/v1/messages/count_tokens":
 		fmt.Fprint(w, `{"input_tokens":10}`)
+	case strings.HasSuffix(r.URL.Path, ":countTokens"):
+		fmt.Fprint(w, `{"totalTokens":10}`)
 	default:
 		fmt.Fprint(w, `{}`)
 	}
 }
 
-func writeError(w http.ResponseWriter, api string, status int) {
+func writeError(w http.ResponseWriter, api string, status int, text string) {
+	if api == Gemini {
+		writeGeminiError(w, status)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("request-id", "req_error")
 	w.WriteHeader(status)
 	msg := fmt.Sprintf("stub error %d (scripted)", status)
+	if text != "" {
+		msg = text
+	}
 	if api == Anthropic {
 		typ := "api_error"
 		switch {
