@@ -29,7 +29,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"peek", "-n", "5", "75"}, []string{"ID(75)"}},
 		{[]string{"resume", "abc", ""}, nil}, // MESSAGE: free text
 		{[]string{"wait", "a", "b", "c"}, []string{"ID(c)"}},
-		{[]string{"launch", "co"}, []string{"codex"}},
+		{[]string{"launch", "co"}, []string{"codex", "copilot"}},
 		{[]string{"list", "--status", "s"}, []string{"stopped"}},
 		{[]string{"list", "--status", "b"}, []string{"blocked"}},
 		{[]string{"notify", "--on", "w"}, []string{"waiting"}},

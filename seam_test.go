@@ -120,7 +120,6 @@ func TestLaunchThroughTheSeam(t *testing.T) {
 	runSeam(t, []seamCase{
 		{"two adapters", launchO(func(o *launchOptions) { o.Args = []string{"codex", "fix it"} }), exitUsage, "launch takes at most one adapter"},
 		{"unknown adapter", launchO(func(o *launchOptions) { o.Args = []string{"aider"} }), exitUsage, `unknown adapter "aider"`},
-		{"read-only adapter", launchO(func(o *launchOptions) { o.Args = []string{"gemini"} }), exitUsage, `does not start or resume them yet`},
 		{"several --adapter with --worktree", launchO(func(o *launchOptions) { o.Adapters = []string{"codex", "pi"}; o.Worktree, o.Branch = cwd, "b" }), exitUsage, "a group launch makes one worktree per slot itself"},
 		{"matrix with --adapter", launchO(func(o *launchOptions) { o.Slots = []slotArg{{Adapter: "codex"}}; o.Matrix = "m.yaml" }), exitUsage, "--matrix and --adapter/ADAPTER exclude each other"},
 		{"file size", launchO(func(o *launchOptions) { o.MaxFileSize = 0 }), exitUsage, "--max-file-size 0: want a positive number of bytes"},
