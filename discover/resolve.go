@@ -154,7 +154,10 @@ type Filter struct {
 	Statuses []string
 	Cwd      string // realpath; sessions started in it or below
 	Group    string
-	Now      time.Time
+	// Until ends the window: sessions that started after it are left out
+	// (zero: the window ends now).
+	Until time.Time
+	Now   time.Time
 }
 
 // Apply returns the sessions the filter keeps, in order.
@@ -196,6 +199,15 @@ func (f Filter) keep(s *Session) bool {
 	if f.Group != "" && s.Group != f.Group {
 		return false
 	}
+	if !f.Until.IsZero() {
+		t := s.LastSeen()
+		if s.StartedAt != nil {
+			t = *s.StartedAt
+		}
+		if t.After(f.Until) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -209,7 +221,9 @@ func (f Filter) keepAt(alive bool, t time.Time) bool {
 }
 
 // byTime reports whether keepAt decides what the filter keeps.
-func (f Filter) byTime() bool { return len(f.Statuses) == 0 && f.Cwd == "" && f.Group == "" }
+func (f Filter) byTime() bool {
+	return len(f.Statuses) == 0 && f.Cwd == "" && f.Group == "" && f.Until.IsZero()
+}
 
 func under(p, dir string) bool {
 	if p == "" {
