@@ -21,7 +21,10 @@ func listCommand(s *host) *cli.Command {
 		Usage:   "list agent sessions (alive ones; -a adds ended ones)",
 		Description: `Shows every agent session on this machine, whoever started it. Without -a only
 sessions that are alive (running, idle, waiting) or unknown are shown; -a adds
-stopped and failed ones from the last 7 days (--since to change the window).
+stopped and failed ones from the last 7 days (--since to change the window,
+--until to end it). An unknown session whose files have not changed inside the
+window is listed like an ended one (with -a), still unknown: nothing proves it
+alive.
 
 Examples:
   agentctl list
