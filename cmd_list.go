@@ -41,7 +41,7 @@ Examples:
 			&cli.StringFlag{Name: "group", Usage: "only sessions of this launch group"},
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions started in `DIR` or below"},
 			&cli.StringFlag{Name: "since", Usage: "window for ended sessions, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
-			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions started later are left out; default now"},
+			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage; default now"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of session objects"},
 			&cli.BoolFlag{Name: "watch", Usage: "redraw every 2 s until Ctrl-C"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},

@@ -20,7 +20,7 @@ import (
 type metricsOptions struct {
 	textfile string        // "" prints to stdout
 	since    time.Duration // window for ended sessions
-	until    time.Time     // --until: sessions started later are left out; zero: now
+	until    time.Time     // --until: sessions last active later are left out; zero: now
 }
 
 func metricsCommand(s *host) *cli.Command {
@@ -44,7 +44,7 @@ Example crontab line:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "textfile", Usage: "write to `PATH` (temp file + rename in its directory) instead of stdout"},
 			&cli.StringFlag{Name: "since", Usage: "window for ended sessions' counts, tokens and cost, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
-			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions started later are left out; default now"},
+			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage; default now"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := metricsOptionsFrom(c, s.now())

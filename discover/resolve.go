@@ -154,8 +154,8 @@ type Filter struct {
 	Statuses []string
 	Cwd      string // realpath; sessions started in it or below
 	Group    string
-	// Until ends the window: sessions that started after it are left out
-	// (zero: the window ends now).
+	// Until ends the window: sessions last active after it are left out, as
+	// usage --until leaves them out (zero: the window ends now).
 	Until time.Time
 	Now   time.Time
 }
@@ -199,14 +199,8 @@ func (f Filter) keep(s *Session) bool {
 	if f.Group != "" && s.Group != f.Group {
 		return false
 	}
-	if !f.Until.IsZero() {
-		t := s.LastSeen()
-		if s.StartedAt != nil {
-			t = *s.StartedAt
-		}
-		if t.After(f.Until) {
-			return false
-		}
+	if !f.Until.IsZero() && s.LastSeen().After(f.Until) {
+		return false
 	}
 	return true
 }
