@@ -17,6 +17,7 @@ import (
 // eventsOptions are `events`' inputs.
 type eventsOptions struct {
 	Since    time.Duration // history only; 0 = all of it
+	Until    time.Time     // history only: events after it are left out; zero = none
 	Types    map[string]bool
 	Follow   bool
 	Interval time.Duration
@@ -50,6 +51,7 @@ Examples:
   agentctl events --follow --type fuse --interval 5s`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only events from `WHEN` on: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01)"},
+			&cli.StringFlag{Name: "until", Usage: "only events up to `WHEN` (same forms as --since; a date alone includes that day); not with --follow"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only events of type `T` (repeatable; session, lock or fuse for a whole family)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing events as they happen, until interrupted"},
 			&cli.StringFlag{Name: "interval", Usage: "with --follow, poll the adapters every `DUR` (default 2s)"},
@@ -80,6 +82,20 @@ func eventsOptionsFrom(c *cli.Context, now time.Time) (eventsOptions, error) {
 			return o, err
 		}
 		o.Since = d
+	}
+	if v := c.String("until"); v != "" {
+		var since time.Time
+		if o.Since > 0 {
+			since = now.Add(-o.Since)
+		}
+		t, err := untilFlag(v, since, now)
+		if err != nil {
+			return o, err
+		}
+		if o.Follow {
+			return o, usageErrorf("--until ends the history and --follow never ends: pick one")
+		}
+		o.Until = t
 	}
 	if v := c.String("interval"); v != "" {
 		d, err := meta.ParseDuration(v)
@@ -130,7 +146,7 @@ func runEvents(ctx context.Context, e *cmdEnv, o eventsOptions) error {
 		since = e.s.now().Add(-o.Since)
 	}
 	err := r.Poll(func(ev meta.Event, raw []byte) {
-		if ev.Timestamp.Before(since) {
+		if ev.Timestamp.Before(since) || (!o.Until.IsZero() && ev.Timestamp.After(o.Until)) {
 			return
 		}
 		emit(ev, raw)

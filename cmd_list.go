@@ -21,7 +21,10 @@ func listCommand(s *host) *cli.Command {
 		Usage:   "list agent sessions (alive ones; -a adds ended ones)",
 		Description: `Shows every agent session on this machine, whoever started it. Without -a only
 sessions that are alive (running, idle, waiting) or unknown are shown; -a adds
-stopped and failed ones from the last 7 days (--since to change the window).
+stopped and failed ones from the last 7 days (--since to change the window,
+--until to end it). An unknown session whose files have not changed inside the
+window is listed like an ended one (with -a), still unknown: nothing proves it
+alive.
 
 Examples:
   agentctl list
@@ -38,6 +41,7 @@ Examples:
 			&cli.StringFlag{Name: "group", Usage: "only sessions of this launch group"},
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions started in `DIR` or below"},
 			&cli.StringFlag{Name: "since", Usage: "window for ended sessions, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
+			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage; default now"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of session objects"},
 			&cli.BoolFlag{Name: "watch", Usage: "redraw every 2 s until Ctrl-C"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},
@@ -61,13 +65,14 @@ type listOptions struct {
 	Quiet, Count      bool // -q: ids only; --count: the number only
 	Statuses          []string
 	Group, Cwd, Since string
+	Until             string
 }
 
 // listOptionsFrom reads list's command line and checks it, before any I/O.
 func listOptionsFrom(c *cli.Context, now time.Time) (listOptions, error) {
 	o := listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
 		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Quiet: c.Bool("quiet"), Count: c.Bool("count"), Statuses: c.StringSlice("status"),
-		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since")}
+		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since"), Until: c.String("until")}
 	_, err := o.filter(now)
 	return o, err
 }
@@ -99,6 +104,14 @@ func (o listOptions) filter(now time.Time) (discover.Filter, error) {
 			return f, err
 		}
 		f.Since = d
+		f.All = true
+	}
+	if v := o.Until; v != "" {
+		t, err := untilFlag(v, now.Add(-f.Since), now)
+		if err != nil {
+			return f, err
+		}
+		f.Until = t
 		f.All = true
 	}
 	return f, nil

@@ -20,6 +20,7 @@ import (
 type metricsOptions struct {
 	textfile string        // "" prints to stdout
 	since    time.Duration // window for ended sessions
+	until    time.Time     // --until: sessions last active later are left out; zero: now
 }
 
 func metricsCommand(s *host) *cli.Command {
@@ -43,6 +44,7 @@ Example crontab line:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "textfile", Usage: "write to `PATH` (temp file + rename in its directory) instead of stdout"},
 			&cli.StringFlag{Name: "since", Usage: "window for ended sessions' counts, tokens and cost, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
+			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage; default now"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := metricsOptionsFrom(c, s.now())
@@ -70,6 +72,13 @@ func metricsOptionsFrom(c *cli.Context, now time.Time) (metricsOptions, error) {
 		}
 		o.since = d
 	}
+	if v := c.String("until"); v != "" {
+		t, err := untilFlag(v, now.Add(-o.since), now)
+		if err != nil {
+			return o, err
+		}
+		o.until = t
+	}
 	if c.IsSet("textfile") && o.textfile == "" {
 		return o, usageErrorf("--textfile: want a file path such as /var/lib/node_exporter/textfile/agentctl.prom")
 	}
@@ -79,7 +88,7 @@ func metricsOptionsFrom(c *cli.Context, now time.Time) (metricsOptions, error) {
 // runMetrics gathers the inputs with the same fan-out `list` runs and prints or
 // writes the exposition.
 func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
-	in, err := (&metricsGatherer{e: e}).input(ctx, o.since)
+	in, err := (&metricsGatherer{e: e}).input(ctx, o.since, o.until)
 	if err != nil {
 		return err
 	}
@@ -104,10 +113,10 @@ func runMetrics(ctx context.Context, e *cmdEnv, o metricsOptions) error {
 // locks and fuses files and the journal's reader, into a metrics.Input.
 type metricsGatherer struct{ e *cmdEnv }
 
-func (g *metricsGatherer) input(ctx context.Context, since time.Duration) (metrics.Input, error) {
+func (g *metricsGatherer) input(ctx context.Context, since time.Duration, until time.Time) (metrics.Input, error) {
 	e := g.e
 	res, ls := e.listing(ctx)
-	f := discover.Filter{All: true, Since: since, Now: e.s.now()}
+	f := discover.Filter{All: true, Since: since, Until: until, Now: e.s.now()}
 	ls.Filter(f)
 	in := metrics.Input{Sessions: ls, Up: res.Up, Elapsed: res.Elapsed, Journal: e.store.ReadEvents}
 	for _, n := range agents.Names() {

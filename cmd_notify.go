@@ -15,8 +15,15 @@ func notifyCommand(s *host) *cli.Command {
 		Usage: "fire a command, a desktop notification or a webhook once per transition into a status",
 		Description: `Tells you when a session needs you. Each run compares every session's status with
 what this watcher saw before and fires once for each transition into an --on
-status; the first run fires for the sessions already in one. Without --follow
-it runs once (made for cron); --follow keeps polling every --interval.
+status; the first run fires for the sessions already in one, unless
+--skip-existing (the first run only records what it sees: only later
+transitions fire) or --since (sessions not active since then are recorded, not
+fired: "--on stopped --since 1h" leaves the week's older runs alone). Without
+--follow it runs once (made for cron); --follow keeps polling every --interval.
+
+A transition no target delivered (--desktop with neither notify-send nor
+osascript, or notify-send failing, as the only target) is not marked fired: the
+next run tries it again.
 
 Exactly once per transition per watcher, however runs overlap: the marks live in
 notify.json in the state dir. A watcher is --name, by default a hash of its --on
@@ -37,12 +44,13 @@ Targets (at least one):
 
 Examples:
   # crontab: a desktop notification when any session asks or is blocked
-  * * * * * agentctl notify --on waiting,blocked --desktop
+  * * * * * agentctl notify --on waiting,blocked --desktop --skip-existing
   # in a terminal, until Ctrl-C
   agentctl notify --follow --on waiting --exec 'printf "\a%s waits: %s\n" "$AGENTCTL_SESSION_ID" "$AGENTCTL_DETAIL"'
   agentctl notify --on failed,blocked --webhook https://hooks.example.com/agents
 
-Exit codes: 0 ok; 1 a target failed (the transition still counts as fired) or
+Exit codes: 0 ok; 1 a target failed (a transition another target delivered, or
+whose --exec ran, still counts as fired), a transition no target delivered, or
 the state dir is not writable; 2 usage.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "on", Usage: "fire on transitions into `STATUS[,…]`: running, idle, waiting, stopped, failed, unknown, blocked"},
@@ -52,6 +60,8 @@ the state dir is not writable; 2 usage.`,
 			&cli.StringFlag{Name: "name", Usage: "watcher `NAME` (default: a hash of --on and the targets)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep polling until Ctrl-C"},
 			&cli.StringFlag{Name: "interval", Value: "2s", Usage: "with --follow: poll every `DUR`"},
+			&cli.BoolFlag{Name: "skip-existing", Usage: "the watcher's first run records the sessions' statuses without firing: only transitions after it fire"},
+			&cli.StringFlag{Name: "since", Usage: "fire only for sessions active since `WHEN` (30m, 2h, 7d, 2w or a date); older ones are recorded, not fired"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := notifyOptionsFrom(c)
@@ -70,6 +80,10 @@ type notifyOptions struct {
 	Args     []string // none are accepted
 	Follow   bool
 	Interval string
+	// SkipExisting: the first run only records (--skip-existing); Since: fire
+	// only for sessions active since then (--since).
+	SkipExisting bool
+	Since        string
 }
 
 // notifyOptionsFrom reads notify's command line and checks it, before any I/O.
@@ -77,7 +91,7 @@ func notifyOptionsFrom(c *cli.Context) (notifyOptions, error) {
 	o := notifyOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
 		notifyRule: notifyRule{Name: c.String("name"), On: c.String("on"), Exec: c.String("exec"),
 			Desktop: c.Bool("desktop"), Webhook: c.String("webhook")},
-		Follow: c.Bool("follow"), Interval: c.String("interval")}
+		Follow: c.Bool("follow"), Interval: c.String("interval"), SkipExisting: c.Bool("skip-existing"), Since: c.String("since")}
 	_, _, err := o.check()
 	return o, err
 }
@@ -100,6 +114,12 @@ func (o notifyOptions) check() (*watcher, time.Duration, error) {
 		}
 		interval = d
 	}
+	if v := o.Since; v != "" {
+		// The syntax only: the window's start is taken when the run begins.
+		if _, err := whenFlag("since", v, time.Time{}, false); err != nil {
+			return nil, 0, err
+		}
+	}
 	return w, interval, nil
 }
 
@@ -119,6 +139,15 @@ func runNotify(ctx context.Context, s *host, o notifyOptions) error {
 		return err
 	}
 	n := newNotifier(e)
+	n.skipExisting = o.SkipExisting
+	if v := o.Since; v != "" {
+		now := s.now()
+		d, err := sinceWindow(v, now)
+		if err != nil {
+			return err
+		}
+		n.since = now.Add(-d)
+	}
 	if !o.Follow {
 		failed, err := n.poll(ctx, []*watcher{w}, "")
 		if err != nil {

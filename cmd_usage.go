@@ -154,13 +154,12 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	timed := slices.ContainsFunc(by, func(k string) bool { return k == "day" || k == "week" || k == "month" })
 	e.slots = timed
 	_, ls := e.listing(ctx)
-	f := discover.Filter{All: true, Since: now.Sub(since), Now: now}
+	// Sessions are selected by their activity inside the window, never by their
+	// status: one alive (or unknown) but still since before --since spent
+	// nothing in it.
 	ls.Keep(func(ss *discover.Session) bool {
-		if !f.Keep(ss) {
-			return false
-		}
 		t := ss.LastSeen()
-		return t.IsZero() || !t.After(until)
+		return t.IsZero() || (!t.Before(since) && !t.After(until))
 	})
 	out := usageOut{Since: since.UTC(), Until: until.UTC(), By: by, Rows: []usageRow{}}
 	out.Total.Key = map[string]string{}

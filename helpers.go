@@ -566,3 +566,17 @@ func sinceWindow(v string, now time.Time) (time.Duration, error) {
 	}
 	return now.Sub(t), nil
 }
+
+// untilFlag reads --until of list, metrics and events with --since's parser (a
+// date alone includes that day, as in usage); the window must end after it
+// starts (since: the window's start; zero when it has none).
+func untilFlag(v string, since, now time.Time) (time.Time, error) {
+	t, err := whenFlag("until", v, now, true)
+	if err != nil {
+		return t, err
+	}
+	if !since.IsZero() && !t.After(since) {
+		return t, usageErrorf("--until %s is not after --since %s", t.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	return t, nil
+}

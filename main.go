@@ -243,6 +243,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 		}
 	}
 	hosts.refuseOthers(app)
+	jsonErrors(s, app.Commands) // output.go: a failing --json command still answers in JSON
 	return app
 }
 

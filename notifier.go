@@ -78,7 +78,17 @@ type notifier struct {
 	mu   sync.Mutex
 	// desktopWarned: the "no notify-send or osascript" warning is given once per run.
 	desktopWarned bool
+	// skipExisting: a watcher's first run records what it sees without firing
+	// (notify --skip-existing); since: transitions of sessions whose last
+	// activity is older are recorded, not fired (notify --since; zero: all).
+	skipExisting bool
+	since        time.Time
 }
+
+// notifyFirstRun is the mark a watcher run with --skip-existing leaves, so that
+// its later runs fire even when the first saw no session at all. As a gone
+// mark it is no session: no poll compares it, and it is evicted with the TTL.
+const notifyFirstRun = "agentctl/first-run"
 
 func newNotifier(e *cmdEnv) *notifier {
 	return &notifier{e: e, deps: e.deps()}
@@ -166,18 +176,38 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 		}
 	}
 	type claimed struct {
-		w *watcher
-		f meta.NotifyFiring
+		w      *watcher
+		f      meta.NotifyFiring
+		before meta.NotifyMark // the mark this claim replaced, to give it back undelivered
+		had    bool
 	}
 	var fire []claimed
 	err = e.store.UpdateNotify(func(m *meta.NotifyMarks) (bool, error) {
 		fire = fire[:0]
 		changed := false
 		for _, w := range ws {
+			first := m.Watchers == nil || len(m.Watchers[w.Name]) == 0
+			before := map[string]meta.NotifyMark{}
+			for k, mk := range m.Watchers[w.Name] {
+				before[k] = mk
+			}
 			fs, ch := meta.ClaimNotifications(m, w.Name, w.on, at, seen, sure)
 			changed = changed || ch
+			marks := m.Watchers[w.Name]
 			for _, f := range fs {
-				fire = append(fire, claimed{w, f})
+				b, had := before[f.Key]
+				if (n.skipExisting && first) || !n.inWindow(byKey[f.Key]) {
+					// Seen, not fired: the mark keeps its earlier firing.
+					mk := marks[f.Key]
+					mk.FiredAt, mk.Fired = b.FiredAt, b.Fired
+					marks[f.Key] = mk
+					continue
+				}
+				fire = append(fire, claimed{w, f, b, had})
+			}
+			if n.skipExisting {
+				marks[notifyFirstRun] = meta.NotifyMark{Status: meta.NotifyGone, SeenAt: at}
+				changed = true
 			}
 		}
 		return changed, nil
@@ -189,25 +219,67 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 	locked = false
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var undelivered []claimed
 	for _, c := range fire {
 		ev := n.event(c.w, c.f, byKey[c.f.Key], at)
-		fmt.Fprintf(e.s.Out, "%s %s %s (was %s) %s\n", at.UTC().Format(time.RFC3339), ev.SessionID, ev.Status,
-			orDash(ev.PrevStatus), shortHome(ev.Cwd, e.home))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs := n.fire(ctx, c.w, ev); len(errs) > 0 {
-				mu.Lock()
+			errs, delivered := n.fire(ctx, c.w, ev)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(errs) > 0 {
 				failed = true
-				mu.Unlock()
 				for _, err := range errs {
 					warn(e.s, err.Error())
 				}
 			}
+			if !delivered {
+				undelivered = append(undelivered, c)
+				return
+			}
+			fmt.Fprintf(e.s.Out, "%s %s %s (was %s) %s\n", at.UTC().Format(time.RFC3339), ev.SessionID, ev.Status,
+				orDash(ev.PrevStatus), shortHome(ev.Cwd, e.home))
 		}()
 	}
 	wg.Wait()
-	return failed, nil
+	if len(undelivered) == 0 {
+		return failed, nil
+	}
+	// Nothing reached the user for these: give their marks back, so the next
+	// run finds the same transitions and tries again. A mark a later poll has
+	// moved on since is that poll's, and stays.
+	err = e.store.UpdateNotify(func(m *meta.NotifyMarks) (bool, error) {
+		changed := false
+		for _, c := range undelivered {
+			marks := m.Watchers[c.w.Name]
+			if mk, ok := marks[c.f.Key]; !ok || !mk.SeenAt.Equal(at) {
+				continue
+			}
+			if c.had {
+				marks[c.f.Key] = c.before
+			} else {
+				delete(marks, c.f.Key)
+			}
+			changed = true
+		}
+		return changed, nil
+	})
+	if err != nil {
+		return true, notifyStateError(e, err)
+	}
+	warn(e.s, fmt.Sprintf("%d transition(s) were not delivered by any target; they stay pending for the next run", len(undelivered)))
+	return true, nil
+}
+
+// inWindow reports whether s was active inside notify --since's window (always
+// without one).
+func (n *notifier) inWindow(s discover.Session) bool {
+	if n.since.IsZero() {
+		return true
+	}
+	t := s.LastSeen()
+	return t.IsZero() || !t.Before(n.since)
 }
 
 func notifyStateError(e *cmdEnv, err error) error {
@@ -264,9 +336,10 @@ func notifyDetail(d string) string {
 	return d
 }
 
-// fire runs w's targets for ev, all of them whatever one does; it returns what failed.
-func (n *notifier) fire(ctx context.Context, w *watcher, ev notifyEvent) []error {
-	var errs []error
+// fire runs w's targets for ev, all of them whatever one does; it returns what
+// failed and whether any target delivered it: the command ran (whatever its
+// exit), the webhook was sent or queued in the outbox, or the desktop showed it.
+func (n *notifier) fire(ctx context.Context, w *watcher, ev notifyEvent) (errs []error, delivered bool) {
 	e := n.e
 	if w.Exec != "" {
 		env := []string{"AGENTCTL_SESSION_ID=" + ev.SessionID, "AGENTCTL_STATUS=" + ev.Status,
@@ -280,13 +353,26 @@ func (n *notifier) fire(ctx context.Context, w *watcher, ev notifyEvent) []error
 		log := e.store.Path(launch.NotifyLog)
 		if err := launch.PrepareNotifyLog(log); err != nil {
 			errs = append(errs, err)
-		} else if _, err := n.deps.RunHook(ctx, "notify "+w.Name, w.Exec, dir, env, log); err != nil {
-			errs = append(errs, err)
+		} else {
+			delivered = true // a hook that ran and failed was still told
+			if _, err := n.deps.RunHook(ctx, "notify "+w.Name, w.Exec, dir, env, log); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if w.Desktop {
-		if err := n.desktop(ctx, ev); err != nil {
-			warn(e.s, err.Error()) // a desktop that cannot show it is a warning
+		switch err := n.desktop(ctx, ev); {
+		case err == nil:
+			delivered = true
+		case errors.Is(err, errNoDesktop):
+			n.mu.Lock()
+			if !n.desktopWarned {
+				warn(e.s, err.Error()) // once per run
+			}
+			n.desktopWarned = true
+			n.mu.Unlock()
+		default:
+			warn(e.s, err.Error())
 		}
 	}
 	if w.Webhook != "" {
@@ -298,16 +384,20 @@ func (n *notifier) fire(ctx context.Context, w *watcher, ev notifyEvent) []error
 		if err == nil {
 			del.SessionID = ev.SessionID
 			err = n.deps.DeliverOnce(ctx, del)
+			delivered = true // sent, or in the outbox for sweep
 		}
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errs
+	return errs, delivered
 }
 
+// errNoDesktop: --desktop has nothing to show a notification with.
+var errNoDesktop = errors.New("--desktop: neither notify-send nor osascript is on PATH, so nothing was shown; install libnotify (notify-send) or use --exec")
+
 // desktop shows ev with notify-send whenever it is on PATH, else osascript on
-// macOS; with neither it warns, once per run.
+// macOS; with neither it returns errNoDesktop.
 func (n *notifier) desktop(ctx context.Context, ev notifyEvent) error {
 	title := fmt.Sprintf("%s %s — %s", ev.Adapter, ev.Status, shortHome(ev.Cwd, n.e.home))
 	body := ev.Detail
@@ -322,13 +412,7 @@ func (n *notifier) desktop(ctx context.Context, ev notifyEvent) error {
 	} else if p := n.lookPath("osascript"); p != "" && runtime.GOOS == "darwin" {
 		cmd = exec.CommandContext(ctx, p, "-e", "on run argv\ndisplay notification (item 2 of argv) with title (item 1 of argv)\nend run", title, body)
 	} else {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		if n.desktopWarned {
-			return nil
-		}
-		n.desktopWarned = true
-		return errors.New("--desktop: neither notify-send nor osascript is on PATH; install libnotify (notify-send) or use --exec")
+		return errNoDesktop
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("--desktop: %s failed: %v: %s", filepath.Base(cmd.Path), err, strings.TrimSpace(string(out)))

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -238,16 +239,84 @@ func TestNotifyDesktop(t *testing.T) {
 		t.Errorf("notify-send calls (-want +got):\n%s", diff)
 	}
 
-	// Without notify-send (nor osascript): a warning, once per run, naming the fix.
-	h2, _, errOut2, home2 := notifyHost(t, map[string]string{"PATH": t.TempDir()})
+	// Without notify-send (nor osascript): a warning, once per run, naming the
+	// fix; nothing was shown, so exit 1 and nothing is marked fired (issue 37
+	// item 13): once notify-send is there, the next run shows both.
+	empty := t.TempDir()
+	path := empty
+	h2, out2, errOut2, home2 := notifyHost(t, nil)
+	h2env := h2.getenv
+	h2.getenv = func(k string) string {
+		if k == "PATH" {
+			return path
+		}
+		return h2env(k)
+	}
 	f2 := newClaudeFleet(t, home2, 2)
 	f2.set(t, 0, "waiting", "question")
 	f2.set(t, 1, "waiting", "question")
-	if err := runNotify(context.Background(), h2, o); err != nil {
-		t.Fatalf("notify --desktop without notify-send: %v; want a warning only", err)
+	err := runNotify(context.Background(), h2, o)
+	if code := exitCodeOf(err); code != exitFailed {
+		t.Fatalf("notify --desktop without notify-send: %v (exit %d); want exit 1", err, code)
 	}
 	if n := strings.Count(errOut2.String(), "neither notify-send nor osascript is on PATH"); n != 1 {
 		t.Errorf("without notify-send: the warning came %d times, want once:\n%s", n, errOut2)
+	}
+	if out2.Len() != 0 {
+		t.Errorf("nothing was shown, but stdout reports firings:\n%s", out2)
+	}
+	path = bin
+	if err := runNotify(context.Background(), h2, o); err != nil {
+		t.Fatalf("notify --desktop with notify-send: %v\nstderr: %s", err, errOut2)
+	}
+	if n := len(firedLines(t, got)); n != 3 {
+		t.Errorf("notify-send shown %d notifications in all, want 3 (1 + the 2 left pending)", n)
+	}
+}
+
+// --skip-existing: the watcher's first run records without firing; later
+// transitions fire, also those of sessions its first run did not see (issue 37
+// item 13).
+func TestNotifySkipExisting(t *testing.T) {
+	h, _, errOut, home := notifyHost(t, nil)
+	f := newClaudeFleet(t, home, 3)
+	log := filepath.Join(t.TempDir(), "fired")
+	o := notifyOptions{notifyRule: notifyRule{On: "waiting", Exec: "echo $AGENTCTL_SESSION_ID >> " + log}, SkipExisting: true}
+	run := func(when string) {
+		t.Helper()
+		if err := runNotify(context.Background(), h, o); err != nil {
+			t.Fatalf("%s: notify: %v\nstderr: %s", when, err, errOut)
+		}
+	}
+	f.set(t, 0, "waiting", "question")
+	run("first run")
+	if got := firedLines(t, log); len(got) != 0 {
+		t.Fatalf("--skip-existing: the first run fired %v", got)
+	}
+	f.set(t, 1, "waiting", "question")
+	f.set(t, 0, "busy", "")
+	run("a new session waits")
+	f.set(t, 0, "waiting", "again")
+	run("the first one waits again")
+	want := []string{f.ids[0], f.ids[1]}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, firedLines(t, log)); diff != "" {
+		t.Errorf("fired (-want +got):\n%s", diff)
+	}
+
+	// A first run that sees nothing still counts as the first.
+	h2, _, errOut2, home2 := notifyHost(t, nil)
+	f2 := newClaudeFleet(t, home2, 1)
+	log2 := filepath.Join(t.TempDir(), "fired")
+	o2 := notifyOptions{notifyRule: notifyRule{On: "waiting", Exec: "echo $AGENTCTL_SESSION_ID >> " + log2}, SkipExisting: true}
+	for i := 0; i < 2; i++ {
+		if err := runNotify(context.Background(), h2, o2); err != nil {
+			t.Fatalf("notify: %v\nstderr: %s", err, errOut2)
+		}
+		f2.set(t, 0, "waiting", "question")
+	}
+	if diff := cmp.Diff([]string{f2.ids[0]}, firedLines(t, log2)); diff != "" {
+		t.Errorf("after an empty first run (-want +got):\n%s", diff)
 	}
 }
 
@@ -530,4 +599,16 @@ func TestNotifyFollow(t *testing.T) {
 	if got := len(firedLines(t, log)); got != 2 {
 		t.Errorf("--follow fired %d times for two prompts, want 2", got)
 	}
+}
+
+// exitCodeOf is the exit code run gives err.
+func exitCodeOf(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return exitFailed
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,9 +12,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/launch/worktree"
 )
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
@@ -221,4 +224,76 @@ func statusColor(status string) string {
 		return ansiYellow
 	}
 	return ansiDim
+}
+
+// jsonErrorOut is what a --json command prints on stdout when it fails before
+// printing anything there, so a script reading stdout always gets a JSON answer
+// (the same message still goes to stderr).
+type jsonErrorOut struct {
+	Error     string   `json:"error"`
+	ExitCode  int      `json:"exit_code"`
+	Conflicts []string `json:"conflicts,omitempty"` // accept: the paths that conflict
+}
+
+// jsonErrors makes every command of cmds (subcommands too) that was asked for
+// --json print a jsonErrorOut when it fails with an error and wrote nothing on
+// stdout; a command that printed its own JSON (e.g. wait's timeout) keeps it.
+func jsonErrors(s *host, cmds []*cli.Command) {
+	for _, c := range cmds {
+		jsonErrors(s, c.Subcommands)
+		act := c.Action
+		if act == nil {
+			continue
+		}
+		c.Action = func(c *cli.Context) error {
+			if !c.Bool("json") {
+				return act(c)
+			}
+			out := s.Out
+			cw := &countingWriter{w: out}
+			s.Out = cw
+			err := act(c)
+			s.Out = out
+			if err != nil && cw.n == 0 {
+				if v, ok := jsonErrorOf(err); ok {
+					_ = writeJSON(out, v)
+				}
+			}
+			return err
+		}
+	}
+}
+
+// jsonErrorOf is err as a jsonErrorOut, with the exit code run gives it; false
+// for an exit code without a message (launch --wait passing the agent's own).
+func jsonErrorOf(err error) (jsonErrorOut, bool) {
+	v := jsonErrorOut{Error: err.Error(), ExitCode: exitFailed}
+	var ee *exitError
+	var ce cli.ExitCoder
+	switch {
+	case errors.As(err, &ee):
+		if ee.err == nil || ee.err.Error() == "" {
+			return v, false
+		}
+		v.Error, v.ExitCode = ee.err.Error(), ee.code
+	case errors.As(err, &ce):
+		v.ExitCode = ce.ExitCode()
+	}
+	var conflict *worktree.ConflictError
+	if errors.As(err, &conflict) {
+		v.Conflicts = conflict.Paths
+	}
+	return v, true
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

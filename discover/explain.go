@@ -38,13 +38,14 @@ type Explanation struct {
 
 // evidenceRank is the order of strength README "How status is decided" gives.
 var evidenceRank = []string{EvidenceLaunchRecord, EvidenceRegistry, EvidenceArgv, EvidenceServer, EvidenceProcess,
-	EvidenceStaleRegistry, EvidenceGateway, EvidenceTranscript, EvidenceNone}
+	EvidenceStaleRegistry, EvidenceJobRecord, EvidenceGateway, EvidenceTranscript, EvidenceNone}
 
 // Explain gathers every signal behind s's status: agentctl's launch records, the
 // adapter's own (when it is an Explainer), the process the session is tied to
 // and the last conversation record; then says why the verdict won.
 func Explain(ctx context.Context, env *Env, a Adapter, s Session) Explanation {
-	x := Explanation{Status: s.Status, Evidence: s.Evidence, Detail: s.EvidenceDetail, BlockedReason: s.BlockedReason, Inferred: s.Inferred}
+	v := VerdictOf(&s)
+	x := Explanation{Status: v.Status, Evidence: v.Evidence, Detail: v.Detail, BlockedReason: v.Blocked, Inferred: v.Inferred}
 	x.Signals = append(x.Signals, launchSignals(env, s)...)
 	if ex, ok := a.(Explainer); ok && a != nil {
 		x.Signals = append(x.Signals, ex.Explain(ctx, env, s)...)
@@ -56,15 +57,15 @@ func Explain(ctx context.Context, env *Env, a Adapter, s Session) Explanation {
 	decided := false
 	for i := range x.Signals {
 		g := &x.Signals[i]
-		g.Decides = g.Found && g.Evidence != "" && g.Evidence == s.Evidence
+		g.Decides = g.Found && g.Evidence != "" && g.Evidence == v.Evidence
 		decided = decided || g.Decides
 	}
-	if !decided && s.Evidence != "" && s.Evidence != EvidenceNone {
+	if !decided && v.Evidence != "" && v.Evidence != EvidenceNone {
 		// An adapter without its own signals (a gateway's or a server's answer, a
 		// process inference): the verdict's evidence is the signal.
-		x.Signals = append(x.Signals, Signal{Source: s.Evidence, Found: true, Says: s.EvidenceDetail, Evidence: s.Evidence, Decides: true})
+		x.Signals = append(x.Signals, Signal{Source: v.Evidence, Found: true, Says: v.Detail, Evidence: v.Evidence, Decides: true})
 	}
-	x.Why = why(s)
+	x.Why = why(v, x.Signals)
 	return x
 }
 
@@ -101,7 +102,7 @@ func launchSignals(env *Env, s Session) []Signal {
 		out = append(out, Signal{Source: "launch-record", Found: true, Says: says, Evidence: EvidenceLaunchRecord})
 	}
 	if len(out) == 0 {
-		out = append(out, Signal{Source: "launch-record", Says: "agentctl did not launch this session (no launch record names it)"})
+		out = append(out, Signal{Source: "launch-record", Evidence: EvidenceLaunchRecord, Says: "agentctl did not launch this session (no launch record names it)"})
 	}
 	return out
 }
@@ -170,17 +171,67 @@ func lastRecordSignal(ctx context.Context, env *Env, a Adapter, s Session) Signa
 	return g
 }
 
-// evidenceWhy is what each kind of evidence proves (a launch record's depends
-// on its status: why says it).
-var evidenceWhy = map[string]string{
-	EvidenceRegistry:      "the agent's own record names a live writer of this session (registry entry or lock holder) whose identity is verified: proof, outranked only by a live launch record",
-	EvidenceArgv:          "a live agent process names this session in its arguments (--resume / --session-id): proof, though no registry entry was found",
-	EvidenceServer:        "the agent's own server (opencode serve or TUI), asked over loopback HTTP, reports the session busy or waiting on the user: exact",
-	EvidenceProcess:       "no record proves a live writer; a live agent process matched by working directory and start time is taken to host it (inferred)",
-	EvidenceStaleRegistry: "the agent's registry entry names a process that is gone without the clean exit that removes it: the agent died (failed)",
-	EvidenceGateway:       "the OpenClaw gateway, which runs the session, reports its state itself",
-	EvidenceTranscript:    "no live process hosts the session (no launch record, registry, argv or process matched): the last turn recorded decides stopped or failed",
-	EvidenceNone:          "no evidence either way (no process table, or nothing recorded): the status says so instead of guessing",
+// evidenceWhy is what each kind of evidence proves, by what the verdict says
+// of the session: alive (running, idle, waiting), ended (stopped, failed) or
+// unknown. A kind with no words for a class gets verdictWhy's plain ones (a
+// launch record's depend on more than that: why says them).
+var evidenceWhy = map[string]map[string]string{
+	EvidenceRegistry: {
+		classAlive:   "the agent's own record names a live writer of this session (registry entry or lock holder) whose identity is verified: proof, outranked only by a live launch record",
+		classEnded:   "the agent's own record says this session has ended (e.g. its process moved on to a newer session)",
+		classUnknown: "the agent's own record names a writer of this session, but its identity cannot be verified from here (another PID namespace, or nothing to check it against): unknown, neither alive nor ended is proven",
+	},
+	EvidenceArgv: {
+		classAlive: "a live agent process names this session in its arguments (--resume / --session-id): proof, though no registry entry was found",
+	},
+	EvidenceServer: {
+		classAlive: "the agent's own server (opencode serve or TUI), asked over loopback HTTP, reports the session busy or waiting on the user: exact",
+	},
+	EvidenceProcess: {
+		classAlive:   "no record proves a live writer; a live agent process matched by working directory and start time is taken to host it (inferred)",
+		classUnknown: "live agent processes may host this session, but none can be tied to it alone (several candidates): unknown, never a guess",
+	},
+	EvidenceStaleRegistry: {
+		classEnded: "the agent's registry entry names a process that is gone without the clean exit that removes it: the agent died (failed)",
+	},
+	EvidenceJobRecord: {
+		classEnded: "the agent's own record of the background job says it has ended",
+	},
+	EvidenceGateway: {
+		classAlive:   "the OpenClaw gateway, which runs the session, reports its state itself",
+		classEnded:   "the OpenClaw gateway, which runs the session, reports its state itself",
+		classUnknown: "the OpenClaw gateway runs the session, but its answer does not say which state it is in: unknown",
+	},
+	EvidenceTranscript: {
+		classEnded:   "no live process hosts the session: the last turn recorded decides stopped or failed",
+		classUnknown: "no live process was found, yet the transcript does not settle it (it ends mid-turn and was written moments ago, or its last record is of a kind not known here): unknown, never a guess",
+	},
+	EvidenceNone: {
+		classEnded:   "no live process hosts the session and it recorded nothing that says otherwise",
+		classUnknown: "no evidence either way (no process table, or nothing recorded): the status says so instead of guessing",
+	},
+}
+
+// The classes of status evidenceWhy words differ by.
+const (
+	classAlive   = "alive"
+	classEnded   = "ended"
+	classUnknown = "unknown"
+)
+
+func statusClass(status string) string {
+	switch {
+	case status == StatusUnknown:
+		return classUnknown
+	case Alive(status):
+		return classAlive
+	}
+	return classEnded
+}
+
+// verdictWhy is the plain words for a verdict evidenceWhy has none for.
+func verdictWhy(v Verdict) string {
+	return fmt.Sprintf("the status (%s) rests on %s", v.Status, v.Evidence)
 }
 
 // statusWhy is where a live sub-state comes from.
@@ -190,36 +241,51 @@ var statusWhy = map[string]string{
 	StatusRunning: "running: the process lives and a turn is in progress (or a one-shot run has not exited)",
 }
 
-// why says in words why the verdict won: what its evidence proves, what it
-// outranks, and where the sub-state and the blocked reason come from.
-func why(s Session) []string {
+// why says in words why the verdict won: what its evidence proves, which
+// stronger signals were looked for and not found (those of signals, the ones
+// actually looked at), and where the sub-state and the blocked reason come from.
+func why(v Verdict, signals []Signal) []string {
 	var out []string
-	switch s.Evidence {
+	switch v.Evidence {
 	case EvidenceLaunchRecord:
-		if Alive(s.Status) && s.Status != StatusUnknown {
+		switch statusClass(v.Status) {
+		case classAlive:
 			out = append(out, "agentctl launched it and the launch record's PID, start time and boot id match a live process: the strongest proof, it outranks every agent file")
-		} else if s.Status == StatusUnknown {
+		case classUnknown:
 			out = append(out, "agentctl launched it but there is no process table to check the launch record's PID: unknown, never a guess")
-		} else {
+		default:
 			out = append(out, "agentctl launched it and the launch record's process is gone: its exit code and any stop agentctl made decide stopped or failed (an agent's own proof of a live process would have outranked it)")
 		}
+	case "":
 	default:
-		if w, ok := evidenceWhy[s.Evidence]; ok {
+		if w := evidenceWhy[v.Evidence][statusClass(v.Status)]; w != "" {
 			out = append(out, w)
+		} else {
+			out = append(out, verdictWhy(v))
 		}
 	}
-	if i := rankOf(s.Evidence); i > 0 && i < len(evidenceRank)-1 {
-		out = append(out, "stronger evidence was looked for first and not found: "+strings.Join(evidenceRank[:i], ", "))
+	if i := rankOf(v.Evidence); i > 0 {
+		var missed []string
+		seen := map[string]bool{}
+		for _, g := range signals {
+			if j := rankOf(g.Evidence); !g.Found && j >= 0 && j < i && !seen[g.Source] {
+				seen[g.Source] = true
+				missed = append(missed, g.Source)
+			}
+		}
+		if len(missed) > 0 {
+			out = append(out, "stronger evidence was looked for first and not found: "+strings.Join(missed, ", "))
+		}
 	}
-	if w, ok := statusWhy[s.Status]; ok {
+	if w, ok := statusWhy[v.Status]; ok {
 		out = append(out, w)
 	}
-	if s.Inferred {
+	if v.Inferred {
 		out = append(out, "inferred: a rule of thumb, not a record, gave this answer")
 	}
-	if s.BlockedReason != "" {
+	if v.Blocked != "" {
 		out = append(out, fmt.Sprintf("blocked on %s: the latest turn's recorded error names it (%s); a turn retried live would be running instead",
-			s.BlockedReason, BlockedWhy(s.BlockedReason)))
+			v.Blocked, BlockedWhy(v.Blocked)))
 	}
 	return out
 }

@@ -99,3 +99,136 @@ func TestExplainVerdictEvidenceAsSignal(t *testing.T) {
 		t.Errorf("why does not explain server evidence: %q", x.Why)
 	}
 }
+
+// explaining is an adapter with its own signals (an Explainer) and a last
+// record.
+type explaining struct {
+	peekOnly
+	signals []Signal
+}
+
+func (x explaining) Explain(context.Context, *Env, Session) []Signal { return x.signals }
+
+// TestExplainMatchesTheVerdict: for every kind of evidence, and each class of
+// status it gives, the starred signals are the found ones of the verdict's
+// evidence, the first reason says what the verdict says (an unknown status is
+// never called proof), and the "looked for first and not found" list names only
+// signals that were looked at and not found (issue 37 item 7).
+func TestExplainMatchesTheVerdict(t *testing.T) {
+	ts := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+	last := []Message{{TS: ts, Kind: "assistant", Text: "done"}}
+	nf := func(source, ev string) Signal { return Signal{Source: source, Evidence: ev, Says: "not here"} }
+	found := func(source, ev string) Signal { return Signal{Source: source, Evidence: ev, Found: true, Says: "here"} }
+	claudeLike := func(reg Signal) []Signal {
+		return []Signal{reg, nf("argv", EvidenceArgv), nf("process-scan", EvidenceProcess)}
+	}
+	live := &proc.Fake{Procs: []proc.Process{{PID: 42, Comm: "agent", StartTicks: 9}}}
+	tests := []struct {
+		name      string
+		s         Session
+		launches  []meta.Launch
+		signals   []Signal
+		msgs      []Message
+		starred   []string
+		first     string // the first reason starts so
+		notFound  string // "" when there is no such line
+		forbidden []string
+	}{
+		{name: "launch-record alive", s: Session{Status: StatusRunning, Evidence: EvidenceLaunchRecord, PID: 42},
+			launches: []meta.Launch{{ID: "l-1", Adapter: "fake", SessionID: "s", PID: 42, StartTicks: 9}},
+			starred:  []string{"launch-record"}, first: "agentctl launched it and the launch record's PID, start time and boot id match a live process"},
+		{name: "launch-record ended", s: Session{Status: StatusStopped, Evidence: EvidenceLaunchRecord},
+			launches: []meta.Launch{{ID: "l-1", Adapter: "fake", SessionID: "s", PID: 7, StartTicks: 1}},
+			starred:  []string{"launch-record"}, first: "agentctl launched it and the launch record's process is gone"},
+		{name: "registry alive", s: Session{Status: StatusIdle, Evidence: EvidenceRegistry, PID: 42},
+			signals: claudeLike(found("registry", EvidenceRegistry)), msgs: last,
+			starred: []string{"registry"}, first: "the agent's own record names a live writer of this session", notFound: "launch-record"},
+		{name: "registry unknown (another PID namespace)", s: Session{Status: StatusUnknown, Evidence: EvidenceRegistry, EvidenceDetail: "sessions/1.json: foreign PID namespace"},
+			signals: claudeLike(found("registry", EvidenceRegistry)), msgs: last,
+			starred: []string{"registry"}, first: "the agent's own record names a writer of this session, but its identity cannot be verified from here",
+			notFound: "launch-record", forbidden: []string{"verified: proof", "proof"}},
+		{name: "registry ended (superseded)", s: Session{Status: StatusStopped, Evidence: EvidenceRegistry, EvidenceDetail: "superseded by x"},
+			signals: claudeLike(found("registry", EvidenceRegistry)), msgs: last,
+			starred: []string{"registry"}, first: "the agent's own record says this session has ended", notFound: "launch-record", forbidden: []string{"live writer"}},
+		{name: "argv", s: Session{Status: StatusRunning, Evidence: EvidenceArgv, PID: 42},
+			signals: []Signal{nf("registry", EvidenceRegistry), found("argv", EvidenceArgv)},
+			starred: []string{"argv"}, first: "a live agent process names this session in its arguments", notFound: "launch-record, registry"},
+		{name: "server", s: Session{Status: StatusWaiting, Evidence: EvidenceServer, EvidenceDetail: "opencode server asks"},
+			starred: []string{"server"}, first: "the agent's own server (opencode serve or TUI)", notFound: "launch-record"},
+		{name: "process inferred", s: Session{Status: StatusRunning, Evidence: EvidenceProcess, PID: 42, Inferred: true},
+			signals: claudeLike(nf("registry", EvidenceRegistry))[:2:2], msgs: last,
+			starred: []string{"process"}, first: "no record proves a live writer; a live agent process matched", notFound: "launch-record, registry, argv"},
+		{name: "process ambiguous", s: Session{Status: StatusUnknown, Evidence: EvidenceProcess, Inferred: true},
+			signals: []Signal{nf("registry", EvidenceRegistry), nf("argv", EvidenceArgv), found("process-scan", EvidenceProcess)},
+			starred: []string{"process-scan"}, first: "live agent processes may host this session, but none can be tied to it alone",
+			notFound: "launch-record, registry, argv"},
+		{name: "stale registry", s: Session{Status: StatusFailed, Evidence: EvidenceStaleRegistry, EvidenceDetail: "sessions/9.json: pid 9 is gone"},
+			signals: claudeLike(found("registry", EvidenceStaleRegistry)), msgs: last,
+			starred: []string{"registry"}, first: "the agent's registry entry names a process that is gone",
+			notFound: "launch-record, argv, process-scan, process", forbidden: []string{"server", "found: launch-record, registry"}},
+		{name: "job record", s: Session{Status: StatusStopped, Evidence: EvidenceJobRecord, EvidenceDetail: "job abc stopped"},
+			signals: claudeLike(nf("registry", EvidenceRegistry)), msgs: last,
+			starred: []string{"job-record"}, first: "the agent's own record of the background job says it has ended",
+			notFound: "launch-record, registry, argv, process-scan, process"},
+		{name: "gateway", s: Session{Status: StatusIdle, Evidence: EvidenceGateway, EvidenceDetail: "gateway row idle"},
+			starred: []string{"gateway"}, first: "the OpenClaw gateway, which runs the session, reports its state itself", notFound: "launch-record, process"},
+		{name: "gateway unknown", s: Session{Status: StatusUnknown, Evidence: EvidenceGateway, EvidenceDetail: "gateway row has neither"},
+			starred: []string{"gateway"}, first: "the OpenClaw gateway runs the session, but its answer does not say", notFound: "launch-record, process"},
+		{name: "transcript ended", s: Session{Status: StatusStopped, Evidence: EvidenceTranscript},
+			signals: claudeLike(nf("registry", EvidenceRegistry)), msgs: last,
+			starred: []string{"last-record"}, first: "no live process hosts the session: the last turn recorded decides",
+			notFound: "launch-record, registry, argv, process-scan, process"},
+		{name: "transcript unknown", s: Session{Status: StatusUnknown, Evidence: EvidenceTranscript, EvidenceDetail: "mid-turn, written 3s ago"},
+			signals: claudeLike(nf("registry", EvidenceRegistry)), msgs: last,
+			starred: []string{"last-record"}, first: "no live process was found, yet the transcript does not settle it",
+			notFound: "launch-record, registry, argv, process-scan, process", forbidden: []string{"decides stopped or failed"}},
+		{name: "none unknown", s: Session{Status: StatusUnknown, Evidence: EvidenceNone},
+			signals: claudeLike(nf("registry", EvidenceRegistry)),
+			first:   "no evidence either way", notFound: "launch-record, registry, argv, process-scan, process, last-record"},
+		{name: "none ended", s: Session{Status: StatusStopped, Evidence: EvidenceNone},
+			signals: claudeLike(nf("registry", EvidenceRegistry)),
+			first:   "no live process hosts the session and it recorded nothing", notFound: "launch-record, registry, argv, process-scan, process, last-record",
+			forbidden: []string{"either way"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.s.ID, tt.s.Adapter = "s", "fake"
+			env := &Env{Procs: live, Launches: tt.launches}
+			x := Explain(context.Background(), env, explaining{peekOnly{tt.msgs}, tt.signals}, tt.s)
+			var starred []string
+			for _, g := range x.Signals {
+				if g.Decides {
+					starred = append(starred, g.Source)
+					if !g.Found || g.Evidence != tt.s.Evidence {
+						t.Errorf("starred signal %+v: want a found one of evidence %s", g, tt.s.Evidence)
+					}
+				}
+			}
+			if diff := cmp.Diff(tt.starred, starred); diff != "" {
+				t.Errorf("starred signals (-want +got):\n%s\n%+v", diff, x.Signals)
+			}
+			if x.Status != tt.s.Status || x.Evidence != tt.s.Evidence {
+				t.Errorf("explanation of %s/%s, want the verdict's %s/%s", x.Status, x.Evidence, tt.s.Status, tt.s.Evidence)
+			}
+			if len(x.Why) == 0 || !strings.HasPrefix(x.Why[0], tt.first) {
+				t.Fatalf("first reason %q, want it to start %q", x.Why, tt.first)
+			}
+			const lead = "stronger evidence was looked for first and not found: "
+			gotNF := ""
+			for _, w := range x.Why {
+				if strings.HasPrefix(w, lead) {
+					gotNF = strings.TrimPrefix(w, lead)
+				}
+			}
+			if gotNF != tt.notFound {
+				t.Errorf("not found list %q, want %q", gotNF, tt.notFound)
+			}
+			why := strings.Join(x.Why, "\n")
+			for _, f := range tt.forbidden {
+				if strings.Contains(why, f) {
+					t.Errorf("why says %q, which the verdict does not:\n%s", f, why)
+				}
+			}
+		})
+	}
+}

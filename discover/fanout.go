@@ -155,7 +155,7 @@ func (ls *Listing) Filter(f Filter) {
 		var ok bool
 		if _, edited := c.edited[r.i]; c.p != nil && !edited {
 			k := c.p.keys[r.i]
-			ok = f.keepAt(k.alive, time.Unix(k.sec, int64(k.nsec)))
+			ok = f.keepAt(k.alive, k.unknown, time.Unix(k.sec, int64(k.nsec)))
 		} else {
 			ok = f.keep(ls.view(r))
 		}

@@ -17,8 +17,8 @@ func (ls *Listing) Outside(f Filter) Left {
 	wide := f
 	wide.All, wide.Since = true, 0
 	var l Left
-	count := func(alive bool, t time.Time) {
-		if f.keepAt(alive, t) {
+	count := func(alive, unknown bool, t time.Time) {
+		if f.keepAt(alive, unknown, t) {
 			return
 		}
 		if f.Since <= 0 || t.IsZero() || f.Now.Sub(t) <= f.Since {
@@ -34,12 +34,12 @@ func (ls *Listing) Outside(f Filter) Left {
 		c := &ls.chunks[r.c]
 		if _, edited := c.edited[r.i]; c.p != nil && !edited && f.byTime() {
 			k := c.p.keys[r.i]
-			count(k.alive, time.Unix(k.sec, int64(k.nsec)))
+			count(k.alive, k.unknown, time.Unix(k.sec, int64(k.nsec)))
 			continue
 		}
 		s := ls.view(r)
 		if wide.keep(s) {
-			count(Alive(s.Status), s.LastSeen())
+			count(Alive(s.Status), s.Status == StatusUnknown, s.LastSeen())
 		}
 	}
 	return l

@@ -38,14 +38,15 @@ const spillBit = 1 << 31
 
 // packKey is what sorting a listing needs of a session (Listing.sort).
 type packKey struct {
-	sec   int64
-	nsec  int32
-	alive bool
+	sec     int64
+	nsec    int32
+	alive   bool
+	unknown bool // status unknown: alive for listing only while active in its window (Filter.keepAt)
 }
 
 func keyOf(s *Session) packKey {
 	t := s.LastSeen()
-	return packKey{sec: t.Unix(), nsec: int32(t.Nanosecond()), alive: Alive(s.Status)}
+	return packKey{sec: t.Unix(), nsec: int32(t.Nanosecond()), alive: Alive(s.Status), unknown: s.Status == StatusUnknown}
 }
 
 // The flags word: which of the optional values follow, in this order.

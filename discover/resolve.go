@@ -154,7 +154,10 @@ type Filter struct {
 	Statuses []string
 	Cwd      string // realpath; sessions started in it or below
 	Group    string
-	Now      time.Time
+	// Until ends the window: sessions last active after it are left out, as
+	// usage --until leaves them out (zero: the window ends now).
+	Until time.Time
+	Now   time.Time
 }
 
 // Apply returns the sessions the filter keeps, in order.
@@ -187,7 +190,7 @@ func (f Filter) keep(s *Session) bool {
 	if len(f.Statuses) > 0 && !contains(f.Statuses, s.Status) && (s.BlockedReason == "" || !contains(f.Statuses, "blocked")) {
 		return false
 	}
-	if !f.keepAt(Alive(s.Status), s.LastSeen()) {
+	if !f.keepAt(Alive(s.Status), s.Status == StatusUnknown, s.LastSeen()) {
 		return false
 	}
 	if f.Cwd != "" && !under(s.Cwd, f.Cwd) && !under(s.LastCwd, f.Cwd) {
@@ -196,12 +199,24 @@ func (f Filter) keep(s *Session) bool {
 	if f.Group != "" && s.Group != f.Group {
 		return false
 	}
+	if !f.Until.IsZero() && s.LastSeen().After(f.Until) {
+		return false
+	}
 	return true
 }
 
 // keepAt is keep's test of whether a session is alive and of its last
 // activity; with byTime it is all of keep.
-func (f Filter) keepAt(alive bool, t time.Time) bool {
+//
+// An unknown session counts as alive only while it shows activity inside the
+// window: nothing proves it alive, so once its files have been still for
+// longer than the window (a registry entry of another PID namespace, left
+// behind for days) it is listed like an ended one — with -a, inside --since —
+// and keeps its status (README "Listing").
+func (f Filter) keepAt(alive, unknown bool, t time.Time) bool {
+	if alive && unknown && f.Since > 0 && !t.IsZero() && f.Now.Sub(t) > f.Since {
+		alive = false
+	}
 	if len(f.Statuses) == 0 && !f.All && !alive {
 		return false
 	}
@@ -209,7 +224,9 @@ func (f Filter) keepAt(alive bool, t time.Time) bool {
 }
 
 // byTime reports whether keepAt decides what the filter keeps.
-func (f Filter) byTime() bool { return len(f.Statuses) == 0 && f.Cwd == "" && f.Group == "" }
+func (f Filter) byTime() bool {
+	return len(f.Statuses) == 0 && f.Cwd == "" && f.Group == "" && f.Until.IsZero()
+}
 
 func under(p, dir string) bool {
 	if p == "" {

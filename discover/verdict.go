@@ -11,6 +11,13 @@ type Verdict struct {
 	Inferred                 bool
 }
 
+// VerdictOf is the verdict s's status came from (Apply's inverse): what
+// `status --explain` explains, so its words can only say what the status says.
+func VerdictOf(s *Session) Verdict {
+	return Verdict{Status: s.Status, Evidence: s.Evidence, Detail: s.EvidenceDetail, Blocked: s.BlockedReason,
+		PID: s.PID, Inferred: s.Inferred}
+}
+
 // Apply sets s's status from v. The PID is kept only with a status that says
 // the process is alive, unknown excepted (a PID is shown only when verified);
 // a session that is not alive ended at its last activity (the same pointer:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -287,7 +288,13 @@ func (Claude) Classify(lines [][]byte, exitCode int, stopRequested bool) Outcome
 		case res.IsError && (res.APIErrorStatus == 401 || res.APIErrorStatus == 403 || authFlag || authText):
 			out.Class, out.Message = "auth", msg+"; set ANTHROPIC_API_KEY or run `claude /login`"
 		case res.IsError && res.APIErrorStatus != 0:
-			out.Class, out.Message = "api-error", msg
+			// The one classification status uses (discover.BlockedBy): a 429 is
+			// quota here too, a 5xx the API error loop; other API errors stay
+			// api-error.
+			out.Class, out.Message = discover.BlockedBy(fmt.Sprintf("API Error: %d %s", res.APIErrorStatus, res.Result)), msg
+			if out.Class == "" {
+				out.Class = discover.BlockedAPIErrors
+			}
 		case res.Subtype == "error_max_turns":
 			out.Class, out.Message = "max-turns", "the run hit --max-turns"
 		case res.IsError || (res.Subtype != "" && res.Subtype != "success"):
