@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/opencode"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/send"
 )
@@ -167,47 +168,37 @@ func runSend(ctx context.Context, s *host, o sendOptions) error {
 	if err != nil {
 		return err
 	}
-	if !discover.Alive(sess.Status) {
-		return &exitError{exitFailed, fmt.Errorf("%s is not running (%s); use agentctl resume %s MESSAGE", sess.ID, sess.Status, sess.ID)}
-	}
 	a := e.adapterFor(sess)
 	if a == nil {
 		return &exitError{exitFailed, fmt.Errorf("no adapter for %s", sess.Adapter)}
 	}
-	if sess.Kind == "background" {
-		return &exitError{exitFailed, fmt.Errorf("%s is a background session (claude --bg): agentctl has no channel into it yet; "+
-			"type the message in `claude attach %s`, or once it has ended use agentctl resume %s MESSAGE", sess.ID, jobOrID(sess), sess.ID)}
-	}
-	pane, err := send.Pane{}, send.ErrNoPane
-	if sess.PID > 0 {
-		pane, err = send.FindPane(ctx, send.Exec, env.Procs, sess.PID)
-	}
+	ch, err := pickChannel(ctx, env, sess)
 	if err != nil {
-		return &exitError{exitFailed, fmt.Errorf("%s (%s) has no channel agentctl can send on: %s. "+
-			"Type the message in the agent's own window, start the agent inside tmux next time, or once it has ended use agentctl resume %s MESSAGE",
-			sess.ID, sess.Adapter, paneless(sess), sess.ID)}
+		return &exitError{exitFailed, err}
 	}
-	if sess.Status != discover.StatusIdle && !o.Force {
+	if ch.status != discover.StatusIdle && !o.Force {
 		why := "it is busy with a turn"
-		switch sess.Status {
+		switch ch.status {
 		case discover.StatusWaiting:
 			why = "it is waiting for an answer (a permission prompt would take the keystrokes)"
+			if ch.via != send.ViaTmux {
+				why = "it is waiting for an answer"
+			}
 		case discover.StatusUnknown:
 			why = "its status is unknown"
 		}
 		return &exitError{exitFailed, fmt.Errorf("%s is %s, not idle: %s. Send once it is idle (agentctl wait --until idle %s), or pass --force",
-			sess.ID, sess.Status, why, sess.ID)}
+			sess.ID, ch.status, why, sess.ID)}
 	}
 	c := &confirmer{e: e, a: a, env: env, sess: sess}
 	before, _ := c.peek(ctx)
 	earlier := send.Earlier(before, msg)
 
 	queued := s.now()
-	buffer := fmt.Sprintf("agentctl-send-%d-%d", os.Getpid(), queued.UnixNano())
-	if err := send.Paste(ctx, send.Exec, pane, msg, buffer); err != nil {
-		return &exitError{exitFailed, fmt.Errorf("send to %s via tmux pane %s: %w", sess.ID, pane.ID, err)}
+	if err := ch.deliver(ctx, msg, queued); err != nil {
+		return &exitError{exitFailed, fmt.Errorf("send to %s via %s: %w", sess.ID, ch.where, err)}
 	}
-	via := send.ViaTmux
+	via := ch.via
 	journalSend(e, sess, meta.EventMessageSent, via, queued)
 	out := sent{ID: sess.ID, Adapter: sess.Adapter, Via: via, Status: "queued", QueuedAt: queued.UTC()}
 	if o.NoWait {
@@ -284,4 +275,65 @@ func paneless(s discover.Session) string {
 		return "no process of it is known"
 	}
 	return fmt.Sprintf("its process (pid %d) runs in no tmux pane", s.PID)
+}
+
+// channel is how one send reaches its session.
+type channel struct {
+	via    string // send.Via…
+	where  string // for messages: "tmux pane %3", "opencode server 127.0.0.1:4096 (pid 42)"
+	status string // the session's status as the channel's own source says it
+	// deliver hands msg over; sent names the moment (tmux buffer names).
+	deliver func(ctx context.Context, msg string, sent time.Time) error
+}
+
+// pickChannel chooses how to reach sess: its agent's own channel first, else
+// the tmux pane it runs in; an error says why there is none and what would
+// work.
+func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) (channel, error) {
+	if sess.Adapter == "opencode" {
+		// A session at rest in a live server is reported stopped (nothing ties
+		// it to its server without asking), so the servers are asked first.
+		client := send.OpenCodeClient()
+		h, err := send.FindOpenCode(ctx, client, opencode.Servers(env), sess.ID, sess.Cwd)
+		if err == nil {
+			status := discover.StatusIdle
+			switch {
+			case h.Asks != "":
+				status = discover.StatusWaiting
+			case h.Busy != "":
+				status = discover.StatusRunning
+			}
+			return channel{via: send.ViaOpenCodeAPI, where: fmt.Sprintf("opencode server %s (pid %d)", strings.TrimPrefix(h.Base, "http://"), h.PID),
+				status: status, deliver: func(ctx context.Context, msg string, _ time.Time) error {
+					return send.PromptOpenCode(ctx, client, h, sess.ID, sess.Model, msg)
+				}}, nil
+		}
+		if !errors.Is(err, send.ErrNoServer) {
+			return channel{}, err
+		}
+	}
+	if !discover.Alive(sess.Status) {
+		return channel{}, fmt.Errorf("%s is not running (%s); use agentctl resume %s MESSAGE", sess.ID, sess.Status, sess.ID)
+	}
+	if sess.Kind == "background" {
+		return channel{}, fmt.Errorf("%s is a background session (claude --bg): agentctl has no channel into it yet; "+
+			"type the message in `claude attach %s`, or once it has ended use agentctl resume %s MESSAGE", sess.ID, jobOrID(sess), sess.ID)
+	}
+	pane, err := send.Pane{}, send.ErrNoPane
+	if sess.PID > 0 {
+		pane, err = send.FindPane(ctx, send.Exec, env.Procs, sess.PID)
+	}
+	if err != nil {
+		hint := "start the agent inside tmux next time"
+		if sess.Adapter == "opencode" {
+			hint = "start it with --port (or use opencode serve), or inside tmux, next time"
+		}
+		return channel{}, fmt.Errorf("%s (%s) has no channel agentctl can send on: %s. "+
+			"Type the message in the agent's own window, %s, or once it has ended use agentctl resume %s MESSAGE",
+			sess.ID, sess.Adapter, paneless(sess), hint, sess.ID)
+	}
+	return channel{via: send.ViaTmux, where: "tmux pane " + pane.ID, status: sess.Status,
+		deliver: func(ctx context.Context, msg string, sent time.Time) error {
+			return send.Paste(ctx, send.Exec, pane, msg, fmt.Sprintf("agentctl-send-%d-%d", os.Getpid(), sent.UnixNano()))
+		}}, nil
 }

@@ -83,7 +83,7 @@ func runStatus(ctx context.Context, s *host, o statusOptions) error {
 	if o.Explain {
 		return explainStatus(ctx, e, env, sess, o.JSON)
 	}
-	sess.CanSend = send.CanSend(env.Procs, &sess)
+	sess.CanSend = send.CanSendAsking(ctx, env, &sess)
 	if o.JSON {
 		return writeJSON(s.Out, sess)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -324,4 +326,122 @@ func TestSendClaudeTUIInTmux(t *testing.T) {
 		t.Errorf("send --timeout 3s took %s", r.took)
 	}
 	_ = syscall.Kill(s.PID, syscall.SIGCONT)
+}
+
+// issue 35: a real `opencode serve` takes a message from `agentctl send`
+// through its own API (POST /session/<id>/prompt_async, the text in the
+// body): delivered once the store records it, the stub sees it, it is
+// recorded exactly once, and its marker is in no argv at any 50 ms sample.
+// At rest the session is reported stopped (nothing ties it to the server
+// without asking), yet the server hosts it: send asks the servers first. The
+// median of 10 send→delivered times is logged for README "send".
+func TestSendOpenCodeServe(t *testing.T) {
+	harness.Require(t)
+	srv := stub.Start(t, nil)
+	o := harness.NewOpenCode(t, srv)
+	dir := harness.WorkDir(t, "send-oc")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	harness.Start(t, harness.Spec{Path: o.Bin, Args: []string{"serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
+		Dir: dir, Env: o.Env.With("PWD", dir), Name: "opencode-serve-send"})
+	oc := ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	deadline := time.Now().Add(120 * time.Second) // slow to start on a loaded machine
+	for !oc.healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("opencode serve did not answer /global/health within 120 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var sess struct {
+		ID string `json:"id"`
+	}
+	oc.post("/session", `{}`, &sess)
+	id := sess.ID
+	oc.post("/session/"+id+"/prompt_async",
+		`{"model":{"providerID":"fake","modelID":"fake-model"},"parts":[{"type":"text","text":"first"}]}`, nil)
+	a := harness.NewAgentctl(t, o.Home)
+	atRest := func(when string) {
+		t.Helper()
+		eventually(t, 120*time.Second, func() (bool, string) {
+			s := a.Status(t, id)
+			return s.Status == "stopped" || s.Status == "idle", when + ": " + s.Status + " " + s.Evidence + " " + s.EvidenceDetail
+		})
+	}
+	atRest("after the first turn")
+
+	var st struct {
+		CanSend string `json:"can_send"`
+	}
+	a.JSON(t, &st, "status", id)
+	if st.CanSend != "opencode-api" {
+		t.Errorf("status --json can_send %q, want opencode-api", st.CanSend)
+	}
+
+	marker := "OCMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	msg := "please note " + marker + " and reply"
+	m := markNow(srv)
+	w := watchCmdlines(marker)
+	r := sendStdin(t, a, msg, "--json", "--timeout", "120s", id, "-")
+	samples, hits := w.finish()
+	if r.code != 0 {
+		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.errOut)
+	}
+	var got struct {
+		ID, Adapter, Via, Status string
+		Record                   struct{ Kind, Text string }
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("send --json: %v\n%s", err, r.out)
+	}
+	if got.ID != id || got.Adapter != "opencode" || got.Via != "opencode-api" || got.Status != "delivered" ||
+		got.Record.Kind != "user" || got.Record.Text != msg {
+		t.Errorf("send --json = %s; want id %s, opencode, via opencode-api, delivered, a user record %q", r.out, id, msg)
+	}
+	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
+	if samples < 3 {
+		t.Errorf("only %d argv samples during the send", samples)
+	}
+	for _, h := range hits {
+		t.Errorf("the message's marker is in an argv: %s", h)
+	}
+	if n := userRecords(t, a, id, msg); n != 1 {
+		t.Errorf("right after delivered: %d user records with the message, want 1", n)
+	}
+	eventually(t, 120*time.Second, func() (bool, string) {
+		for _, e := range since(srv, m) {
+			if strings.TrimSpace(e.Request.LastUser) == msg {
+				return true, ""
+			}
+		}
+		return false, "the stub has not seen the message in a request"
+	})
+	atRest("after the reply")
+	if n := userRecords(t, a, id, msg); n != 1 {
+		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
+	}
+
+	var took []time.Duration
+	for i := 0; i < 10; i++ {
+		atRest("before a timed send")
+		// The server must be idle too: the store's turn closes a moment before.
+		eventually(t, 60*time.Second, func() (bool, string) {
+			var status map[string]any
+			oc.get("/session/status", &status)
+			_, busy := status[id]
+			return !busy, fmt.Sprint(status)
+		})
+		msg := "timed message " + itoa(i) + " " + marker
+		r := sendStdin(t, a, msg, "--timeout", "120s", id, "-")
+		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
+			t.Fatalf("timed send %d: exit %d, %q %q", i, r.code, r.out, r.errOut)
+		}
+		took = append(took, r.took)
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("opencode serve via opencode-api: send → delivered median of 10 = %s (min %s, max %s)",
+		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
 }

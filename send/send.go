@@ -13,6 +13,7 @@ import (
 	"os/exec"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/opencode"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -63,6 +64,9 @@ func trimLine(s string) string {
 // that has ended has none (resume continues it); a tmux pane is recognised
 // by the TMUX variables its process inherited.
 func CanSend(t proc.Table, s *discover.Session) string {
+	if s.Adapter == "opencode" && s.Evidence == discover.EvidenceServer && discover.Alive(s.Status) {
+		return ViaOpenCodeAPI // a server answered for it during discovery
+	}
 	if !discover.Alive(s.Status) || s.PID <= 0 || s.Kind == "background" {
 		return ""
 	}
@@ -93,4 +97,17 @@ func (m *Marker) Mark(s *discover.Session) *discover.Session {
 	}
 	s.CanSend = CanSend(m.t, s)
 	return s
+}
+
+// CanSendAsking is CanSend for one session (status): an OpenCode session at
+// rest in a live server is reported stopped, so its servers are asked
+// whether they know it.
+func CanSendAsking(ctx context.Context, env *discover.Env, s *discover.Session) string {
+	if v := CanSend(env.Procs, s); v != "" || s.Adapter != "opencode" {
+		return v
+	}
+	if _, err := FindOpenCode(ctx, OpenCodeClient(), opencode.Servers(env), s.ID, s.Cwd); err == nil {
+		return ViaOpenCodeAPI
+	}
+	return ""
 }
