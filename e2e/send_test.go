@@ -445,3 +445,108 @@ func TestSendOpenCodeServe(t *testing.T) {
 	t.Logf("opencode serve via opencode-api: send → delivered median of 10 = %s (min %s, max %s)",
 		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
 }
+
+// issue 35: the Codex TUI (the pinned CLI) in a tmux pane takes a message
+// through the tmux fallback — `codex queue` takes its message only as an
+// argv (docs/agents/codex.md "Send"), so agentctl does not use it: delivered
+// once the rollout records it, the stub sees it, recorded exactly once, its
+// marker in no argv at any 50 ms sample; the median of 10 is logged.
+func TestSendCodexTUIInTmux(t *testing.T) {
+	harness.Require(t)
+	srv := stub.Start(t, nil)
+	c := harness.NewCodex(t, srv)
+	dir := harness.WorkDir(t, "send-codex")
+	cfg := filepath.Join(c.Home, ".codex", "config.toml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, []byte("\n[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n")...)
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x := startTmux(t, c.Env.With("PWD", dir), dir, "sh", "-c", `"$@"; echo "codex exited $?"; sleep 60`, "sh",
+		c.Bin, "-a", "on-request", "-s", "read-only", "-C", dir)
+	harness.Eventually(t, 120*time.Second, func() string {
+		// The composer is drawn at once, but takes keys (they are buffered till
+		// then) only once the footer names the model: 15-20 s under load.
+		if scr := x.screen(t); !strings.Contains(scr, "Ask Codex") || !strings.Contains(scr, "fake-model") {
+			return "no ready composer:\n" + scr
+		}
+		return ""
+	})
+	x.typeLine(t, "first")
+	a := harness.NewAgentctl(t, c.Home)
+	var id string
+	harness.Eventually(t, 60*time.Second, func() string {
+		for _, s := range a.ListAlive(t) {
+			if s.Adapter == "codex" && s.Status == "idle" {
+				id = s.ID
+				return ""
+			}
+		}
+		return "no idle codex session yet\nscreen:\n" + x.screen(t)
+	})
+	idle := func(when string) {
+		t.Helper()
+		harness.Eventually(t, 60*time.Second, func() string {
+			if s := a.Status(t, id); s.Status != "idle" {
+				return when + ": status " + s.Status + " (" + s.EvidenceDetail + ")\nscreen:\n" + x.screen(t)
+			}
+			return ""
+		})
+	}
+	var st struct {
+		CanSend string `json:"can_send"`
+	}
+	a.JSON(t, &st, "status", id)
+	if st.CanSend != "tmux" {
+		t.Errorf("status --json can_send %q, want tmux", st.CanSend)
+	}
+
+	marker := "CXMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	msg := "please note " + marker + " and reply"
+	m := markNow(srv)
+	w := watchCmdlines(marker)
+	r := sendStdin(t, a, msg, "--json", id, "-")
+	samples, hits := w.finish()
+	if r.code != 0 {
+		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s\nscreen:\n%s", r.code, r.out, r.errOut, x.screen(t))
+	}
+	if !strings.Contains(r.out, `"via": "tmux"`) || !strings.Contains(r.out, `"status": "delivered"`) {
+		t.Errorf("send --json = %s; want via tmux, delivered", r.out)
+	}
+	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
+	if samples < 3 {
+		t.Errorf("only %d argv samples during the send", samples)
+	}
+	for _, h := range hits {
+		t.Errorf("the message's marker is in an argv: %s", h)
+	}
+	harness.Eventually(t, 30*time.Second, func() string {
+		for _, e := range since(srv, m) {
+			if strings.Contains(e.Request.LastUser, msg) {
+				return ""
+			}
+		}
+		return "the stub has not seen the message in a request"
+	})
+	idle("after the reply")
+	if n := userRecords(t, a, id, msg); n != 1 {
+		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
+	}
+
+	var took []time.Duration
+	for i := 0; i < 10; i++ {
+		idle("before a timed send")
+		msg := "timed message " + itoa(i) + " " + marker
+		r := sendStdin(t, a, msg, id, "-")
+		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
+			t.Fatalf("timed send %d: exit %d, %q %q\nscreen:\n%s", i, r.code, r.out, r.errOut, x.screen(t))
+		}
+		took = append(took, r.took)
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("codex TUI via tmux: send → delivered median of 10 = %s (min %s, max %s)",
+		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+}
