@@ -550,3 +550,98 @@ func TestSendCodexTUIInTmux(t *testing.T) {
 	t.Logf("codex TUI via tmux: send → delivered median of 10 = %s (min %s, max %s)",
 		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
 }
+
+// issue 35: the Pi TUI (1.6.0) in a tmux pane takes a message through the
+// tmux fallback (a pi that agentctl launches runs in print mode, its input
+// closed: docs/agents/pi.md "Send"): delivered once the session file records
+// it, the stub sees it, recorded exactly once, its marker in no argv; the
+// median of 10 is logged.
+func TestSendPiTUIInTmux(t *testing.T) {
+	harness.Require(t)
+	srv := stub.Start(t, nil)
+	p := harness.NewPi(t, srv)
+	dir := harness.WorkDir(t, "send-pi")
+	x := startTmux(t, p.Env.With("PWD", dir), dir, "sh", "-c", `"$@"; echo "pi exited $?"; sleep 60`, "sh",
+		p.Bin, "--provider", "fakeoai", "--model", "fake-model")
+	harness.Eventually(t, 120*time.Second, func() string {
+		if scr := x.screen(t); !strings.Contains(scr, "fake-model") {
+			return "no ready editor:\n" + scr
+		}
+		return ""
+	})
+	time.Sleep(time.Second)
+	x.typeLine(t, "first")
+	a := harness.NewAgentctl(t, p.Home)
+	var id string
+	harness.Eventually(t, 60*time.Second, func() string {
+		for _, s := range a.ListAlive(t) {
+			if s.Adapter == "pi" && s.Status == "idle" {
+				id = s.ID
+				return ""
+			}
+		}
+		return "no idle pi session yet\nscreen:\n" + x.screen(t)
+	})
+	idle := func(when string) {
+		t.Helper()
+		harness.Eventually(t, 60*time.Second, func() string {
+			if s := a.Status(t, id); s.Status != "idle" {
+				return when + ": status " + s.Status + " (" + s.EvidenceDetail + ")\nscreen:\n" + x.screen(t)
+			}
+			return ""
+		})
+	}
+	var st struct {
+		CanSend string `json:"can_send"`
+	}
+	a.JSON(t, &st, "status", id)
+	if st.CanSend != "tmux" {
+		t.Errorf("status --json can_send %q, want tmux", st.CanSend)
+	}
+
+	marker := "PIMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	msg := "please note " + marker + " and reply"
+	m := markNow(srv)
+	w := watchCmdlines(marker)
+	r := sendStdin(t, a, msg, "--json", id, "-")
+	samples, hits := w.finish()
+	if r.code != 0 {
+		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s\nscreen:\n%s", r.code, r.out, r.errOut, x.screen(t))
+	}
+	if !strings.Contains(r.out, `"via": "tmux"`) || !strings.Contains(r.out, `"status": "delivered"`) {
+		t.Errorf("send --json = %s; want via tmux, delivered", r.out)
+	}
+	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
+	if samples < 3 {
+		t.Errorf("only %d argv samples during the send", samples)
+	}
+	for _, h := range hits {
+		t.Errorf("the message's marker is in an argv: %s", h)
+	}
+	harness.Eventually(t, 30*time.Second, func() string {
+		for _, e := range since(srv, m) {
+			if strings.Contains(e.Request.LastUser, msg) {
+				return ""
+			}
+		}
+		return "the stub has not seen the message in a request"
+	})
+	idle("after the reply")
+	if n := userRecords(t, a, id, msg); n != 1 {
+		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
+	}
+
+	var took []time.Duration
+	for i := 0; i < 10; i++ {
+		idle("before a timed send")
+		msg := "timed message " + itoa(i) + " " + marker
+		r := sendStdin(t, a, msg, id, "-")
+		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
+			t.Fatalf("timed send %d: exit %d, %q %q\nscreen:\n%s", i, r.code, r.out, r.errOut, x.screen(t))
+		}
+		took = append(took, r.took)
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("pi TUI via tmux: send → delivered median of 10 = %s (min %s, max %s)",
+		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+}
