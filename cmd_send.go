@@ -23,16 +23,18 @@ func sendCommand(s *host) *cli.Command {
 		Usage:     "send a message to a live session, and wait until the agent has recorded it",
 		ArgsUsage: "ID MESSAGE | ID - | -f FILE ID",
 		Description: `Hands MESSAGE to a session that is running, through a channel it has (README
-"send"): the tmux pane it runs in (a bracketed paste, then Enter; only while the
-session is idle: a permission prompt must never get keystrokes meant as a
-message; --force sends anyway). Prints "delivered ID" once the agent's own
-transcript holds a user record with exactly this text, written after the send;
---no-wait prints "queued ID" once the message is handed over.
+"Send"): its agent's own (OpenCode: the server API of a live serve or a TUI
+started with --port), else the tmux pane it runs in (a bracketed paste, then
+Enter). Only an idle session is sent to: a permission prompt must never get
+keystrokes meant as a message; --force sends anyway. Prints "delivered ID" once
+the agent's own transcript holds a user record with exactly this text, written
+after the send; --no-wait prints "queued ID" once the message is handed over.
 
-The message never goes into a command line: MESSAGE "-" or -f - reads stdin,
--f FILE a file (with host:ID, a file on that host). A session that has ended
-takes a message with agentctl resume ID MESSAGE. Here --timeout is how long
-to wait for the transcript to show the message (default 60s).
+agentctl never puts the message in a command line of its own making; pass it as
+"-" (stdin) or -f FILE to keep it out of yours too (with host:ID, -f names a file
+on that host). A session that has ended takes a message with agentctl resume ID
+MESSAGE. Here --timeout is how long to wait for the transcript to show the
+message (default 60s).
 
 Examples:
   agentctl send 75098152 "also run the linter"
@@ -42,7 +44,7 @@ Examples:
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the message from `FILE` (- for stdin)"},
 			&cli.BoolFlag{Name: "json", Usage: "print {id, adapter, via, delivered_at, record}"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "return once the message is handed over (queued), without waiting for the transcript"},
-			&cli.BoolFlag{Name: "force", Usage: "paste into the pane even when the session is not idle (running, waiting at a prompt)"},
+			&cli.BoolFlag{Name: "force", Usage: "send even when the session is not idle (running, waiting at a prompt)"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := sendOptionsFrom(c)
