@@ -190,6 +190,9 @@ func TestSendClaudeTUIInTmux(t *testing.T) {
 		return s
 	}
 	s := waitStatus("started", "idle")
+	if reg, err := os.ReadFile(c.Registry(s.PID)); err == nil {
+		t.Logf("registry entry: %s", reg) // docs/agents/claude-code.md §11: tmux, messagingSocketPath
+	}
 
 	// can_send says tmux.
 	var st struct {
