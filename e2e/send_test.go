@@ -236,7 +236,7 @@ func TestSendClaudeTUIInTmux(t *testing.T) {
 		t.Errorf("send --json = %s; want id %s, claude-code, via tmux, delivered, a user record %q", r.out, id, msg)
 	}
 	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 3 {
+	if samples < 2 {
 		t.Errorf("only %d argv samples during the send", samples)
 	}
 	for _, h := range hits {
@@ -405,7 +405,7 @@ func TestSendOpenCodeServe(t *testing.T) {
 		t.Errorf("send --json = %s; want id %s, opencode, via opencode-api, delivered, a user record %q", r.out, id, msg)
 	}
 	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 3 {
+	if samples < 2 {
 		t.Errorf("only %d argv samples during the send", samples)
 	}
 	for _, h := range hits {
@@ -520,7 +520,7 @@ func TestSendCodexTUIInTmux(t *testing.T) {
 		t.Errorf("send --json = %s; want via tmux, delivered", r.out)
 	}
 	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 3 {
+	if samples < 2 {
 		t.Errorf("only %d argv samples during the send", samples)
 	}
 	for _, h := range hits {
@@ -615,7 +615,7 @@ func TestSendPiTUIInTmux(t *testing.T) {
 		t.Errorf("send --json = %s; want via tmux, delivered", r.out)
 	}
 	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 3 {
+	if samples < 2 {
 		t.Errorf("only %d argv samples during the send", samples)
 	}
 	for _, h := range hits {
@@ -647,4 +647,19 @@ func TestSendPiTUIInTmux(t *testing.T) {
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	t.Logf("pi TUI via tmux: send → delivered median of 10 = %s (min %s, max %s)",
 		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+
+	// --no-wait: "queued" once handed over, never "delivered"; the session
+	// records it afterwards all the same, once.
+	idle("before --no-wait")
+	queued := "queued message " + marker
+	r = sendStdin(t, a, queued, "--no-wait", id, "-")
+	if r.code != 0 || strings.TrimSpace(r.out) != "queued "+id {
+		t.Fatalf("send --no-wait: exit %d, %q %q; want queued %s", r.code, r.out, r.errOut, id)
+	}
+	harness.Eventually(t, 30*time.Second, func() string {
+		if n := userRecords(t, a, id, queued); n != 1 {
+			return fmt.Sprintf("%d user records of the queued message, want 1", n)
+		}
+		return ""
+	})
 }
