@@ -11,7 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
 	"github.com/agentctl/agentctl/remote/fleet"
+	"github.com/agentctl/agentctl/send"
 )
 
 func listCommand(s *host) *cli.Command {
@@ -178,7 +180,9 @@ func (l *lister) once(ctx context.Context, f discover.Filter, asJSON bool) (fail
 	if asJSON {
 		// A value left out (out of range) fails --strict like a failed adapter.
 		dropped := false
-		err := writeSessionsJSON(e.s.Out, ls.Len(), ls.View, func(m string) { warn(e.s, m); dropped = true })
+		mark := send.NewMarker(proc.Snapshot) // can_send: how agentctl send would reach each live session
+		err := writeSessionsJSON(e.s.Out, ls.Len(), func(i int) *discover.Session { return mark.Mark(ls.View(i)) },
+			func(m string) { warn(e.s, m); dropped = true })
 		return len(res.Warnings) > 0 || dropped, err
 	}
 	l.sessions(ls.Len(), ls.View, f.Now)

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/send"
 )
 
 func statusCommand(s *host) *cli.Command {
@@ -82,6 +83,7 @@ func runStatus(ctx context.Context, s *host, o statusOptions) error {
 	if o.Explain {
 		return explainStatus(ctx, e, env, sess, o.JSON)
 	}
+	sess.CanSend = send.CanSendAsking(ctx, env, &sess)
 	if o.JSON {
 		return writeJSON(s.Out, sess)
 	}
@@ -200,6 +202,12 @@ var statusFields = []statusField{
 			return s.Kind + " (job " + s.JobID + "; `claude attach " + s.JobID + "` opens it)"
 		}
 		return s.Kind
+	}},
+	{label: "can send", value: func(s *discover.Session, _ time.Time) string {
+		if s.CanSend != "" {
+			return "via " + s.CanSend + " (agentctl send " + s.ID + " MESSAGE)"
+		}
+		return ""
 	}},
 	{label: "permission mode", value: func(s *discover.Session, _ time.Time) string { return s.PermissionMode }},
 	{label: "group", value: func(s *discover.Session, _ time.Time) string { return s.Group }},

@@ -508,7 +508,7 @@ func sortedKeys(m map[string]bool) []string {
 // a family name ("session", "lock", "fuse") selects all of its types.
 var eventTypes = []string{
 	meta.EventLaunched, meta.EventStarted, meta.EventIdle, meta.EventWaiting, meta.EventBlocked, meta.EventStopped, meta.EventFailed,
-	meta.EventBudgetExceeded,
+	meta.EventBudgetExceeded, meta.EventMessageSent, meta.EventMessageDelivered,
 	meta.EventLockAcquired, meta.EventLockReleased,
 	meta.EventFuseSet, meta.EventFuseExtended, meta.EventFuseCancelled, meta.EventFuseExpired, meta.EventFuseEvent,
 }

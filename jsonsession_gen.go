@@ -89,6 +89,7 @@ func (w *jsonElem) sessionFields(s *discover.Session) {
 	w.str("path", s.Path)
 	w.str("kind", s.Kind)
 	w.str("job_id", s.JobID)
+	w.str("can_send", s.CanSend)
 	if len(s.Extra) > 0 {
 		w.key("extra")
 		w.anyMap(s.Extra)

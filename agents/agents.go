@@ -51,7 +51,7 @@ type Agent struct {
 	Resume     bool // resume ID MESSAGE continues a session
 	Fork       bool // resume --fork copies a session into a new one
 	Background bool // launch --background: a session the agent's own daemon hosts
-	Send       bool // a message to a live session
+	Send       bool // send ID MESSAGE reaches its live sessions, proven end to end (README "Send")
 }
 
 // All returns every agent in display order (a fresh slice: nothing to mutate).
@@ -59,16 +59,16 @@ func All() []Agent {
 	return []Agent{
 		{Name: "claude-code", Reader: "claude-code", Doc: "claude-code", Label: "claude", Short: "cc",
 			BinEnv: "AGENTCTL_CLAUDE_BIN", Binary: "claude", Install: "install Claude Code (npm i -g @anthropic-ai/claude-code)",
-			Launch: true, Resume: true, Fork: true, Background: true},
+			Launch: true, Resume: true, Fork: true, Background: true, Send: true},
 		{Name: "codex", Reader: "codex", Doc: "codex", Label: "codex", Short: "codex",
 			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)",
-			Launch: true, Resume: true},
+			Launch: true, Resume: true, Send: true},
 		{Name: "opencode", Reader: "opencode", Doc: "opencode", Label: "opencode", Short: "opencode",
 			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)",
-			Launch: true, Resume: true},
+			Launch: true, Resume: true, Send: true},
 		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
 			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)",
-			Launch: true, Resume: true},
+			Launch: true, Resume: true, Send: true},
 		// pi-rust is looked up by that name only: upstream builds its binary as
 		// `pi` too, which would find the TypeScript pi.
 		{Name: "pi-rust", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi-rs",

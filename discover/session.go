@@ -174,6 +174,10 @@ type Session struct {
 	// wherever an id is.
 	Kind  string `json:"kind,omitempty"`
 	JobID string `json:"job_id,omitempty" pack:"inline"`
+	// CanSend names the channel `agentctl send` would use for this live
+	// session (send.ViaTmux, …); empty when it has none. Set by list and
+	// status, not by the adapters.
+	CanSend string `json:"can_send,omitempty"`
 	// Extra carries agent-specific fields for `status` (e.g. tokens_subagents).
 	Extra map[string]any `json:"extra,omitempty"`
 	// Slots spread Tokens over time by the records' own timestamps (`usage --by

@@ -3,16 +3,16 @@
 package discover
 
 // nShared is the number of Session's string fields packed through the shared table.
-const nShared = 18
+const nShared = 19
 
 // sharedStrings are s's string fields many sessions repeat (untagged), in Session's order.
-func sharedStrings(s *Session) [18]string {
-	return [...]string{s.Adapter, s.Status, s.Evidence, s.EvidenceDetail, s.BlockedReason, s.Cwd, s.LastCwd, s.Model, s.ExitReason, s.CostSource, s.GitBranch, s.AgentVersion, s.Entrypoint, s.PermissionMode, s.Group, s.Spec, s.Host, s.Kind}
+func sharedStrings(s *Session) [19]string {
+	return [...]string{s.Adapter, s.Status, s.Evidence, s.EvidenceDetail, s.BlockedReason, s.Cwd, s.LastCwd, s.Model, s.ExitReason, s.CostSource, s.GitBranch, s.AgentVersion, s.Entrypoint, s.PermissionMode, s.Group, s.Spec, s.Host, s.Kind, s.CanSend}
 }
 
 // sharedStringPtrs points at sharedStrings' fields, in the same order.
-func sharedStringPtrs(s *Session) [18]*string {
-	return [...]*string{&s.Adapter, &s.Status, &s.Evidence, &s.EvidenceDetail, &s.BlockedReason, &s.Cwd, &s.LastCwd, &s.Model, &s.ExitReason, &s.CostSource, &s.GitBranch, &s.AgentVersion, &s.Entrypoint, &s.PermissionMode, &s.Group, &s.Spec, &s.Host, &s.Kind}
+func sharedStringPtrs(s *Session) [19]*string {
+	return [...]*string{&s.Adapter, &s.Status, &s.Evidence, &s.EvidenceDetail, &s.BlockedReason, &s.Cwd, &s.LastCwd, &s.Model, &s.ExitReason, &s.CostSource, &s.GitBranch, &s.AgentVersion, &s.Entrypoint, &s.PermissionMode, &s.Group, &s.Spec, &s.Host, &s.Kind, &s.CanSend}
 }
 
 // inlineStrings are s's string fields tagged `pack:"inline"`, in Session's order.

@@ -37,6 +37,9 @@ const (
 	EventFuseCancelled = "fuse.cancelled"
 	EventFuseExpired   = "fuse.expired"
 	EventFuseEvent     = "fuse.event"
+	// send: a message handed to a live session, then seen in its transcript.
+	EventMessageSent      = "session.message_sent"
+	EventMessageDelivered = "session.message_delivered"
 )
 
 // Event is one journal line:

@@ -1,0 +1,131 @@
+package send
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentctl/agentctl/proc"
+)
+
+// Pane is one tmux pane: its server's socket ("" = tmux's default), its id
+// (%3) and the pid of the process it runs.
+type Pane struct {
+	Socket string
+	ID     string
+	PID    int
+}
+
+// ErrNoPane: the session's process runs in no tmux pane.
+var ErrNoPane = errors.New("not in a tmux pane")
+
+// maxAncestors bounds the walk up from a session's process to its pane's.
+const maxAncestors = 64
+
+// tmuxEnv is the TMUX socket and TMUX_PANE that pid (or its nearest ancestor
+// that has them) inherited from a pane: where to ask.
+func tmuxEnv(t proc.Table, pid int) (socket, pane string) {
+	for i := 0; i < maxAncestors && pid > 1; i++ {
+		env, _ := t.Environ(pid)
+		for _, kv := range env {
+			switch {
+			case strings.HasPrefix(kv, "TMUX="):
+				// TMUX=/tmp/tmux-1000/default,1234,0: the socket, the server's pid, the session.
+				socket, _, _ = strings.Cut(strings.TrimPrefix(kv, "TMUX="), ",")
+			case strings.HasPrefix(kv, "TMUX_PANE="):
+				pane = strings.TrimPrefix(kv, "TMUX_PANE=")
+			}
+		}
+		if socket != "" {
+			return socket, pane
+		}
+		p, ok := t.Get(pid)
+		if !ok {
+			break
+		}
+		pid = p.PPID
+	}
+	return "", ""
+}
+
+// InPane reports, without running tmux, whether pid looks like it runs in a
+// tmux pane (it inherited TMUX and TMUX_PANE): list's can_send. FindPane
+// makes sure before anything is pasted.
+func InPane(t proc.Table, pid int) bool {
+	if t == nil || pid <= 0 {
+		return false
+	}
+	s, p := tmuxEnv(t, pid)
+	return s != "" && p != ""
+}
+
+// FindPane finds the tmux pane whose process pid descends from (or is): the
+// server named by pid's TMUX variable, else tmux's default one, lists its
+// panes and the one whose process is an ancestor of pid wins. ErrNoPane when
+// none is.
+func FindPane(ctx context.Context, run Runner, t proc.Table, pid int) (Pane, error) {
+	socket, _ := tmuxEnv(t, pid)
+	ancestors := map[int]bool{}
+	for p, i := pid, 0; p > 1 && i < maxAncestors; i++ {
+		ancestors[p] = true
+		pp, ok := t.Get(p)
+		if !ok {
+			break
+		}
+		p = pp.PPID
+	}
+	out, err := run(ctx, nil, "tmux", socketArgs(socket, "list-panes", "-a", "-F", "#{pane_pid} #{pane_id}")...)
+	if err != nil {
+		return Pane{}, fmt.Errorf("%w (tmux list-panes: %v)", ErrNoPane, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		ps, id, ok := strings.Cut(strings.TrimSpace(line), " ")
+		n, err := strconv.Atoi(ps)
+		if !ok || err != nil || !strings.HasPrefix(id, "%") {
+			continue
+		}
+		if ancestors[n] {
+			return Pane{Socket: socket, ID: id, PID: n}, nil
+		}
+	}
+	return Pane{}, ErrNoPane
+}
+
+func socketArgs(socket string, args ...string) []string {
+	if socket == "" {
+		return args
+	}
+	return append([]string{"-S", socket}, args...)
+}
+
+// enterDelay separates the paste from the Enter that submits it: a TUI that
+// receives both at once may take the Enter as part of the paste.
+const enterDelay = 150 * time.Millisecond
+
+// Paste types msg into pane as one bracketed paste (when the program in the
+// pane asked for bracketed pastes, as agent TUIs do) and presses Enter. The
+// text goes to tmux on stdin (load-buffer -), never in an argv; the buffer is
+// deleted as it is pasted.
+func Paste(ctx context.Context, run Runner, pane Pane, msg string, buffer string) error {
+	if _, err := run(ctx, strings.NewReader(msg), "tmux", socketArgs(pane.Socket, "load-buffer", "-b", buffer, "-")...); err != nil {
+		return fmt.Errorf("tmux load-buffer: %w", err)
+	}
+	// -p: bracketed; -r: newlines stay newlines inside the paste (not Enter);
+	// -d: the buffer is deleted once pasted.
+	if _, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", pane.ID)...); err != nil {
+		_, _ = run(ctx, nil, "tmux", socketArgs(pane.Socket, "delete-buffer", "-b", buffer)...)
+		return fmt.Errorf("tmux paste-buffer: %w", err)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(enterDelay):
+	}
+	if _, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "send-keys", "-t", pane.ID, "Enter")...); err != nil {
+		return fmt.Errorf("tmux send-keys Enter: %w", err)
+	}
+	return nil
+}
