@@ -15,7 +15,8 @@ import (
 // dirs were searched, how many sessions the window or the missing -a hid and
 // the --since that reaches the newest of them, and a pointer to doctor. It is
 // counted only when the adapters have read everything anyway (-a) or when the
-// listing is empty: a plain non-empty `list` never reads history for it.
+// listing is empty and shown on a terminal: a plain non-empty `list`, and an empty
+// one piped to a script, never read history for it.
 
 // hintsBefore counts what f leaves out of ls; call it before ls.Filter(f).
 func (l *lister) hintsBefore(ls *discover.Listing, f discover.Filter) (discover.Left, bool) {
@@ -41,11 +42,20 @@ func (l *lister) hintsAfter(ctx context.Context, f discover.Filter, shown int, l
 		fmt.Fprintln(w, olderLine(left, f))
 		return
 	}
+	w := e.s.Out
+	if !counted && !e.s.IsTTY() {
+		// A script or cron job asking for live sessions must not pay for a read
+		// of the whole history (list without -a starts from live processes):
+		// only a person at a terminal gets the counts.
+		l.dataDirs(w)
+		fmt.Fprintln(w, "Ended sessions are listed with -a.")
+		fmt.Fprintln(w, "Expected some? agentctl doctor checks each agent's install and data dir.")
+		return
+	}
 	if !counted {
 		// The adapters may have skipped ended sessions: read them now.
 		left = l.history(ctx, f)
 	}
-	w := e.s.Out
 	l.dataDirs(w)
 	if left.Ended > 0 {
 		fmt.Fprintf(w, "%s ended in the last %s (use -a)\n", sessionsN(left.Ended), age(f.Since))

@@ -33,6 +33,7 @@ func TestListFooterOnTTY(t *testing.T) {
 // them (testHost's clock: an hour after the fixture files were written).
 func TestListEmptySaysEndedInWindow(t *testing.T) {
 	h, out, errOut := testHost(t)
+	h.outTTY = true
 	home, _ := fixtureHome(t)
 	o := listOptions{globalOptions: globalOptions{Home: home, Adapters: []string{"codex"}}}
 	if err := runList(context.Background(), h, o); err != nil {
@@ -45,5 +46,34 @@ func TestListEmptySaysEndedInWindow(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "older") || errOut.Len() > 0 {
 		t.Errorf("stdout:\n%s\nstderr: %q; want no older sessions and no stderr", out, errOut)
+	}
+}
+
+// Piped (a script, cron), an empty plain list reads no history to count what it
+// left out: it points at -a instead.
+func TestListEmptyPipedReadsNoHistory(t *testing.T) {
+	h, out, _ := testHost(t)
+	home, _ := fixtureHome(t)
+	o := listOptions{globalOptions: globalOptions{Home: home, Adapters: []string{"codex"}}}
+	if err := runList(context.Background(), h, o); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); strings.Contains(got, "ended in the last") || !strings.Contains(got, "Ended sessions are listed with -a") {
+		t.Errorf("stdout:\n%s\nwant the -a pointer and no count", got)
+	}
+}
+
+// On a terminal an empty plain list counts what the window left out (the same
+// listing piped only points at -a: testdata/script/list_hints_adapter.txt).
+func TestListEmptyCountsOlderOnTTY(t *testing.T) {
+	h, out, _ := testHost(t)
+	h.outTTY = true
+	home, _ := fixtureHome(t)
+	o := listOptions{globalOptions: globalOptions{Home: home, Adapters: []string{"codex"}}, Since: "1h"}
+	if err := runList(context.Background(), h, o); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "sessions older than 1h not shown") {
+		t.Errorf("stdout:\n%s\nwant the count of older sessions", got)
 	}
 }
