@@ -29,13 +29,12 @@ func eventsCommand(s *host) *cli.Command {
 		Usage: "print the lifecycle journal as NDJSON; --follow for live events",
 		Description: `Prints events.ndjson, one JSON object per line, oldest first:
   {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}
-Types: session.launched, session.started, session.idle, session.waiting,
-session.blocked, session.budget_exceeded, session.stopped, session.failed, lock.acquired, lock.released, fuse.set,
-fuse.extended, fuse.cancelled, fuse.expired, fuse.event.
+` + wrapText("Types: "+strings.Join(eventTypes, ", ")+".", 0, 80) + `
 
 --follow keeps printing new journal lines, and polls every adapter (every 2 s,
 --interval) to print session.started, session.idle, session.waiting,
-session.blocked (blocked_reason quota or auth appeared) and session.stopped for sessions agentctl did not launch. An adapter that fails a
+session.blocked (blocked_reason quota, auth or api-error appeared) and
+session.stopped for sessions agentctl did not launch. An adapter that fails a
 poll is a warning, never a stopped session. On a terminal the lines are shown
 in a short human form unless --json is given.
 
@@ -50,9 +49,9 @@ Examples:
   agentctl events --follow --type fuse --interval 5s`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only events from `WHEN` on: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01)"},
-			&cli.StringSliceFlag{Name: "type", Usage: "only events of type `T` (repeatable; session, lock or fuse for a whole family)"},
+			&cli.StringSliceFlag{Name: "type", Usage: "only events of type `T` (repeatable; session, lock, fuse, group or worktree for a whole family)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing events as they happen, until interrupted"},
-			&cli.StringFlag{Name: "interval", Usage: "with --follow, poll the adapters every `DUR` (default 2s)"},
+			&cli.StringFlag{Name: "interval", Usage: "with --follow, poll the adapters every `DUR` (default: 2s)"},
 			&cli.BoolFlag{Name: "json", Usage: "NDJSON even on a terminal (the default elsewhere)"},
 		},
 		Action: func(c *cli.Context) error {

@@ -65,7 +65,7 @@ Examples:
   agentctl fuse set ~/code/api --ttl 2h --script 'agentctl stop $(cat .agent-id)'
   agentctl fuse set /srv/build --ttl 1d --webhook https://ci.example/hooks/fuse --label nightly`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "ttl", Usage: "fire after `DUR` (Go durations plus d: 90s, 10m, 2h, 1d; default 10m)"},
+			&cli.StringFlag{Name: "ttl", Usage: "fire after `DUR`: Go durations plus d (90s, 10m, 2h, 1d) (default: 10m)"},
 			&cli.StringFlag{Name: "script", Usage: "run `CMD` with sh -c in DIR when the fuse fires"},
 			&cli.StringFlag{Name: "webhook", Usage: "POST the expiry to `URL` (signed like session webhooks)"},
 			&cli.StringFlag{Name: "event", Usage: "append a fuse.event named `NAME` to the events journal"},

@@ -37,7 +37,7 @@ Examples:
 			&cli.BoolFlag{Name: "count", Usage: "print the number of sessions only (0 included)"},
 			&cli.StringFlag{Name: "group", Usage: "only sessions of this launch group"},
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions started in `DIR` or below"},
-			&cli.StringFlag{Name: "since", Usage: "window for ended sessions, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
+			&cli.StringFlag{Name: "since", Usage: "window for ended sessions, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01) (default: 7d)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of session objects"},
 			&cli.BoolFlag{Name: "watch", Usage: "redraw every 2 s until Ctrl-C"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},

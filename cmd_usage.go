@@ -46,9 +46,9 @@ Examples:
   agentctl usage --by adapter --since 2026-11-01 --until 2026-11-15 --json
   agentctl usage --adapter codex --by week`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "by", Usage: "group by `KEY`s: " + strings.Join(usageKeys, ", ") + " (comma list or repeated; default adapter)"},
-			&cli.StringFlag{Name: "since", Usage: "from `WHEN`: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01, 2026-11-01T15:04); default 7d"},
-			&cli.StringFlag{Name: "until", Usage: "up to `WHEN` (a duration back from now or a date; a date alone includes that day); default now"},
+			&cli.StringSliceFlag{Name: "by", Usage: "group by `KEY[,…]`: " + strings.Join(usageKeys, ", ") + " (repeatable) (default: adapter)"},
+			&cli.StringFlag{Name: "since", Usage: "from `WHEN`: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01, 2026-11-01T15:04) (default: 7d)"},
+			&cli.StringFlag{Name: "until", Usage: "up to `WHEN` (a duration back from now or a date; a date alone includes that day) (default: now)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object {since, until, by, rows, total}"},
 		},
 		Action: func(c *cli.Context) error {

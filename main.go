@@ -122,6 +122,7 @@ func runSignalled(s *host, args []string) int {
 func run(ctx context.Context, args []string, s *host) int {
 	app := newApp(s)
 	s.argv = reorderArgs(app, args)
+	setHelp(app, s.argv)
 	err := app.RunContext(ctx, s.argv)
 	if err == nil {
 		return exitOK
@@ -148,8 +149,8 @@ func run(ctx context.Context, args []string, s *host) int {
 func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (and launch agents with HOME=DIR); never writes there: agentctl's state stays in $AGENTCTL_HOME or your ~/.agentctl"},
-		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(agents.Names(), ", ")},
-		&cli.StringFlag{Name: "timeout", Usage: "per-adapter discovery timeout (`DUR`, default 5s; env AGENTCTL_ADAPTER_TIMEOUT)"},
+		&cli.StringSliceFlag{Name: "adapter", Usage: "only the sessions of adapter `NAME` (repeatable, or a comma list): " + strings.Join(agents.Names(), ", ")},
+		&cli.StringFlag{Name: "timeout", Usage: "how long each adapter may take to answer, a `DUR` (env AGENTCTL_ADAPTER_TIMEOUT) (default: 5s)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR); colour is only used on a terminal"},
 	}, hostFlags()...)
 }
@@ -267,6 +268,13 @@ func versionCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print agentctl's version (also --version, -v)",
+		Description: `Prints the version and what the binary was built from: the module version (or
+dev), the commit, its day, and "modified" for a tree with uncommitted changes.
+
+Examples:
+  agentctl version
+  agentctl --version
+  agentctl version --json | jq -r .revision`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {version, protocol, revision, time, modified} (what another agentctl checks over ssh)"}},
 		Action: func(c *cli.Context) error {
 			return printVersion(s, c.Bool("json"))
