@@ -321,7 +321,7 @@ func acceptMessage(o acceptOptions, method string, rec *meta.Launch, sess discov
 		b.WriteString("Tokens: unknown\n")
 	}
 	if sess.CostUSD != nil {
-		fmt.Fprintf(&b, "Cost: $%.4f\n", *sess.CostUSD)
+		fmt.Fprintf(&b, "Cost: %s\n", money(*sess.CostUSD))
 	} else {
 		b.WriteString("Cost: unknown\n")
 	}

@@ -359,7 +359,7 @@ func (cp *comparer) printCompare(out compareOut) {
 		}
 		cost := "-"
 		if r.CostUSD != nil {
-			cost = fmt.Sprintf("$%.2f", *r.CostUSD)
+			cost = money(*r.CostUSD)
 		}
 		diff := "-"
 		switch {

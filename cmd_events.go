@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/internal/clock"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/remote/fleet"
@@ -115,7 +117,7 @@ func runEvents(ctx context.Context, e *cmdEnv, o eventsOptions) error {
 			return
 		}
 		if human {
-			fmt.Fprintln(e.s.Out, humanEvent(ev, e.home))
+			fmt.Fprintln(e.s.Out, humanEvent(ev, e.home, e.s.now()))
 			return
 		}
 		if raw == nil {
@@ -208,19 +210,29 @@ func (p *sessionPoller) run(ctx context.Context, out chan<- []meta.Event) {
 	}
 }
 
-// humanEvent is one event on one line, for a terminal.
-func humanEvent(ev meta.Event, home string) string {
-	cols := []string{ev.Timestamp.Local().Format("15:04:05"), ev.Type}
-	if ev.Adapter != "" {
-		cols = append(cols, ev.Adapter)
+// humanEvent is one event on one line, for a terminal. The lines stream, so
+// the columns have fixed widths: the time (with the date when not today), the
+// type, the adapter and the session id ("-" when the event has none), then
+// what the event is about.
+func humanEvent(ev meta.Event, home string, now time.Time) string {
+	typeWidth, adapterWidth := 0, 0
+	for _, t := range eventTypes {
+		typeWidth = max(typeWidth, len(t))
 	}
-	if ev.SessionID != "" {
-		id := ev.SessionID
-		if len(id) > 12 {
-			id = id[:12]
+	for _, a := range agents.Names() {
+		adapterWidth = max(adapterWidth, len(a))
+	}
+	pad := func(s string, n int) string {
+		if s == "" {
+			s = "-"
 		}
-		cols = append(cols, id)
+		return s + strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 0))
 	}
+	id := ev.SessionID
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	cols := []string{clockAt(ev.Timestamp, now), pad(ev.Type, typeWidth), pad(ev.Adapter, adapterWidth), pad(id, 12)}
 	if cwd, ok := ev.Session["cwd"].(string); ok && cwd != "" && ev.Directory == "" {
 		cols = append(cols, shortHome(cwd, home))
 	}
@@ -240,7 +252,7 @@ func humanEvent(ev meta.Event, home string) string {
 		}
 		cols = append(cols, what)
 	}
-	return strings.Join(cols, "  ")
+	return strings.TrimRight(strings.Join(cols, "  "), " ")
 }
 
 // eventsAcross is how events runs across hosts: every host's NDJSON lines,

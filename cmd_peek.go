@@ -240,7 +240,7 @@ func (p *peeker) render(m discover.Message) string {
 		}
 		return b.String()
 	}
-	clock := m.TS.Local().Format("15:04:05")
+	clock := clockAt(m.TS, p.e.s.now())
 	switch m.Kind {
 	case "user":
 		fmt.Fprintf(&b, "%s > %s\n", clock, indentRest(capLines(discover.Clean(m.Text), 20), "  "))

@@ -5,8 +5,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v2"
+
+	"github.com/agentctl/agentctl/meta"
 )
 
 // TestHelpEveryCommand holds every visible command's --help to the rules of
@@ -90,5 +94,33 @@ func TestFlagLeft(t *testing.T) {
 	}
 	if got := flagRight(&cli.BoolFlag{Name: "json", Usage: "print JSON"}); got != "print JSON" {
 		t.Errorf("flagRight of a boolean = %q", got)
+	}
+}
+
+// TestHumanEventColumnsAligned: events on a terminal stream one per line in
+// fixed columns, whatever each event has (issue 37 item 16); the time carries
+// the date when it is not today.
+func TestHumanEventColumnsAligned(t *testing.T) {
+	now := time.Date(2026, 11, 20, 23, 0, 0, 0, time.Local)
+	evs := []meta.Event{
+		{Timestamp: now.Add(-time.Hour), Type: meta.EventStarted, Adapter: "codex", SessionID: "019a-abcdef-0123", Session: map[string]any{"cwd": "/w/a"}},
+		{Timestamp: now.Add(-2 * time.Hour), Type: meta.EventBudgetExceeded, Adapter: "claude-code", SessionID: "75098152-d081", Session: map[string]any{"cwd": "/w/b"}},
+		{Timestamp: now.Add(-3 * time.Hour), Type: meta.EventLockAcquired, Directory: "/w/c"},
+	}
+	var lines []string
+	for _, ev := range evs {
+		lines = append(lines, humanEvent(ev, "/home/x", now))
+	}
+	want := []string{
+		"22:00:00  session.started          codex        019a-abcdef-  /w/a",
+		"21:00:00  session.budget_exceeded  claude-code  75098152-d08  /w/b",
+		"20:00:00  lock.acquired            -            -             /w/c",
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("human events (-want +got):\n%s", diff)
+	}
+	old := humanEvent(meta.Event{Timestamp: now.AddDate(0, 0, -3), Type: meta.EventStopped, Adapter: "pi", SessionID: "x"}, "", now)
+	if !strings.HasPrefix(old, "2026-11-17 23:00:00  session.stopped ") {
+		t.Errorf("an event of another day: %q", old)
 	}
 }

@@ -80,6 +80,9 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 	outTTY bool // Out is a terminal: colour, redraws
+	// outWidth is the terminal's width in columns when Out is one (tables
+	// fit it), 0 otherwise: a pipe gets every column in full.
+	outWidth int
 
 	warnMu sync.Mutex
 	warned map[string]bool // each warning once per command, however often it recurs
@@ -101,7 +104,8 @@ type host struct {
 
 // realHost is the machine itself.
 func realHost() *host {
-	return &host{IOStreams: &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: isTerminal(os.Stdout)},
+	tty := isTerminal(os.Stdout)
+	return &host{IOStreams: &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, outWidth: termWidth(tty, os.Stdout, os.Getenv)},
 		getenv: os.Getenv, now: time.Now, executable: os.Executable}
 }
 
