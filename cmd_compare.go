@@ -384,6 +384,9 @@ func (cp *comparer) printCompare(out compareOut) {
 				if ls := strings.Split(strings.TrimSpace(c.OutputTail), "\n"); last == "" && len(ls) > 0 {
 					last = ls[len(ls)-1]
 				}
+				if last == "" {
+					last = "(no output)"
+				}
 				notes = append(notes, fmt.Sprintf("%s: check %d failed: %s", r.Slot, i+1, last))
 			}
 		}
