@@ -15,9 +15,6 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// usageKeys are what `usage --by` groups on, in the order the columns appear.
-var usageKeys = []string{"day", "week", "month", "adapter", "model", "cwd", "group"}
-
 func usageCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "usage",
