@@ -37,7 +37,7 @@ their try/GROUP/ branches, and the row says what is missing.
 
 --check CMD (repeatable) runs CMD with "sh -c" in every ended slot's worktree,
 several at once (at most one per core), each killed after --check-timeout
-(default 10m); a slot still running is skipped and says so. The table gets a
+(default: 10m); a slot still running is skipped and says so. The table gets a
 ✓/✗ column per check; JSON rows a "check" {command, exit_code, passed,
 duration_ms, output_tail} (a "checks" array for several). The results are kept
 with the group: a later compare shows them, "stale" once the worktree's

@@ -25,7 +25,7 @@ list, e.g. --by day,model). The numbers are the sums of what ` + "`list -a --jso
 for the same window — the same read path — except that history a fork copied
 from its parent is counted once, in the parent.
 
-The window is --since (default 7d, like list -a) and --until, each a duration
+The window is --since (default: 7d, as for list -a) and --until, each a duration
 back from now (30d, 12h) or a date (2026-11-01). A session falls in the window
 by its last activity, as in list; its tokens then fall in days, weeks and months
 by its records' own timestamps (local time; TZ names the zone), so a session

@@ -180,8 +180,12 @@ Examples:
   agentctl list -a --json       every session of the last 7 days, as JSON
   agentctl status 75098152      all fields of one session (unique id prefix is enough)
   agentctl peek -n 5 75098152   its last 5 messages
+  agentctl launch codex -p "fix the flaky test" --wait
+  agentctl launch --adapter claude-code --adapter codex -p "add a cache"   a comparison group
+  agentctl compare g-3f2a9c --check 'go test ./...'
+  agentctl accept 6b1e0c52 --clean   take one slot's work into the base branch
 
-State: agentctl's own records live in $AGENTCTL_HOME (default ~/.agentctl); a
+State: agentctl's own records live in $AGENTCTL_HOME (default: ~/.agentctl); a
 relative AGENTCTL_HOME is resolved once against the directory agentctl starts in
 (cron runs elsewhere: prefer an absolute path). If it is a file, unreadable or
 cannot be created, reading commands go on without it (one warning) and writing
