@@ -124,3 +124,48 @@ func TestHumanEventColumnsAligned(t *testing.T) {
 		t.Errorf("an event of another day: %q", old)
 	}
 }
+
+// TestMoney pins the one cost rule: cents from a cent up, two significant
+// digits below it, never $0.00 for a cost that is not zero.
+func TestMoney(t *testing.T) {
+	for in, want := range map[float64]string{
+		0: "$0.00", 0.00056: "$0.00056", 0.0005600000000000001: "$0.00056", 0.00035: "$0.00035",
+		0.0007: "$0.0007", 0.005: "$0.005", 0.0099999: "$0.01", 0.01: "$0.01", 0.41: "$0.41",
+		12.3: "$12.30", 0.000000004: "$0.000000004", 1234.567: "$1234.57",
+	} {
+		if got := money(in); got != want {
+			t.Errorf("money(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestShortenAndFit pins how a table gives way: shortening keeps a path's end,
+// and columns drop in their order only when shortening is not enough.
+func TestShortenAndFit(t *testing.T) {
+	if got := shorten("/home/dev/api-server", 10, true); got != "…pi-server" {
+		t.Errorf("shorten keepEnd = %q", got)
+	}
+	if got := shorten("TOOLTEST please run it", 10, false); got != "TOOLTEST …" {
+		t.Errorf("shorten = %q", got)
+	}
+	var tb table
+	tb.add("A", "LONGCOLUMN", "PROMPT")
+	tb.add("1", "xxxxxxxxxx", "a fairly long prompt here")
+	tb.fitTo(30, colFit{}, colFit{drop: 1}, colFit{min: 10})
+	var b strings.Builder
+	tb.write(&b, nil)
+	want := "A  LONGCOLUMN  PROMPT\n1  xxxxxxxxxx  a fairly long …\n"
+	if b.String() != want {
+		t.Errorf("fit 30:\n%s\nwant:\n%s", b.String(), want)
+	}
+	var tb2 table
+	tb2.add("A", "LONGCOLUMN", "PROMPT")
+	tb2.add("1", "xxxxxxxxxx", "a fairly long prompt here")
+	tb2.fitTo(20, colFit{}, colFit{drop: 1}, colFit{min: 10})
+	b.Reset()
+	tb2.write(&b, nil)
+	want = "A  PROMPT\n1  a fairly long pr…\n"
+	if b.String() != want {
+		t.Errorf("fit 20:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
