@@ -56,15 +56,15 @@ func multi(c *cli.Context, name string) []string {
 // launchFlags are shared by launch and resume.
 func agentFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "model", Usage: "model for the agent"},
+		&cli.StringFlag{Name: "model", Usage: "the agent's `MODEL`"},
 		&cli.GenericFlag{Name: "env", Value: &multiFlag{}, Usage: "add `K=V` to the agent's environment (repeatable; never logged)"},
 		&cli.StringFlag{Name: "permission-mode", Usage: "the agent's permission mode (claude-code: default, acceptEdits, plan, bypassPermissions, …)"},
-		&cli.StringFlag{Name: "append-system-prompt", Usage: "text appended to the agent's system prompt"},
+		&cli.StringFlag{Name: "append-system-prompt", Usage: "`TEXT` appended to the agent's system prompt"},
 		&cli.BoolFlag{Name: "sandbox", Usage: "this machine is a sandbox: allow bypassPermissions as root (sets IS_SANDBOX=1 for claude-code)"},
 		&cli.StringFlag{Name: "on-create", Usage: "run `CMD` (sh -c, in the session's cwd) once the session id is confirmed"},
 		&cli.StringFlag{Name: "on-complete", Usage: "run `CMD` (sh -c, in the session's cwd) when the agent exits"},
-		&cli.StringFlag{Name: "callback-session", Usage: "callback session key, stored in meta (callback_session_key)"},
-		&cli.StringFlag{Name: "callback-agent", Usage: "callback agent id, stored in meta (callback_agent_id)"},
+		&cli.StringFlag{Name: "callback-session", Usage: "callback session `KEY`, stored in meta (callback_session_key)"},
+		&cli.StringFlag{Name: "callback-agent", Usage: "callback agent `ID`, stored in meta (callback_agent_id)"},
 		&cli.BoolFlag{Name: "force", Usage: "override a directory lock"},
 		&cli.BoolFlag{Name: "wait", Usage: "block until the session ends and exit with the agent's exit code"},
 		&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {id, adapter, model, cwd, group, branch, pid, log}"},

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentctl/agentctl/meta"
 )
@@ -67,8 +68,8 @@ func TestHumanEventShowsBudgetReason(t *testing.T) {
 	ev := meta.Event{Type: meta.EventBudgetExceeded, Adapter: "codex", SessionID: "019a-abc",
 		Session: map[string]any{"cwd": "/w", "exit_reason": "budget:tokens"},
 		Data:    map[string]any{"used": "2000 tokens", "limit": "1500 tokens"}}
-	got := humanEvent(ev, "/home/x")
-	if !strings.HasSuffix(got, "session.budget_exceeded  codex  019a-abc  /w  budget:tokens (2000 tokens > 1500 tokens)") {
+	got := humanEvent(ev, "/home/x", time.Time{})
+	if !strings.HasSuffix(got, "session.budget_exceeded  codex        019a-abc      /w  budget:tokens (2000 tokens > 1500 tokens)") {
 		t.Errorf("human event %q", got)
 	}
 }

@@ -54,11 +54,11 @@ Examples:
   agentctl accept 3f2a9c1e --merge --into release -m "Fix the parser"
   agentctl accept 3f2a9c1e --json | jq -r .commit`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "squash", Usage: "one commit on the target branch (default)"},
+			&cli.BoolFlag{Name: "squash", Usage: "one commit on the target branch (unless --merge or --rebase)"},
 			&cli.BoolFlag{Name: "merge", Usage: "a merge commit of the slot's branch"},
 			&cli.BoolFlag{Name: "rebase", Usage: "replay the slot's commits on the target branch"},
 			&cli.StringFlag{Name: "into", Usage: "the target `BRANCH` (default: the group's base branch)"},
-			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the commit's first line (`MSG`; default: the prompt's first line)"},
+			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "`MSG`: the commit's first line (default: the prompt's first line)"},
 			&cli.BoolFlag{Name: "clean", Usage: "then remove every worktree of the group (leftovers committed first)"},
 			&cli.BoolFlag{Name: "delete-branch", Usage: "with --clean: delete the group's branches too"},
 			&cli.BoolFlag{Name: "force", Usage: "with --clean --delete-branch: delete unmerged branches of other slots too"},
@@ -321,7 +321,7 @@ func acceptMessage(o acceptOptions, method string, rec *meta.Launch, sess discov
 		b.WriteString("Tokens: unknown\n")
 	}
 	if sess.CostUSD != nil {
-		fmt.Fprintf(&b, "Cost: $%.4f\n", *sess.CostUSD)
+		fmt.Fprintf(&b, "Cost: %s\n", money(*sess.CostUSD))
 	} else {
 		b.WriteString("Cost: unknown\n")
 	}

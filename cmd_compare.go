@@ -37,7 +37,7 @@ their try/GROUP/ branches, and the row says what is missing.
 
 --check CMD (repeatable) runs CMD with "sh -c" in every ended slot's worktree,
 several at once (at most one per core), each killed after --check-timeout
-(default 10m); a slot still running is skipped and says so. The table gets a
+(default: 10m); a slot still running is skipped and says so. The table gets a
 ✓/✗ column per check; JSON rows a "check" {command, exit_code, passed,
 duration_ms, output_tail} (a "checks" array for several). The results are kept
 with the group: a later compare shows them, "stale" once the worktree's
@@ -58,6 +58,7 @@ Examples:
 			&cli.GenericFlag{Name: "check", Value: &multiFlag{}, Usage: "run `CMD` (sh -c) in every ended slot's worktree (repeatable)"},
 			&cli.StringFlag{Name: "check-timeout", Value: "10m", Usage: "kill a check after `DUR`"},
 			&cli.StringFlag{Name: "sort", Usage: "order the rows by `KEY`: " + strings.Join(sortKeys, ", ")},
+			&cli.BoolFlag{Name: "wide", Aliases: []string{"no-trunc"}, Usage: "on a terminal too, every column in full (no fitting to its width)"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := compareOptionsFrom(c)
@@ -76,6 +77,7 @@ type comparer struct {
 	home   string
 	store  *meta.Store
 	config *meta.Config
+	wide   bool // --wide: every column in full on a terminal too
 }
 
 // compareOptions are compare's flags and arguments.
@@ -87,6 +89,7 @@ type compareOptions struct {
 	Checks       []string // --check commands
 	CheckTimeout string   // --check-timeout ("" = 10m)
 	Sort         string   // --sort key ("" = by slot)
+	Wide         bool     // --wide: no fitting to the terminal's width
 }
 
 // compareSlot is one row of `compare --json` (README "Comparing agents").
@@ -130,7 +133,7 @@ type compareOut struct {
 func compareOptionsFrom(c *cli.Context) (compareOptions, error) {
 	o := compareOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
 		JSON: c.Bool("json"), Repo: c.String("repo"), Checks: multi(c, "check"), CheckTimeout: c.String("check-timeout"),
-		Sort: c.String("sort")}
+		Sort: c.String("sort"), Wide: c.Bool("wide")}
 	_, err := o.check()
 	return o, err
 }
@@ -178,7 +181,7 @@ func runCompare(ctx context.Context, s *host, o compareOptions) error {
 			return err
 		}
 	}
-	cp := &comparer{s: e.s, home: e.home, store: e.store, config: e.config}
+	cp := &comparer{s: e.s, home: e.home, store: e.store, config: e.config, wide: o.Wide}
 	res, env := e.discoverAll(ctx)
 	var recs []meta.Launch
 	for _, r := range env.Launches {
@@ -359,7 +362,7 @@ func (cp *comparer) printCompare(out compareOut) {
 		}
 		cost := "-"
 		if r.CostUSD != nil {
-			cost = fmt.Sprintf("$%.2f", *r.CostUSD)
+			cost = money(*r.CostUSD)
 		}
 		diff := "-"
 		switch {
@@ -384,11 +387,23 @@ func (cp *comparer) printCompare(out compareOut) {
 				if ls := strings.Split(strings.TrimSpace(c.OutputTail), "\n"); last == "" && len(ls) > 0 {
 					last = ls[len(ls)-1]
 				}
+				if last == "" {
+					last = "(no output)"
+				}
 				notes = append(notes, fmt.Sprintf("%s: check %d failed: %s", r.Slot, i+1, last))
 			}
 		}
 		cells := []string{r.Slot, orDash(r.Adapter), orDash(r.Model), r.Status, exit, dur, tok, cost, diff, orDash(r.OnComplete)}
 		t.add(append(cells, checkCells(r, len(checks))...)...)
+	}
+	if !cp.wide {
+		// On a terminal: the model shortens, then HOOK, EXIT, ADAPTER and
+		// DURATION go; the slot, status, tokens, cost, diff and checks stay.
+		fit := []colFit{{}, {drop: 3}, {min: 10, soft: 14}, {}, {drop: 2}, {drop: 4}, {}, {}, {min: 12}, {drop: 1}}
+		for range checks {
+			fit = append(fit, colFit{})
+		}
+		t.fitTo(cp.s.outWidth, fit...)
 	}
 	t.write(cp.s.Out, nil)
 	for i, c := range checks {

@@ -133,7 +133,7 @@ func completeCommand(s *host) *cli.Command {
 			if len(words) > 0 && words[0] == "--" {
 				words = words[1:]
 			}
-			ids := func(prefix string) []string { return completeIDs(c, s, prefix) }
+			ids := func(prefix string, typed typedGlobals) []string { return completeIDs(c, s, prefix, typed) }
 			for _, cand := range complete(c.App, words, ids) {
 				fmt.Fprintln(s.Out, cand)
 			}
@@ -142,10 +142,17 @@ func completeCommand(s *host) *cli.Command {
 	}
 }
 
+// typedGlobals are the global flags typed on the line being completed: the
+// session ids offered are those of that --home and those --adapters.
+type typedGlobals struct {
+	Home     string
+	Adapters []string
+}
+
 // complete returns the candidates for the last of words (the words after
 // "agentctl"; the last one is being typed, possibly empty). ids looks up session
-// ids by prefix.
-func complete(app *cli.App, words []string, ids func(prefix string) []string) []string {
+// ids by prefix, under the global flags typed so far.
+func complete(app *cli.App, words []string, ids func(prefix string, typed typedGlobals) []string) []string {
 	if len(words) == 0 {
 		words = []string{""}
 	}
@@ -153,11 +160,23 @@ func complete(app *cli.App, words []string, ids func(prefix string) []string) []
 	var cmd *cli.Command
 	flags := app.Flags
 	var pos []string
+	var typed typedGlobals
 	for i := 0; i < len(before); i++ {
 		w := before[i]
 		if strings.HasPrefix(w, "-") && w != "-" {
-			if takesValue(flags, w) && !strings.Contains(w, "=") {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			if takesValue(flags, w) && !hasVal {
 				i++ // its value
+				if i < len(before) {
+					val, hasVal = before[i], true
+				}
+			}
+			switch {
+			case !hasVal:
+			case name == "home":
+				typed.Home = val
+			case name == "adapter" && (cmd == nil || cmd.Name != "launch"):
+				typed.Adapters = append(typed.Adapters, val)
 			}
 			continue
 		}
@@ -179,7 +198,14 @@ func complete(app *cli.App, words []string, ids func(prefix string) []string) []
 	}
 	// The value of a flag typed just before.
 	if n := len(before); n > 0 && strings.HasPrefix(before[n-1], "-") && takesValue(flags, before[n-1]) && !strings.Contains(before[n-1], "=") {
-		return flagValues(strings.TrimLeft(before[n-1], "-"), cur)
+		return flagValues(cmd, strings.TrimLeft(before[n-1], "-"), cur)
+	}
+	if name, val, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(cur, "-") && takesValue(flags, name) {
+		var out []string
+		for _, c := range flagValues(cmd, strings.TrimLeft(name, "-"), val) {
+			out = append(out, name+"="+c)
+		}
+		return out
 	}
 	if strings.HasPrefix(cur, "-") {
 		return matchFlags(flags, cur)
@@ -192,7 +218,7 @@ func complete(app *cli.App, words []string, ids func(prefix string) []string) []
 	}
 	switch argKind(cmd.ArgsUsage, len(pos)) {
 	case "ID":
-		return ids(cur)
+		return ids(cur, typed)
 	case "ADAPTER": // launch's: the agents it can start
 		var names []string
 		for _, a := range agents.All() {
@@ -201,6 +227,8 @@ func complete(app *cli.App, words []string, ids func(prefix string) []string) []
 			}
 		}
 		return withPrefix(names, cur, "adapter")
+	case "bash|zsh|fish": // completion's shell
+		return withPrefix([]string{"bash", "zsh", "fish"}, cur, "shell")
 	}
 	return nil // file names, or nothing to offer
 }
@@ -242,10 +270,7 @@ func matchCommands(cmds []*cli.Command, cur string) []string {
 func matchFlags(flags []cli.Flag, cur string) []string {
 	var out []string
 	for _, f := range flags {
-		usage := ""
-		if d, ok := f.(cli.DocGenerationFlag); ok {
-			usage = d.GetUsage()
-		}
+		usage := flagRight(f) // as --help shows it: no backquotes
 		for _, n := range f.Names() {
 			name := "--" + n
 			if len(n) == 1 {
@@ -260,17 +285,43 @@ func matchFlags(flags []cli.Flag, cur string) []string {
 	return out
 }
 
-func flagValues(flag, cur string) []string {
-	switch flag {
-	case "adapter":
-		return withPrefix(agents.Names(), cur, "adapter")
-	case "status":
-		return withPrefix([]string{discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting,
-			discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked"}, cur, "status")
-	case "on": // notify --on
-		return withPrefix(notifyStates, cur, "status")
+// flagValues are the values of a flag of cmd (nil: the app's) that start
+// with cur. The flags that take a comma list (--status, --on, --by, --until)
+// complete its last element: "idle,w" offers "idle,waiting".
+func flagValues(cmd *cli.Command, flag, cur string) []string {
+	done, last := "", cur
+	if i := strings.LastIndex(cur, ","); i >= 0 {
+		done, last = cur[:i+1], cur[i+1:]
 	}
-	return nil
+	var vals []string
+	var desc string
+	switch {
+	case flag == "adapter":
+		return withPrefix(agents.Names(), cur, "adapter")
+	case flag == "status":
+		vals, desc = []string{discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting,
+			discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked"}, "status"
+	case flag == "on": // notify --on
+		vals, desc = notifyStates, "status"
+	case flag == "by" && cmd != nil && cmd.Name == "usage":
+		vals, desc = usageKeys, "group by"
+	case flag == "until" && cmd != nil && cmd.Name == "wait":
+		vals, desc = []string{"done", discover.StatusIdle, discover.StatusWaiting, discover.StatusRunning,
+			discover.StatusStopped, discover.StatusFailed, "blocked", "any-change"}, "status"
+	case flag == "type" && cmd != nil && cmd.Name == "events":
+		return withPrefix(eventTypes, cur, "event type")
+	case flag == "hosts":
+		return withPrefix([]string{"all"}, cur, "every host of config hosts")
+	default:
+		return nil
+	}
+	var out []string
+	for _, c := range withPrefix(vals, last, desc) {
+		if v, _, _ := strings.Cut(c, "\t"); !strings.Contains(","+done, ","+v+",") {
+			out = append(out, done+c)
+		}
+	}
+	return out
 }
 
 func withPrefix(vals []string, cur, desc string) []string {
@@ -295,9 +346,20 @@ const maxCompleteIDs = 200
 // for sessions that are alive (adapters may skip the rest); with a prefix it
 // looks up just the sessions the prefix names, dead ones included, through the
 // same lookup the single-session commands use.
-func completeIDs(c *cli.Context, s *host, prefix string) []string {
+func completeIDs(c *cli.Context, s *host, prefix string, typed typedGlobals) []string {
 	quiet := &host{IOStreams: &IOStreams{In: s.In, Out: io.Discard, ErrOut: io.Discard}, getenv: s.getenv, now: s.now}
-	e, err := setup(quiet, globalsFrom(c))
+	g := globalsFrom(c)
+	if h := typed.Home; h != "" {
+		// As the shell will expand it when the line runs.
+		if rest, ok := strings.CutPrefix(h, "~"); ok && (rest == "" || strings.HasPrefix(rest, "/")) {
+			h = s.getenv("HOME") + rest
+		}
+		g.Home = h
+	}
+	if len(typed.Adapters) > 0 {
+		g.Adapters = typed.Adapters
+	}
+	e, err := setup(quiet, g)
 	if err != nil {
 		return nil
 	}

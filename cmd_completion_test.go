@@ -9,7 +9,9 @@ import (
 
 func TestComplete(t *testing.T) {
 	app := newApp(&host{IOStreams: &IOStreams{}})
-	ids := func(prefix string) []string { return []string{"ID(" + prefix + ")"} }
+	ids := func(prefix string, typed typedGlobals) []string {
+		return []string{"ID(" + prefix + typed.Home + strings.Join(typed.Adapters, ",") + ")"}
+	}
 	first := func(cands []string) []string {
 		var out []string
 		for _, c := range cands {
@@ -36,7 +38,19 @@ func TestComplete(t *testing.T) {
 		{[]string{"list", "--adapter", "pi"}, []string{"pi", "pi-rust"}},
 		{[]string{"list", "--wa"}, []string{"--watch"}},
 		{[]string{"metrics", "--text"}, []string{"--textfile"}},
-		{[]string{"completion", "z"}, nil},
+		{[]string{"completion", "z"}, []string{"zsh"}},
+		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}},
+		{[]string{"usage", "--by", "m"}, []string{"month", "model"}},
+		{[]string{"usage", "--by", "day,m"}, []string{"day,month", "day,model"}},
+		{[]string{"usage", "--by=ad"}, []string{"--by=adapter"}},
+		{[]string{"notify", "--on", "idle,w"}, []string{"idle,waiting"}},
+		{[]string{"notify", "--on", "idle,"}, []string{"idle,running", "idle,waiting", "idle,stopped", "idle,failed", "idle,unknown", "idle,blocked"}},
+		{[]string{"wait", "--until", "any"}, []string{"any-change"}},
+		{[]string{"events", "--type", "group."}, []string{"group.accepted"}},
+		// Session ids of the --home (and --adapter) typed on the line.
+		{[]string{"--home", "/h", "status", "75"}, []string{"ID(75/h)"}},
+		{[]string{"status", "--home=/h", "--adapter", "codex", "01"}, []string{"ID(01/hcodex)"}},
+		{[]string{"launch", "--adapter", "codex", "x"}, nil},
 		{[]string{"lock", ""}, nil}, // DIR: the shell completes file names
 		{[]string{"nosuch", ""}, nil},
 	}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/internal/clock"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/remote/fleet"
@@ -30,13 +32,12 @@ func eventsCommand(s *host) *cli.Command {
 		Usage: "print the lifecycle journal as NDJSON; --follow for live events",
 		Description: `Prints events.ndjson, one JSON object per line, oldest first:
   {"type","adapter","session_id","timestamp","session":{…},"meta":{…}}
-Types: session.launched, session.started, session.idle, session.waiting,
-session.blocked, session.budget_exceeded, session.stopped, session.failed, lock.acquired, lock.released, fuse.set,
-fuse.extended, fuse.cancelled, fuse.expired, fuse.event.
+` + wrapText("Types: "+strings.Join(eventTypes, ", ")+".", 0, 80) + `
 
 --follow keeps printing new journal lines, and polls every adapter (every 2 s,
 --interval) to print session.started, session.idle, session.waiting,
-session.blocked (blocked_reason quota or auth appeared) and session.stopped for sessions agentctl did not launch. An adapter that fails a
+session.blocked (blocked_reason quota, auth or api-error appeared) and
+session.stopped for sessions agentctl did not launch. An adapter that fails a
 poll is a warning, never a stopped session. On a terminal the lines are shown
 in a short human form unless --json is given.
 
@@ -52,9 +53,9 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only events from `WHEN` on: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01)"},
 			&cli.StringFlag{Name: "until", Usage: "only events up to `WHEN` (same forms as --since; a date alone includes that day); not with --follow"},
-			&cli.StringSliceFlag{Name: "type", Usage: "only events of type `T` (repeatable; session, lock or fuse for a whole family)"},
+			&cli.StringSliceFlag{Name: "type", Usage: "only events of type `T` (repeatable; session, lock, fuse, group or worktree for a whole family)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing events as they happen, until interrupted"},
-			&cli.StringFlag{Name: "interval", Usage: "with --follow, poll the adapters every `DUR` (default 2s)"},
+			&cli.StringFlag{Name: "interval", Usage: "with --follow, poll the adapters every `DUR` (default: 2s)"},
 			&cli.BoolFlag{Name: "json", Usage: "NDJSON even on a terminal (the default elsewhere)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -132,7 +133,7 @@ func runEvents(ctx context.Context, e *cmdEnv, o eventsOptions) error {
 			return
 		}
 		if human {
-			fmt.Fprintln(e.s.Out, humanEvent(ev, e.home))
+			fmt.Fprintln(e.s.Out, humanEvent(ev, e.home, e.s.now()))
 			return
 		}
 		if raw == nil {
@@ -225,19 +226,29 @@ func (p *sessionPoller) run(ctx context.Context, out chan<- []meta.Event) {
 	}
 }
 
-// humanEvent is one event on one line, for a terminal.
-func humanEvent(ev meta.Event, home string) string {
-	cols := []string{ev.Timestamp.Local().Format("15:04:05"), ev.Type}
-	if ev.Adapter != "" {
-		cols = append(cols, ev.Adapter)
+// humanEvent is one event on one line, for a terminal. The lines stream, so
+// the columns have fixed widths: the time (with the date when not today), the
+// type, the adapter and the session id ("-" when the event has none), then
+// what the event is about.
+func humanEvent(ev meta.Event, home string, now time.Time) string {
+	typeWidth, adapterWidth := 0, 0
+	for _, t := range eventTypes {
+		typeWidth = max(typeWidth, len(t))
 	}
-	if ev.SessionID != "" {
-		id := ev.SessionID
-		if len(id) > 12 {
-			id = id[:12]
+	for _, a := range agents.Names() {
+		adapterWidth = max(adapterWidth, len(a))
+	}
+	pad := func(s string, n int) string {
+		if s == "" {
+			s = "-"
 		}
-		cols = append(cols, id)
+		return s + strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 0))
 	}
+	id := ev.SessionID
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	cols := []string{clockAt(ev.Timestamp, now), pad(ev.Type, typeWidth), pad(ev.Adapter, adapterWidth), pad(id, 12)}
 	if cwd, ok := ev.Session["cwd"].(string); ok && cwd != "" && ev.Directory == "" {
 		cols = append(cols, shortHome(cwd, home))
 	}
@@ -257,7 +268,7 @@ func humanEvent(ev meta.Event, home string) string {
 		}
 		cols = append(cols, what)
 	}
-	return strings.Join(cols, "  ")
+	return strings.TrimRight(strings.Join(cols, "  "), " ")
 }
 
 // eventsAcross is how events runs across hosts: every host's NDJSON lines,

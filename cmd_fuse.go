@@ -65,7 +65,7 @@ Examples:
   agentctl fuse set ~/code/api --ttl 2h --script 'agentctl stop $(cat .agent-id)'
   agentctl fuse set /srv/build --ttl 1d --webhook https://ci.example/hooks/fuse --label nightly`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "ttl", Usage: "fire after `DUR` (Go durations plus d: 90s, 10m, 2h, 1d; default 10m)"},
+			&cli.StringFlag{Name: "ttl", Usage: "fire after `DUR`: Go durations plus d (90s, 10m, 2h, 1d) (default: 10m)"},
 			&cli.StringFlag{Name: "script", Usage: "run `CMD` with sh -c in DIR when the fuse fires"},
 			&cli.StringFlag{Name: "webhook", Usage: "POST the expiry to `URL` (signed like session webhooks)"},
 			&cli.StringFlag{Name: "event", Usage: "append a fuse.event named `NAME` to the events journal"},
@@ -130,6 +130,9 @@ func runFuseSet(ctx context.Context, e *cmdEnv, o fuseSetOptions) error {
 		warn(e.s, fmt.Sprintf("replaced the fuse on %s that was to expire at %s", dir, replaced.ExpiresAt.UTC().Format(time.RFC3339)))
 	}
 	printHuman(e.s.Out, "fuse set on %s: fires at %s (in %s)\n", dir, set.ExpiresAt.Format(time.RFC3339), o.TTL)
+	if len(set.Actions()) == 0 {
+		warn(e.s, fmt.Sprintf("the fuse on %s has no action: when it fires it is only journaled (fuse.expired); add --script CMD, --webhook URL or --event NAME", dir))
+	}
 	return nil
 }
 
@@ -342,14 +345,19 @@ func runFuses(ctx context.Context, e *cmdEnv, o fusesOptions) error {
 		return nil
 	}
 	var t table
-	t.add("DIRECTORY", "LABEL", "EXPIRES-IN", "ACTIONS")
+	t.add("DIRECTORY", "LABEL", "STATE", "EXPIRES", "ACTIONS")
 	now := e.s.now()
 	for _, f := range fs {
-		in := age(f.ExpiresAt.Sub(now))
-		if f.State == locks.FuseFiring {
-			in = "firing"
+		// armed: waiting for its time; firing: a process runs its actions;
+		// due: its time has passed and the next command fires it.
+		state, in := f.State, "in "+age(f.ExpiresAt.Sub(now))
+		switch {
+		case f.State == locks.FuseFiring:
+			in = "-"
+		case !now.Before(f.ExpiresAt):
+			state, in = "due", age(now.Sub(f.ExpiresAt))+" ago"
 		}
-		t.add(shortHome(f.Directory, e.home), dashIfEmpty(f.Label), in, dashIfEmpty(strings.Join(f.Actions(), ",")))
+		t.add(shortHome(f.Directory, e.home), dashIfEmpty(f.Label), dashIfEmpty(state), in, dashIfEmpty(strings.Join(f.Actions(), ",")))
 	}
 	t.write(e.s.Out, nil)
 	return nil

@@ -28,6 +28,15 @@ stopped and failed ones from the last 7 days (--since to change the window,
 window is listed like an ended one (with -a), still unknown: nothing proves it
 alive.
 
+STATUS is running, idle (alive, its turn over), waiting (alive, asking you: a
+permission prompt), stopped, failed or unknown (the evidence conflicts or is
+missing). A "?" after it marks weak evidence (a process matched by its cwd
+only: --json says inferred); "!quota", "!auth" or "!api-error" after it is why
+the latest turn failed (blocked_reason: you must act). LAST ACTIVE is the time
+since the session's last recorded activity. On a terminal the table fits its
+width (long prompts and paths shortened, then MODEL, GROUP, ADAPTER, COST
+dropped); --wide prints every column in full, as a pipe gets it.
+
 Examples:
   agentctl list
   agentctl list -a --since 30d --adapter codex
@@ -42,11 +51,12 @@ Examples:
 			&cli.BoolFlag{Name: "count", Usage: "print the number of sessions only (0 included)"},
 			&cli.StringFlag{Name: "group", Usage: "only sessions of this launch group"},
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions started in `DIR` or below"},
-			&cli.StringFlag{Name: "since", Usage: "window for ended sessions, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
-			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage; default now"},
+			&cli.StringFlag{Name: "since", Usage: "window for ended sessions, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01) (default: 7d)"},
+			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage (default: now)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of session objects"},
 			&cli.BoolFlag{Name: "watch", Usage: "redraw every 2 s until Ctrl-C"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 when an adapter failed"},
+			&cli.BoolFlag{Name: "wide", Aliases: []string{"no-trunc"}, Usage: "on a terminal too, every column in full (no fitting to its width)"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := listOptionsFrom(c, s.now())
@@ -63,6 +73,7 @@ type listOptions struct {
 	globalOptions
 	Args              []string // none are accepted
 	All, JSON, Watch  bool
+	Wide              bool // --wide: no fitting to the terminal's width
 	Strict            bool
 	Quiet, Count      bool // -q: ids only; --count: the number only
 	Statuses          []string
@@ -73,7 +84,7 @@ type listOptions struct {
 // listOptionsFrom reads list's command line and checks it, before any I/O.
 func listOptionsFrom(c *cli.Context, now time.Time) (listOptions, error) {
 	o := listOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(), All: c.Bool("all"), JSON: c.Bool("json"),
-		Watch: c.Bool("watch"), Strict: c.Bool("strict"), Quiet: c.Bool("quiet"), Count: c.Bool("count"), Statuses: c.StringSlice("status"),
+		Watch: c.Bool("watch"), Wide: c.Bool("wide"), Strict: c.Bool("strict"), Quiet: c.Bool("quiet"), Count: c.Bool("count"), Statuses: c.StringSlice("status"),
 		Group: c.String("group"), Cwd: c.String("cwd"), Since: c.String("since"), Until: c.String("until")}
 	_, err := o.filter(now)
 	return o, err
@@ -130,7 +141,7 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 	if err != nil {
 		return err
 	}
-	l := &lister{e: e}
+	l := &lister{e: e, wide: o.Wide}
 	if v := o.Cwd; v != "" {
 		abs, err := filepath.Abs(e.expand(v))
 		if err != nil {
@@ -163,6 +174,7 @@ func runList(ctx context.Context, s *host, o listOptions) error {
 type lister struct {
 	e        *cmdEnv
 	watching bool // --watch: no hints under the listing (cmd_list_hint.go)
+	wide     bool // --wide: every column in full on a terminal too
 }
 
 // once prints one listing; failed reports whether any adapter failed.
@@ -220,8 +232,23 @@ func (l *lister) sessions(n int, at func(int) *discover.Session, now time.Time) 
 	if groups {
 		head = append(head, "GROUP")
 	}
-	head = append(head, "CWD", "AGE", "COST", "PROMPT")
+	head = append(head, "CWD", "LAST ACTIVE", "COST", "PROMPT")
 	t.add(head...)
+	// On a terminal the table fits its width: the prompt, then the cwd and
+	// the model shorten (to 20, 14, 14 runes); then MODEL, GROUP, ADAPTER,
+	// COST go, in that order; then the three shorten further.
+	var fit []colFit
+	if hosts {
+		fit = append(fit, colFit{min: 8})
+	}
+	fit = append(fit, colFit{}, colFit{drop: 3}, colFit{}, colFit{min: 10, soft: 14, drop: 1})
+	if groups {
+		fit = append(fit, colFit{drop: 2})
+	}
+	fit = append(fit, colFit{min: 12, soft: 14, keepEnd: true}, colFit{}, colFit{drop: 4}, colFit{min: 10, soft: 20})
+	if !l.wide {
+		t.fitTo(e.s.outWidth, fit...)
+	}
 	for i := 0; i < n; i++ {
 		s := at(i)
 		status := s.Status
@@ -244,7 +271,7 @@ func (l *lister) sessions(n int, at func(int) *discover.Session, now time.Time) 
 		}
 		ago := "-"
 		if t := s.LastSeen(); !t.IsZero() {
-			ago = age(now.Sub(t))
+			ago = age(now.Sub(t)) + " ago"
 		}
 		prompt := discover.OneLine(s.Prompt, 60)
 		row = append(row, orDash(shortHome(s.Cwd, e.home)), ago, costString(*s), prompt)
@@ -292,7 +319,7 @@ func (l *lister) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 // sessions (each host answers --json); --watch is refused.
 func listAcross(s *host) remoteSpec {
 	return func(c *cli.Context) fleet.Spec {
-		o := listAcrossOptions{json: c.Bool("json"), quiet: c.Bool("quiet"), count: c.Bool("count")}
+		o := listAcrossOptions{json: c.Bool("json"), quiet: c.Bool("quiet"), count: c.Bool("count"), wide: c.Bool("wide")}
 		sp := fleet.Spec{Mode: fleet.Merged, AskJSON: true,
 			Drop: []string{"-q", "--quiet", "-quiet", "--count", "-count"},
 			Print: func(_ *fleet.Streams, outs []fleet.Answer) (bool, error) {
@@ -308,7 +335,7 @@ func listAcross(s *host) remoteSpec {
 }
 
 // listAcrossOptions are the flags list across hosts applies here.
-type listAcrossOptions struct{ json, quiet, count bool }
+type listAcrossOptions struct{ json, quiet, count, wide bool }
 
 // mergeSessions decodes each host's `list --json` and marks every session
 // with its host, keeping each host's order, hosts in the order named.
@@ -353,7 +380,7 @@ func printRemoteList(s *host, o listAcrossOptions, outs []fleet.Answer, failed *
 		return writeSessionsJSON(s.Out, len(ss), at, func(m string) { warn(s, m); *failed = true })
 	}
 	// No ~ shortening: each cwd is under its own host's home, not this one's.
-	l := &lister{e: &cmdEnv{s: s, color: s.IsTTY() && s.getenv("NO_COLOR") == ""}}
+	l := &lister{e: &cmdEnv{s: s, color: s.IsTTY() && s.getenv("NO_COLOR") == ""}, wide: o.wide}
 	l.sessions(len(ss), at, s.now())
 	return nil
 }

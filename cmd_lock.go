@@ -255,13 +255,22 @@ func runLocks(s *host, o locksOptions) error {
 		return nil
 	}
 	var t table
-	t.add("DIRECTORY", "TYPE", "BY", "REASON", "SINCE")
+	t.add("DIRECTORY", "TYPE", "BY", "REASON", "SINCE", "EXPIRES")
 	now := s.now()
 	for _, l := range ls {
-		t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+		t.add(shortHome(l.Directory, e.home), l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)), lockExpires(l, now))
 	}
 	t.write(s.Out, nil)
 	return nil
+}
+
+// lockExpires is a lock's EXPIRES cell: "in 25m" for a lock with a TTL
+// (lock --ttl), "-" for one held until unlocked or its owner ends.
+func lockExpires(l locks.Lock, now time.Time) string {
+	if l.ExpiresAt == nil {
+		return "-"
+	}
+	return "in " + age(l.ExpiresAt.Sub(now))
 }
 
 // locksAcross is how locks runs across hosts: on every host named, the locks
@@ -281,7 +290,7 @@ func locksAcross(s *host) remoteSpec {
 
 func printRemoteLocks(s *host, outs []fleet.Answer) error {
 	var t table
-	t.add("HOST", "DIRECTORY", "TYPE", "BY", "REASON", "SINCE")
+	t.add("HOST", "DIRECTORY", "TYPE", "BY", "REASON", "SINCE", "EXPIRES")
 	now := s.now()
 	for _, h := range outs {
 		var ls []locks.Lock
@@ -290,7 +299,7 @@ func printRemoteLocks(s *host, outs []fleet.Answer) error {
 			continue
 		}
 		for _, l := range ls {
-			t.add(h.Host.Name, l.Directory, l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)))
+			t.add(h.Host.Name, l.Directory, l.Type, dashIfEmpty(l.LockedBy), dashIfEmpty(l.Reason), age(now.Sub(l.LockedAt)), lockExpires(l, now))
 		}
 	}
 	if len(t.rows) == 1 {

@@ -43,8 +43,8 @@ Example crontab line:
   */5 * * * * agentctl metrics --textfile /var/lib/node_exporter/textfile/agentctl.prom`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "textfile", Usage: "write to `PATH` (temp file + rename in its directory) instead of stdout"},
-			&cli.StringFlag{Name: "since", Usage: "window for ended sessions' counts, tokens and cost, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01); default 7d"},
-			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage; default now"},
+			&cli.StringFlag{Name: "since", Usage: "window for ended sessions' counts, tokens and cost, from `WHEN`: a duration back from now (2h, 30d, 2w) or a date (2026-11-01) (default: 7d)"},
+			&cli.StringFlag{Name: "until", Usage: "end the window at `WHEN` (same forms as --since; a date alone includes that day): sessions last active later are left out, as in usage (default: now)"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := metricsOptionsFrom(c, s.now())

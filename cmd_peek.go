@@ -17,7 +17,7 @@ import (
 func peekCommand(s *host, name string, defaultN int) *cli.Command {
 	return &cli.Command{
 		Name:      name,
-		Usage:     fmt.Sprintf("show the last messages of a session (default %d)", defaultN),
+		Usage:     fmt.Sprintf("show the last messages of a session (default: the last %d)", defaultN),
 		ArgsUsage: "ID",
 		Description: fmt.Sprintf(`Renders the conversation as the agent recorded it: "> prompt" for the user,
 assistant text, "→ Tool: arg" for tool calls and "← ok/ERROR" for their results.
@@ -240,7 +240,7 @@ func (p *peeker) render(m discover.Message) string {
 		}
 		return b.String()
 	}
-	clock := m.TS.Local().Format("15:04:05")
+	clock := clockAt(m.TS, p.e.s.now())
 	switch m.Kind {
 	case "user":
 		fmt.Fprintf(&b, "%s > %s\n", clock, indentRest(capLines(discover.Clean(m.Text), 20), "  "))

@@ -32,11 +32,12 @@ Examples:
   agentctl resume 75098152 "now add tests for it"
   agentctl resume --wait 75098152 "run the linter and fix what it finds"
   agentctl resume --fork 75098152 "try the other approach instead"
-  agentctl resume --print-command 75098152 -`,
+  agentctl resume --print-command 75098152 -
+  agentctl resume --json 75098152 "summarise what you changed" | jq -r '.[0].id'`,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "fork", Usage: "continue in a new session, leaving this one as it is (claude-code)"},
 			&cli.BoolFlag{Name: "print-command", Usage: "print the command line that would run (without the message) and start nothing"},
-		}, agentFlags()...),
+		}, withUsage(agentFlags(), "json", "print a JSON array of one {id, adapter, model, cwd, pid, log, launch_id}; resumed_from is the old id when the agent answers under a new one")...),
 		Action: func(c *cli.Context) error {
 			o, err := resumeOptionsFrom(c)
 			if err != nil {

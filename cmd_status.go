@@ -192,7 +192,7 @@ var statusFields = []statusField{
 		if src == "estimate" {
 			src = "estimate from the price table"
 		}
-		return fmt.Sprintf("$%.6f (%s)", *s.CostUSD, src)
+		return fmt.Sprintf("%s (%s)", money(*s.CostUSD), src)
 	}},
 	{label: "git branch", value: func(s *discover.Session, _ time.Time) string { return s.GitBranch }},
 	{label: "agent version", value: func(s *discover.Session, _ time.Time) string { return s.AgentVersion }},

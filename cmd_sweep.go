@@ -35,8 +35,12 @@ to run concurrently. It sweeps agentctl's one state dir ($AGENTCTL_HOME, else
 ~/.agentctl): ` + "`launch --home DIR`" + ` keeps its records there too, each with the home
 its agent's files are under, so a plain sweep finalises those runs as well.
 
-Example crontab line:
-  * * * * * agentctl sweep >/dev/null`,
+A crontab line runs it every minute: * * * * * agentctl sweep >/dev/null
+
+Examples:
+  agentctl sweep
+  agentctl sweep --json | jq .fuses_fired
+  (crontab -l; echo '* * * * * agentctl sweep >/dev/null') | crontab -`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print what was done as one JSON object"},
 		},

@@ -15,9 +15,6 @@ import (
 	"github.com/agentctl/agentctl/discover"
 )
 
-// usageKeys are what `usage --by` groups on, in the order the columns appear.
-var usageKeys = []string{"day", "week", "month", "adapter", "model", "cwd", "group"}
-
 func usageCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "usage",
@@ -28,7 +25,7 @@ list, e.g. --by day,model). The numbers are the sums of what ` + "`list -a --jso
 for the same window — the same read path — except that history a fork copied
 from its parent is counted once, in the parent.
 
-The window is --since (default 7d, like list -a) and --until, each a duration
+The window is --since (default: 7d, as for list -a) and --until, each a duration
 back from now (30d, 12h) or a date (2026-11-01). A session falls in the window
 by its last activity, as in list; its tokens then fall in days, weeks and months
 by its records' own timestamps (local time; TZ names the zone), so a session
@@ -46,10 +43,11 @@ Examples:
   agentctl usage --by adapter --since 2026-11-01 --until 2026-11-15 --json
   agentctl usage --adapter codex --by week`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "by", Usage: "group by `KEY`s: " + strings.Join(usageKeys, ", ") + " (comma list or repeated; default adapter)"},
-			&cli.StringFlag{Name: "since", Usage: "from `WHEN`: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01, 2026-11-01T15:04); default 7d"},
-			&cli.StringFlag{Name: "until", Usage: "up to `WHEN` (a duration back from now or a date; a date alone includes that day); default now"},
+			&cli.StringSliceFlag{Name: "by", Usage: "group by `KEY[,…]`: " + strings.Join(usageKeys, ", ") + " (repeatable) (default: adapter)"},
+			&cli.StringFlag{Name: "since", Usage: "from `WHEN`: a duration back from now (30m, 2h, 7d, 2w) or a date (2026-11-01, 2026-11-01T15:04) (default: 7d)"},
+			&cli.StringFlag{Name: "until", Usage: "up to `WHEN` (a duration back from now or a date; a date alone includes that day) (default: now)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object {since, until, by, rows, total}"},
+			&cli.BoolFlag{Name: "wide", Aliases: []string{"no-trunc"}, Usage: "on a terminal too, every column in full (no fitting to its width)"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := usageOptionsFrom(c, s.now())
@@ -68,6 +66,7 @@ type usageOptions struct {
 	By           []string
 	Since, Until string
 	JSON         bool
+	Wide         bool // --wide: no fitting to the terminal's width
 }
 
 // usageRow is one group of `usage --json`.
@@ -96,7 +95,7 @@ type usageOut struct {
 // clock's now, before any I/O.
 func usageOptionsFrom(c *cli.Context, now time.Time) (usageOptions, error) {
 	o := usageOptions{globalOptions: globalsFrom(c), Args: c.Args().Slice(),
-		By: c.StringSlice("by"), Since: c.String("since"), Until: c.String("until"), JSON: c.Bool("json")}
+		By: c.StringSlice("by"), Since: c.String("since"), Until: c.String("until"), JSON: c.Bool("json"), Wide: c.Bool("wide")}
 	_, _, _, err := o.check(now)
 	return o, err
 }
@@ -200,12 +199,18 @@ func runUsage(ctx context.Context, s *host, o usageOptions) error {
 	}
 	sort.Strings(order)
 	for _, id := range order {
+		rows[id].CostUSD = discover.RoundCost(rows[id].CostUSD) // sums of floats: 0.00056, not 0.0005600000000000001
 		out.Rows = append(out.Rows, *rows[id])
 	}
+	out.Total.CostUSD = discover.RoundCost(out.Total.CostUSD)
 	if o.JSON {
 		return writeJSON(s.Out, out)
 	}
-	printUsage(e.s.Out, e.home, out)
+	width := e.s.outWidth
+	if o.Wide {
+		width = 0
+	}
+	printUsage(e.s.Out, e.home, width, out)
 	return nil
 }
 
@@ -348,14 +353,14 @@ func (r usageRow) cost() string {
 	if r.CostSource != "agent" {
 		prefix = "~" // an estimate, in whole or in part
 	}
-	if r.CostUSD > 0 && r.CostUSD < 0.01 {
-		return fmt.Sprintf("%s$%.4f", prefix, r.CostUSD)
-	}
-	return fmt.Sprintf("%s$%.2f", prefix, r.CostUSD)
+	return prefix + money(r.CostUSD)
 }
 
-// printUsage prints the table of usage (cwd keys shortened under home).
-func printUsage(w io.Writer, home string, out usageOut) {
+// printUsage prints the table of usage (cwd keys shortened under home),
+// fitted to width when it is not 0 (a terminal): long keys shorten, then
+// UNPRICED, CACHE WRITE, CACHE READ, SESSIONS, INPUT and OUTPUT go, in that
+// order; the keys, TOTAL and COST stay.
+func printUsage(w io.Writer, home string, width int, out usageOut) {
 	if len(out.Rows) == 0 {
 		printHuman(w, "No sessions between %s and %s.\n", out.Since.Local().Format(time.RFC3339), out.Until.Local().Format(time.RFC3339))
 		return
@@ -367,10 +372,19 @@ func printUsage(w io.Writer, home string, out usageOut) {
 	}
 	head = append(head, "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST", "UNPRICED")
 	t.add(head...)
+	var fit []colFit
+	for _, k := range out.By {
+		fit = append(fit, colFit{min: 10, soft: 16, keepEnd: k == "cwd"})
+	}
+	t.fitTo(width, append(fit, colFit{drop: 4}, colFit{drop: 5}, colFit{drop: 6}, colFit{drop: 3},
+		colFit{drop: 2}, colFit{}, colFit{}, colFit{drop: 1})...)
+	estimated := false
 	row := func(keys []string, r usageRow) {
 		n := func(v int64) string { return strconv.FormatInt(v, 10) }
+		cost := r.cost()
+		estimated = estimated || strings.HasPrefix(cost, "~")
 		t.add(append(keys, strconv.Itoa(r.Sessions), n(r.Tokens.Input), n(r.Tokens.Output), n(r.Tokens.CacheRead),
-			n(r.Tokens.CacheWrite), n(r.TokensTotal), r.cost(), strconv.Itoa(r.Unpriced))...)
+			n(r.Tokens.CacheWrite), n(r.TokensTotal), cost, strconv.Itoa(r.Unpriced))...)
 	}
 	for _, r := range out.Rows {
 		var keys []string
@@ -387,5 +401,7 @@ func printUsage(w io.Writer, home string, out usageOut) {
 	keys[0] = "TOTAL"
 	row(keys, out.Total)
 	t.write(w, nil)
-	fmt.Fprintln(w, "~ marks costs estimated from the price table (in whole or in part); the others are the agents' own.")
+	if estimated {
+		fmt.Fprintln(w, "~ marks costs estimated from the price table (in whole or in part); the others are the agents' own.")
+	}
 }

@@ -27,7 +27,7 @@ every 500 ms, backing off to 2 s while waiting for sessions to end.
 not): done (the session ended: stopped or failed), idle (its turn is over, the
 process lives on), waiting (it asks the user: a permission or approval prompt, a
 question), running, stopped, failed, blocked (blocked_reason set: the latest
-turn failed on quota or auth), or any-change (its status differs from the
+turn failed on quota, auth or api-error), or any-change (its status differs from the
 one seen first). A live status is polled every 500 ms without backing off.
 
 Exit codes: 0 every session reached a wanted status (with done: and ended
@@ -45,7 +45,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "any", Usage: "return when the first session ends (or reaches --until)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one session object per line as each ends or reaches --until"},
-			&cli.StringFlag{Name: "until", Usage: "wait for `STATUS[,…]`: done, idle, waiting, running, stopped, failed, blocked, any-change (default done)"},
+			&cli.StringFlag{Name: "until", Usage: "wait for `STATUS[,…]`: done, idle, waiting, running, stopped, failed, blocked, any-change (default: done)"},
 		},
 		Action: func(c *cli.Context) error {
 			o, err := waitOptionsFrom(c)

@@ -148,7 +148,7 @@ func runWorktreeList(ctx context.Context, s *host, o worktreeOptions) error {
 		case w.Prunable:
 			state = "missing (worktree clean removes the entry)"
 		case w.Dirty:
-			state = fmt.Sprintf("dirty (%d changes)", len(w.Changes))
+			state = fmt.Sprintf("dirty (%d %s)", len(w.Changes), plural(len(w.Changes), "change", "changes"))
 		}
 		br := w.Branch
 		if w.Detached {

@@ -513,6 +513,10 @@ var eventTypes = []string{
 	meta.EventFuseSet, meta.EventFuseExtended, meta.EventFuseCancelled, meta.EventFuseExpired, meta.EventFuseEvent,
 }
 
+// usageKeys are what `usage --by` groups on, in the order the columns appear
+// (completion offers them too).
+var usageKeys = []string{"day", "week", "month", "adapter", "model", "cwd", "group"}
+
 // notifyStates are the values --on takes.
 var notifyStates = []string{discover.StatusRunning, discover.StatusIdle, discover.StatusWaiting,
 	discover.StatusStopped, discover.StatusFailed, discover.StatusUnknown, "blocked"}

@@ -19,7 +19,7 @@ import (
 // hostFlags are global: accepted before and after the command.
 func hostFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "host", Usage: "run on this ssh destination too (repeatable; `local` is this machine; see README \"Several machines\")"},
+		&cli.StringSliceFlag{Name: "host", Usage: "also run on ssh destination `HOST` (repeatable; local is this machine; see README \"Several machines\")"},
 		&cli.StringFlag{Name: "hosts", Usage: "`all`: run on every host of config hosts"},
 	}
 }

@@ -80,6 +80,9 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 	outTTY bool // Out is a terminal: colour, redraws
+	// outWidth is the terminal's width in columns when Out is one (tables
+	// fit it), 0 otherwise: a pipe gets every column in full.
+	outWidth int
 
 	warnMu sync.Mutex
 	warned map[string]bool // each warning once per command, however often it recurs
@@ -101,7 +104,8 @@ type host struct {
 
 // realHost is the machine itself.
 func realHost() *host {
-	return &host{IOStreams: &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: isTerminal(os.Stdout)},
+	tty := isTerminal(os.Stdout)
+	return &host{IOStreams: &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, outWidth: termWidth(tty, os.Stdout, os.Getenv)},
 		getenv: os.Getenv, now: time.Now, executable: os.Executable}
 }
 
@@ -122,6 +126,7 @@ func runSignalled(s *host, args []string) int {
 func run(ctx context.Context, args []string, s *host) int {
 	app := newApp(s)
 	s.argv = reorderArgs(app, args)
+	setHelp(app, s.argv)
 	err := app.RunContext(ctx, s.argv)
 	if err == nil {
 		return exitOK
@@ -148,8 +153,8 @@ func run(ctx context.Context, args []string, s *host) int {
 func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "home", Usage: "read agents' files under `DIR` instead of $HOME (and launch agents with HOME=DIR); never writes there: agentctl's state stays in $AGENTCTL_HOME or your ~/.agentctl"},
-		&cli.StringSliceFlag{Name: "adapter", Usage: "only these adapters (repeatable): " + strings.Join(agents.Names(), ", ")},
-		&cli.StringFlag{Name: "timeout", Usage: "per-adapter discovery timeout (`DUR`, default 5s; env AGENTCTL_ADAPTER_TIMEOUT)"},
+		&cli.StringSliceFlag{Name: "adapter", Usage: "only the sessions of adapter `NAME` (repeatable, or a comma list): " + strings.Join(agents.Names(), ", ")},
+		&cli.StringFlag{Name: "timeout", Usage: "how long each adapter may take to answer, a `DUR` (env AGENTCTL_ADAPTER_TIMEOUT) (default: 5s)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR); colour is only used on a terminal"},
 	}, hostFlags()...)
 }
@@ -175,8 +180,12 @@ Examples:
   agentctl list -a --json       every session of the last 7 days, as JSON
   agentctl status 75098152      all fields of one session (unique id prefix is enough)
   agentctl peek -n 5 75098152   its last 5 messages
+  agentctl launch codex -p "fix the flaky test" --wait
+  agentctl launch --adapter claude-code --adapter codex -p "add a cache"   a comparison group
+  agentctl compare g-3f2a9c --check 'go test ./...'
+  agentctl accept 6b1e0c52 --clean   take one slot's work into the base branch
 
-State: agentctl's own records live in $AGENTCTL_HOME (default ~/.agentctl); a
+State: agentctl's own records live in $AGENTCTL_HOME (default: ~/.agentctl); a
 relative AGENTCTL_HOME is resolved once against the directory agentctl starts in
 (cron runs elsewhere: prefer an absolute path). If it is a file, unreadable or
 cannot be created, reading commands go on without it (one warning) and writing
@@ -269,6 +278,13 @@ func versionCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print agentctl's version (also --version, -v)",
+		Description: `Prints the version and what the binary was built from: the module version (or
+dev), the commit, its day, and "modified" for a tree with uncommitted changes.
+
+Examples:
+  agentctl version
+  agentctl --version
+  agentctl version --json | jq -r .revision`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {version, protocol, revision, time, modified} (what another agentctl checks over ssh)"}},
 		Action: func(c *cli.Context) error {
 			return printVersion(s, c.Bool("json"))

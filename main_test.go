@@ -21,7 +21,12 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agentctl": func() {
 			s := realHost()
-			s.outTTY = false
+			s.outTTY, s.outWidth = false, 0
+			// A script that sets TEST_TTY=1 gets stdout treated as a terminal
+			// of $COLUMNS columns (tables fitted to it; add --no-color).
+			if os.Getenv("TEST_TTY") == "1" {
+				s.outTTY, s.outWidth = true, termWidth(true, nil, os.Getenv)
+			}
 			// A script that pins the clock (env TEST_NOW=<RFC 3339>) gets ages and
 			// windows that do not depend on when the test runs, for golden files.
 			if v := os.Getenv("TEST_NOW"); v != "" {

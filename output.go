@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -135,6 +138,17 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
+// clockAt is a time of day as peek and events show it: 15:04:05 today (in
+// the local zone), 2006-01-02 15:04:05 any other day, so an old transcript's
+// times are never read as today's.
+func clockAt(t, now time.Time) string {
+	t, now = t.Local(), now.Local()
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04:05")
+}
+
 // shortHome replaces a leading $HOME/ (only a real path prefix) with ~/.
 func shortHome(p, home string) string {
 	if home == "" || home == "/" {
@@ -158,15 +172,69 @@ func costString(s discover.Session) string {
 	if s.CostSource == "estimate" {
 		prefix = "~"
 	}
-	return fmt.Sprintf("%s$%.2f", prefix, *s.CostUSD)
+	return prefix + money(*s.CostUSD)
+}
+
+// money is the one way a cost is shown to people (list, status, usage,
+// compare, accept's commit): cents from a cent up ($0.41, $12.30), two
+// significant digits below a cent ($0.00056, $0.0035, $0.0007), so a small cost is
+// never shown as $0.00; $0.00 is zero.
+func money(usd float64) string {
+	if usd <= 0 || math.IsNaN(usd) || math.IsInf(usd, 0) {
+		return fmt.Sprintf("$%.2f", usd)
+	}
+	if usd < 0.01 {
+		digits := 1 - int(math.Floor(math.Log10(usd)))
+		s := strconv.FormatFloat(usd, 'f', digits, 64)
+		if v, _ := strconv.ParseFloat(s, 64); v < 0.01 {
+			return "$" + strings.TrimRight(s, "0")
+		}
+	}
+	return fmt.Sprintf("$%.2f", usd)
+}
+
+// termWidth is the width tables fit on a terminal: $COLUMNS when it is a
+// number (as ls and ps read it), else the terminal's own (f, when given); 0
+// when stdout is not a terminal, so pipes keep every column in full.
+func termWidth(tty bool, f *os.File, getenv func(string) string) int {
+	if !tty {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	if f != nil {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 0
+}
+
+// colFit is how a column gives way when a table must fit a terminal.
+type colFit struct {
+	min     int  // shortened down to this many runes, with "…" (0: never shortened)
+	soft    int  // shortened first only down to this many (0: min), before any column drops
+	keepEnd bool // shortened at the start, keeping the end (a path's last elements)
+	drop    int  // dropped in this order, 1 first, when shortening is not enough (0: never)
 }
 
 // table writes aligned columns; widths are measured in runes.
 type table struct {
 	rows [][]string
+	// width, when > 0, is what the table must fit in (a terminal's columns):
+	// the columns of fit shorten, last first, down to their min, then drop by
+	// their drop order. 0 (a pipe, --wide) prints every cell in full.
+	width int
+	fit   []colFit
 }
 
 func (t *table) add(cols ...string) { t.rows = append(t.rows, cols) }
+
+// fitTo sets the width the table must fit in and how each column gives way.
+func (t *table) fitTo(width int, fit ...colFit) {
+	t.width, t.fit = width, fit
+}
 
 func (t *table) write(w io.Writer, colorize func(row, col int, s string) string) {
 	if len(t.rows) == 0 {
@@ -185,20 +253,118 @@ func (t *table) write(w io.Writer, colorize func(row, col int, s string) string)
 			}
 		}
 	}
+	keep, widths := t.layout(widths)
+	last := len(widths) - 1
+	for last > 0 && !keep[last] {
+		last--
+	}
 	for ri, r := range t.rows {
 		var b strings.Builder
 		for i, c := range r {
+			if !keep[i] {
+				continue
+			}
+			if ri > 0 && utf8.RuneCountInString(c) > widths[i] {
+				c = shorten(c, widths[i], t.fit[i].keepEnd)
+			} else if ri == 0 && utf8.RuneCountInString(c) > widths[i] {
+				c = shorten(c, widths[i], false)
+			}
 			cell := c
 			if colorize != nil {
 				cell = colorize(ri, i, c)
 			}
 			b.WriteString(cell)
-			if i < len(r)-1 {
+			if i < last {
 				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+// layout is which columns are shown and how wide, for natural widths: all in
+// full without a width to fit; else the fewest drops (in drop order) after
+// which shortening to the soft widths fits; failing that, to the mins; or
+// everything droppable dropped.
+func (t *table) layout(natural []int) (keep []bool, widths []int) {
+	keep = make([]bool, len(natural))
+	for i := range keep {
+		keep[i] = true
+	}
+	if t.width <= 0 || len(t.fit) != len(natural) {
+		return keep, natural
+	}
+	var order []int
+	for i, f := range t.fit {
+		if f.drop > 0 {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return t.fit[order[a]].drop < t.fit[order[b]].drop })
+	for _, hard := range []bool{false, true} {
+		for i := range keep {
+			keep[i] = true
+		}
+		for k := 0; ; k++ {
+			widths = t.shrink(natural, keep, hard)
+			if tableWidth(widths, keep) <= t.width {
+				return keep, widths
+			}
+			if k == len(order) {
+				break
+			}
+			keep[order[k]] = false
+		}
+	}
+	return keep, widths
+}
+
+// shrink shortens the shown columns, the last first, each down to its soft
+// width (hard: its min), by no more than the table is too wide.
+func (t *table) shrink(natural []int, keep []bool, hard bool) []int {
+	w := append([]int(nil), natural...)
+	excess := tableWidth(w, keep) - t.width
+	for i := len(w) - 1; i >= 0 && excess > 0; i-- {
+		floor := t.fit[i].min
+		if !hard && t.fit[i].soft > floor {
+			floor = t.fit[i].soft
+		}
+		if !keep[i] || t.fit[i].min == 0 || w[i] <= floor {
+			continue
+		}
+		cut := min(excess, w[i]-floor)
+		w[i] -= cut
+		excess -= cut
+	}
+	return w
+}
+
+// tableWidth is the printed width of the shown columns, two spaces apart.
+func tableWidth(widths []int, keep []bool) int {
+	n, cols := 0, 0
+	for i, w := range widths {
+		if keep[i] {
+			n += w
+			cols++
+		}
+	}
+	return n + 2*max(cols-1, 0)
+}
+
+// shorten cuts s to n runes with an ellipsis: at the end, or at the start
+// (keepEnd, for paths: "…/code/api").
+func shorten(s string, n int, keepEnd bool) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if n <= 1 {
+		return string(r[:n])
+	}
+	if keepEnd {
+		return "…" + string(r[len(r)-n+1:])
+	}
+	return string(r[:n-1]) + "…"
 }
 
 const (

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"math"
 	"strings"
 	"sync"
 
@@ -109,13 +110,25 @@ func (t *Prices) match(model string) (meta.Price, bool) {
 // is unknown and absent. An agent-reported 0 is not taken as "free": agents
 // write 0 when they have no price for the model (OpenCode, Pi), so it counts as
 // not reported. Zero tokens have no cost at all (nothing was billed, or nothing
-// was recorded): absent, never 0.
+// was recorded): absent, never 0. Either is rounded to 1e-9 USD, so sums of
+// per-request costs print as 0.00056, not 0.0005600000000000001.
 func Cost(agent float64, tokens Tokens, estimate float64, priced bool) (*float64, string) {
 	switch {
 	case agent > 0:
+		agent = RoundCost(agent)
 		return &agent, "agent"
 	case !tokens.Zero() && priced:
+		estimate = RoundCost(estimate)
 		return &estimate, "estimate"
 	}
 	return nil, ""
+}
+
+// RoundCost rounds a cost in USD to 1e-9 (a billionth of a dollar: far below
+// any price's precision, far above float64's noise).
+func RoundCost(usd float64) float64 {
+	if math.IsInf(usd, 0) || math.IsNaN(usd) {
+		return usd
+	}
+	return math.Round(usd*1e9) / 1e9
 }

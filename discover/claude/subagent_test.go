@@ -90,8 +90,8 @@ func TestAgentCostState(t *testing.T) {
 	env := newEnv(t, copyHome(t), nil)
 	got := discovertest.DiscoverAll(t, testAdapter(), env.Env)
 	for id, want := range map[string]float64{
-		"ff38fc66-0e6f-49a9-bddf-965cd7d30d7f": 0.0005600000000000001, // resumed: the 2nd run's figure includes the 1st
-		"d957d5fe-663c-4e98-a802-1b18889c112d": 0.00014000000000000001,
+		"ff38fc66-0e6f-49a9-bddf-965cd7d30d7f": 0.00056, // resumed: the 2nd run's figure includes the 1st
+		"d957d5fe-663c-4e98-a802-1b18889c112d": 0.00014, // costs are rounded to 1e-9 (discover.Cost)
 	} {
 		if s := got[id]; s.CostUSD == nil || *s.CostUSD != want || s.CostSource != "agent" {
 			t.Errorf("%s: cost %v %q, want %v agent", id[:8], s.CostUSD, s.CostSource, want)
