@@ -69,7 +69,7 @@ func TestHumanEventShowsBudgetReason(t *testing.T) {
 		Session: map[string]any{"cwd": "/w", "exit_reason": "budget:tokens"},
 		Data:    map[string]any{"used": "2000 tokens", "limit": "1500 tokens"}}
 	got := humanEvent(ev, "/home/x", time.Time{})
-	if !strings.HasSuffix(got, "session.budget_exceeded  codex        019a-abc      /w  budget:tokens (2000 tokens > 1500 tokens)") {
+	if !strings.HasSuffix(got, "session.budget_exceeded    codex        019a-abc      /w  budget:tokens (2000 tokens > 1500 tokens)") {
 		t.Errorf("human event %q", got)
 	}
 }

@@ -34,7 +34,7 @@ agentctl never puts the message in a command line of its own making; pass it as
 "-" (stdin) or -f FILE to keep it out of yours too (with host:ID, -f names a file
 on that host). A session that has ended takes a message with agentctl resume ID
 MESSAGE. Here --timeout is how long to wait for the transcript to show the
-message (default 60s).
+message (default: 60s).
 
 Examples:
   agentctl send 75098152 "also run the linter"

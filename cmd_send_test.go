@@ -11,7 +11,7 @@ import (
 // file name (the shell's), after which the ID is still completed.
 func TestSendCompletion(t *testing.T) {
 	app := newApp(&host{IOStreams: &IOStreams{}})
-	ids := func(prefix string) []string { return []string{"ID(" + prefix + ")"} }
+	ids := func(prefix string, _ typedGlobals) []string { return []string{"ID(" + prefix + ")"} }
 	for _, tc := range []struct {
 		words []string
 		want  []string

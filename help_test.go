@@ -112,9 +112,10 @@ func TestHumanEventColumnsAligned(t *testing.T) {
 		lines = append(lines, humanEvent(ev, "/home/x", now))
 	}
 	want := []string{
-		"22:00:00  session.started          codex        019a-abcdef-  /w/a",
-		"21:00:00  session.budget_exceeded  claude-code  75098152-d08  /w/b",
-		"20:00:00  lock.acquired            -            -             /w/c",
+		// The type column is as wide as the longest type, session.message_delivered.
+		"22:00:00  session.started            codex        019a-abcdef-  /w/a",
+		"21:00:00  session.budget_exceeded    claude-code  75098152-d08  /w/b",
+		"20:00:00  lock.acquired              -            -             /w/c",
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("human events (-want +got):\n%s", diff)
