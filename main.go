@@ -218,7 +218,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			hosts.on(locksCommand(s), locksAcross(s)),
 			sweepCommand(s),
 			hosts.on(metricsCommand(s), metricsAcross(s)),
-			usageCommand(s),
+			usageHostsCommand(s, hosts),
 			hosts.on(doctorCommand(s), same(fleet.Spec{Mode: fleet.Merged, AskJSON: true, Print: fleet.PrintArray, Verdict: true})),
 			completionCommand(s),
 			completeCommand(s),

@@ -59,7 +59,7 @@ func stripHostFlags(argv []string, npos int) []string {
 			continue
 		}
 		switch name {
-		case "host", "hosts":
+		case "host", "hosts", "parallel":
 			if !hasValue {
 				i++
 			}
