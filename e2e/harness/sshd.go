@@ -159,7 +159,7 @@ KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 ForceCommand %s
-LogLevel ERROR
+LogLevel VERBOSE
 MaxStartups 100
 SetEnv SHLVL=1
 `, port, hostKey, auth, filepath.Join(dir, "sshd.pid"), wrapper)
@@ -201,6 +201,30 @@ SetEnv SHLVL=1
 	}
 	n.addBlock(t, name, port)
 	return s
+}
+
+// Accepted is how many ssh connections this server has authenticated so far
+// (sshd logs each at LogLevel VERBOSE: "Accepted publickey for …"; a bare TCP
+// probe is not one).
+func (s *SSHD) Accepted(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile(s.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "Accepted publickey for ")
+}
+
+// AddBlock adds lines to the ssh_config block of host name (as a user's own
+// ~/.ssh/config might: a ControlPath of theirs).
+func (n *SSHNet) AddBlock(t testing.TB, name, lines string) {
+	t.Helper()
+	for i, b := range n.blocks {
+		if strings.HasPrefix(b, "Host "+name+"\n") {
+			n.blocks[i] = b + lines
+		}
+	}
+	n.writeConfig(t)
 }
 
 // AddClosed names a host whose port nothing listens on.

@@ -239,6 +239,13 @@ func Select(sp Spec, l Line, config []remote.Host, configPath string) (o Options
 	if len(sp.Drop) > 0 {
 		o.flags = slices.DeleteFunc(o.flags, func(a string) bool { return slices.Contains(sp.Drop, a) })
 	}
+	if sp.Watch {
+		// Each round is one call that returns at once.
+		o.flags = slices.DeleteFunc(o.flags, func(a string) bool {
+			n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			return strings.HasPrefix(a, "-") && n == "watch"
+		})
+	}
 	if sp.Rewrite != nil {
 		o.flags = sp.Rewrite(o.flags)
 	}
@@ -293,6 +300,9 @@ func Run(ctx context.Context, st *Streams, o Options) error {
 // once gathers and prints a Merged command's answers.
 func (o Options) once(ctx context.Context, st *Streams) error {
 	outs, missing, failed := o.gather(ctx, st, o.AskJSON)
+	if o.Watch && ctx.Err() != nil {
+		return nil // a round cut short by Ctrl-C is not printed
+	}
 	if o.Missed != nil {
 		o.Missed(missing)
 	}

@@ -2,11 +2,16 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -218,5 +223,51 @@ func TestTextWriter(t *testing.T) {
 	w.Close()
 	if got, want := out.String(), "[ab][\u202ec\n][\xe2]"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// --parallel bounds the ssh calls in flight: six hosts, --parallel 2, a fake
+// ssh that records how many of its kind run at once.
+func TestParallelBound(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ssh")
+	os.WriteFile(script, []byte(`#!/bin/sh
+d=`+dir+`/running
+mkdir -p "$d"
+touch "$d/$$"
+ls "$d" | wc -l >> `+dir+`/seen
+sleep 0.3
+rm "$d/$$"
+echo '{"version":"test","protocol":1}'
+echo '[]'
+`), 0o700)
+	// want: exactly 2 with --parallel 2; by default (16) more than 2 (all six
+	// unless the machine is too busy to start them within 0.3 s).
+	for _, c := range []struct{ parallel, want int }{{2, 2}, {0, 3}} {
+		os.Remove(filepath.Join(dir, "seen"))
+		var hosts []string
+		for i := range 6 {
+			hosts = append(hosts, fmt.Sprintf("h%d", i))
+		}
+		o, ok, err := Select(commands["list"], Line{Name: "list", Host: hosts, Argv: []string{"agentctl", "list"}, Parallel: c.parallel}, nil, "config.json")
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		o.Spec.Print = PrintArray
+		o.Runner = &remote.Runner{SSH: []string{"/bin/sh", script}}
+		o.Timeout = 5 * time.Second
+		var out, errOut bytes.Buffer
+		if err := Run(context.Background(), streams(&out, &errOut), o); err != nil {
+			t.Fatalf("%v\n%s", err, errOut.String())
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "seen"))
+		most := 0
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			most = max(most, n)
+		}
+		if len(strings.Fields(string(b))) != 6 || (c.parallel > 0 && most != c.want) || most < c.want {
+			t.Errorf("--parallel %d: at most %d calls at once (%q); want %d", c.parallel, most, b, c.want)
+		}
 	}
 }
