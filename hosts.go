@@ -127,6 +127,29 @@ func remoteOptionsFrom(c *cli.Context, s *host, sp fleet.Spec, l fleet.Line) (fl
 	return o, true, nil
 }
 
+// custom makes cmd run as run says when hosts are named (--host, --hosts):
+// for commands whose work across hosts is more than merging answers (notify
+// keeps its marks here). Without hosts it runs as before.
+func (a *acrossHosts) custom(cmd *cli.Command, sp fleet.Spec, run func(c *cli.Context, o fleet.Options) error) *cli.Command {
+	a.declared[cmd] = true
+	local, s := cmd.Action, a.s
+	cmd.Action = func(c *cli.Context) error {
+		l := hostLine(c, s, cmd.Name)
+		if len(l.Host) == 0 && l.Hosts == "" {
+			return local(c)
+		}
+		o, ok, err := remoteOptionsFrom(c, s, sp, l)
+		if err != nil {
+			return fromFleet(err)
+		}
+		if !ok {
+			return local(c)
+		}
+		return fromFleet(run(c, o))
+	}
+	return cmd
+}
+
 // hostLine is the command line as remote/fleet reads it.
 func hostLine(c *cli.Context, s *host, name string) fleet.Line {
 	return fleet.Line{Name: name, Host: flagStrings(c, "host"), Hosts: flagString(c, "hosts"), Args: c.Args().Slice(),

@@ -212,7 +212,7 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 ambiguous id, 5 locked, 124 
 			hosts.on(stopCommand(s), same(fleet.Spec{Mode: fleet.OneHost, IDs: fleet.FirstID})),
 			hosts.on(resumeCommand(s), same(fleet.Spec{Mode: fleet.OneHost, IDs: fleet.FirstID, Stdin: fleet.SecondArg})),
 			hosts.on(waitCommand(s), same(fleet.Spec{Mode: fleet.PerHost, IDs: fleet.AllIDs})),
-			notifyCommand(s),
+			notifyHostsCommand(s, hosts),
 			lockCommand(s),
 			unlockCommand(s),
 			hosts.on(locksCommand(s), locksAcross(s)),
