@@ -77,6 +77,9 @@ const (
 	NoIDs   IDs = iota
 	FirstID     // the first argument (a resume's message is not one, whatever it holds)
 	AllIDs      // every argument (wait)
+	// FirstName: the first argument may be host:NAME (compare's group);
+	// without a host, the one host --host names runs it, no lookup.
+	FirstName
 )
 
 // Stdin says which text of the command line goes over ssh's stdin instead of

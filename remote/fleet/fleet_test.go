@@ -21,11 +21,12 @@ import (
 // commands are the specs of agentctl's commands that the tests below take
 // (main.go declares them where it registers the commands).
 var commands = map[string]Spec{
-	"wait":   {Mode: PerHost, IDs: AllIDs},
-	"status": {Mode: OneHost, IDs: FirstID},
-	"resume": {Mode: OneHost, IDs: FirstID, Stdin: SecondArg},
-	"launch": {Mode: OneHost, Stdin: PromptFlag},
-	"list":   {Mode: Merged, AskJSON: true},
+	"wait":    {Mode: PerHost, IDs: AllIDs},
+	"status":  {Mode: OneHost, IDs: FirstID},
+	"resume":  {Mode: OneHost, IDs: FirstID, Stdin: SecondArg},
+	"launch":  {Mode: OneHost, Stdin: PromptFlag},
+	"compare": {Mode: OneHost, IDs: FirstName},
+	"list":    {Mode: Merged, AskJSON: true},
 }
 
 // streams print warnings and relayed lines to errOut as agentctl does.
@@ -80,6 +81,7 @@ func TestIDArgs(t *testing.T) {
 		{"resume", []string{"abc", "gpu: do this"}, []string{"abc"}},
 		{"launch", []string{"claude-code"}, nil},
 		{"list", nil, nil},
+		{"compare", []string{"gpu:g-1a2b"}, []string{"gpu:g-1a2b"}},
 	} {
 		if d := cmp.Diff(c.want, commands[c.name].idArgs(c.args)); d != "" {
 			t.Errorf("idArgs(%s, %q) (-want +got):\n%s", c.name, c.args, d)

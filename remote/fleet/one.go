@@ -30,6 +30,16 @@ func runOne(ctx context.Context, st *Streams, o Options) error {
 		default:
 			return usageErrorf("%s runs on one host: give exactly one --host (got %d)", o.name, len(o.hosts))
 		}
+	} else if o.IDs == FirstName {
+		h, name, ok := o.splitHostID(firstOr(pos))
+		switch {
+		case ok:
+			target, pos[0] = h, name
+		case len(o.hosts) == 1:
+			target = o.hosts[0]
+		default:
+			return usageErrorf("%s runs on one host: say which with HOST:%s or one --host", o.name, firstOr(pos))
+		}
 	} else {
 		if len(pos) == 0 {
 			return usageErrorf("%s: want a session ID (host:ID or an id to look for on every host named)", o.name)
@@ -47,6 +57,13 @@ func runOne(ctx context.Context, st *Streams, o Options) error {
 	args := o.argsFor(target, o.json, pos)
 	stdin, args := onStdin(o.Stdin, args, len(pos), st.In)
 	return o.runStreaming(ctx, st, target, args, stdin, nil)
+}
+
+func firstOr(pos []string) string {
+	if len(pos) == 0 {
+		return ""
+	}
+	return pos[0]
 }
 
 // runStreaming runs args on h with no bound but the connection's, the output
