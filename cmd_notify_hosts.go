@@ -53,7 +53,7 @@ func runNotifyHosts(ctx context.Context, s *host, o notifyOptions, fo fleet.Opti
 	n := newNotifier(e)
 	ws := []*watcher{w}
 	for {
-		failed, err := pollHosts(ctx, n, fo, ws)
+		failed, err := pollHosts(ctx, n, fo, ws, notifyListArgs(ws, o.globalOptions))
 		if err != nil {
 			return err
 		}
@@ -79,12 +79,19 @@ type hostSeen struct {
 	byKey map[string]discover.Session
 }
 
-// notifyListArgs is what each host is asked: its sessions, the ended ones too
-// when a watcher needs them (as locally, within the marks' lifetime).
-func notifyListArgs(ws []*watcher) []string {
+// notifyListArgs is what each host is asked: its sessions (of --adapter's
+// adapters, with its --timeout), the ended ones too when a watcher needs them
+// (as locally, within the marks' lifetime).
+func notifyListArgs(ws []*watcher, g globalOptions) []string {
 	args := []string{"list", "--json"}
 	if watchesEnded(ws) {
 		args = append(args, "-a", "--since", fmt.Sprintf("%dh", int(meta.NotifyTTL.Hours())))
+	}
+	for _, a := range g.Adapters {
+		args = append(args, "--adapter", a)
+	}
+	if g.Timeout != "" {
+		args = append(args, "--timeout", g.Timeout)
 	}
 	return args
 }
@@ -92,7 +99,7 @@ func notifyListArgs(ws []*watcher) []string {
 // readHostSessions decodes a host's list --json into observations. sure: every
 // reader, unless the host's agentctl warned (a failed adapter there: its
 // sessions missing from the list are not gone).
-func readHostSessions(a fleet.Answer, ws []*watcher, at time.Time) (hostSeen, error) {
+func readHostSessions(a fleet.Answer, ws []*watcher, at time.Time, only map[string]bool) (hostSeen, error) {
 	h := hostSeen{host: a.Host.Name, sure: map[string]bool{}, byKey: map[string]discover.Session{}}
 	var ss []discover.Session
 	if a.Exit != 0 {
@@ -121,6 +128,15 @@ func readHostSessions(a fleet.Answer, ws []*watcher, at time.Time) (hostSeen, er
 		for _, r := range agents.Readers() {
 			h.sure[r] = true
 		}
+		if only != nil {
+			// --adapter narrows by session adapter: a reader is complete only
+			// when every agent it reports was asked for (as locally).
+			for _, name := range agents.Names() {
+				if !only[name] {
+					delete(h.sure, agents.ReaderOf(name))
+				}
+			}
+		}
 	}
 	return h, nil
 }
@@ -130,7 +146,7 @@ func notifyHostWatcher(w *watcher, h string) string { return w.Name + "@" + h }
 
 // pollHosts is one round across hosts: ask, claim under the notify.json lock
 // (the same lock local polls take), fire outside it.
-func pollHosts(ctx context.Context, n *notifier, fo fleet.Options, ws []*watcher) (failed bool, err error) {
+func pollHosts(ctx context.Context, n *notifier, fo fleet.Options, ws []*watcher, args []string) (failed bool, err error) {
 	e := n.e
 	unlock, err := e.store.Lock(notifyPollLock)
 	if err != nil {
@@ -143,10 +159,10 @@ func pollHosts(ctx context.Context, n *notifier, fo fleet.Options, ws []*watcher
 		}
 	}()
 	at := e.s.now()
-	outs, _ := fo.Gather(ctx, fleetStreams(e.s), notifyListArgs(ws))
+	outs, _ := fo.Gather(ctx, fleetStreams(e.s), args)
 	var hosts []hostSeen
 	for _, a := range outs {
-		h, err := readHostSessions(a, ws, at)
+		h, err := readHostSessions(a, ws, at, e.only)
 		if err != nil {
 			warn(e.s, err.Error())
 			continue

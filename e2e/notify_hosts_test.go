@@ -100,6 +100,11 @@ func TestNotifyAcrossHosts(t *testing.T) {
 		}
 	}
 
+	// One call first brings each host's control master up: calls that all
+	// start at once before it is there would each connect on their own.
+	if _, errOut, code := a.Run(t, "list", "--hosts", "all"); code != 0 {
+		t.Fatalf("list --hosts all: exit %d\n%s", code, errOut)
+	}
 	follow := exec.Command(a.Bin, "notify", "--hosts", "all", "--follow", "--interval", "1s", "--on", "stopped",
 		"--timeout", "2s", "--home", a.Home, "--exec", record(followLog))
 	follow.Env = a.Env.List()
@@ -156,5 +161,10 @@ func TestNotifyAcrossHosts(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if d := cmp.Diff(w, lines(followLog)); d != "" {
 		t.Errorf("notify --follow across hosts: each transition once (-want +got):\n%s\n%s", d, followOut.String())
+	}
+	// The --follow's polls and every one-shot run shared one connection to
+	// hosta (the control master), not one per poll.
+	if got := sshds["hosta"].Accepted(t); got != 1 {
+		t.Errorf("hosta accepted %d ssh connections over the --follow and the one-shot runs; want 1", got)
 	}
 }

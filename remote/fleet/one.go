@@ -127,11 +127,14 @@ func (o Options) resolveAcross(ctx context.Context, st *Streams, id string) (rem
 		ambiguous string
 	}
 	ans := make([]answer, len(o.hosts))
+	sem := make(chan struct{}, max(o.parallel, 1))
 	var wg sync.WaitGroup
 	for i, h := range o.hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			var out, errOut bytes.Buffer
 			r := o.Runner.Run(ctx, h, remote.Call{Args: o.resolveArgs(h, id), Stdout: &out, Stderr: &errOut,
 				ConnectTimeout: o.Timeout, Timeout: o.hostTimeout()})
