@@ -25,11 +25,19 @@ import (
 // --strict is its own: a host left out of the totals exits 1.
 func usageHostsCommand(s *host, a *acrossHosts) *cli.Command {
 	cmd := usageCommand(s)
+	for _, f := range cmd.Flags {
+		if by, ok := f.(*cli.StringSliceFlag); ok && by.Name == "by" {
+			by.Usage += "; across hosts (--host, --hosts all) also host"
+		}
+	}
 	cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "strict", Usage: "across hosts: exit 1 when a host is left out of the totals"})
 	local := cmd.Action
 	cmd.Action = func(c *cli.Context) error {
 		if c.Bool("strict") {
 			return usageErrorf("usage --strict: only across hosts (with --host or --hosts all)")
+		}
+		if slices.Contains(splitBy(c.StringSlice("by")), usageHostKey) {
+			return usageErrorf("usage --by host: only across hosts (with --host H or --hosts all)")
 		}
 		return local(c)
 	}

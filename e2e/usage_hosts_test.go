@@ -121,4 +121,10 @@ func TestUsageAcrossHosts(t *testing.T) {
 	if _, errOut, code := a.Run(t, "usage", "--hosts", "all", "--by", "hots"); code != 2 || !strings.Contains(errOut, `--by "hots"`) {
 		t.Errorf("usage --hosts all --by hots: exit %d, %q; want a usage error", code, errOut)
 	}
+	// Without hosts, host is no key and --strict no flag of usage.
+	for _, args := range [][]string{{"usage", "--by", "host,day"}, {"usage", "--strict"}} {
+		if _, errOut, code := a.Run(t, args...); code != 2 || !strings.Contains(errOut, "only across hosts") {
+			t.Errorf("%q on this machine: exit %d, %q; want 2, only across hosts", args, code, errOut)
+		}
+	}
 }

@@ -273,3 +273,31 @@ echo '[]'
 		}
 	}
 }
+
+// The footer of usage names a host's cause in a few words.
+func TestShortCause(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"connection refused: no sshd listening there (ssh: connect to host 127.0.0.1 port 1: Connection refused)", "connection refused"},
+		{"connection timed out (ssh: connect to host x port 22: Connection timed out)", "connection timed out"},
+		{"no answer within 4s (the host is slow or hangs; raise --timeout)", "no answer within 4s"},
+		{"interrupted", "interrupted"},
+	} {
+		if got := Short(c.in); got != c.want {
+			t.Errorf("Short(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// --watch across hosts: each round is one call that returns at once, so the
+// hosts never get --watch.
+func TestWatchNotSent(t *testing.T) {
+	sp := commands["list"]
+	sp.Watch = true
+	o, ok, err := Select(sp, Line{Name: "list", Host: []string{"gpu"}, Argv: []string{"agentctl", "list", "--watch", "-a", "--watch=true"}}, nil, "config.json")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if d := cmp.Diff([]string{"list", "-a", "--json"}, o.argsFor(remote.Host{Name: "gpu"}, true, nil)); d != "" {
+		t.Errorf("list --watch across hosts sends (-want +got):\n%s", d)
+	}
+}
