@@ -23,7 +23,8 @@ import (
 // state), then `list -a --hosts all --json` and `usage --hosts all --json`
 // over the first N of them, timed cold (no control master: the run opens
 // every connection, and they are closed after it) and warm (the masters of
-// the previous run are up). Memory is agentctl's own peak RSS on this side.
+// the previous run are up). Memory is agentctl's own peak RSS on this side
+// (its ssh clients not included).
 // All "machines" share this machine's cores: each remote agentctl runs here
 // too, so the times include N remote commands' CPU.
 
@@ -54,6 +55,19 @@ func (b *benchTB) done() {
 		b.cleanups[i]()
 	}
 	os.RemoveAll(b.dir)
+}
+
+// hostHomeChild writes one host's home: -host-home-child DIR N SEED.
+func hostHomeChild(args []string) error {
+	if len(args) != 3 {
+		return fmt.Errorf("-host-home-child DIR N SEED")
+	}
+	n, err1 := strconv.Atoi(args[1])
+	seed, err2 := strconv.ParseInt(args[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("-host-home-child %q: N and SEED are numbers", args)
+	}
+	return synth.WriteClaudeHome(args[0], n, 2000, 20000, seed)
 }
 
 func runHosts(list string, perHost, runs int, bin string) (err error) {
@@ -89,8 +103,12 @@ func runHosts(list string, perHost, runs int, bin string) (err error) {
 	var names []string
 	for i := range most {
 		home := t.TempDir()
-		if err := synth.WriteClaudeHome(home, perHost, 2000, 20000, int64(100+i)); err != nil {
-			return err
+		// In a child: this process stays small, and its peak RSS is the
+		// floor of every agentctl's it starts (Linux carries the parent's
+		// high-water mark over fork and exec into the child's ru_maxrss).
+		gen := exec.Command(os.Args[0], "-host-home-child", home, strconv.Itoa(perHost), strconv.Itoa(100+i))
+		if out, err := gen.CombinedOutput(); err != nil {
+			return fmt.Errorf("generate %s: %v\n%s", home, err, out)
 		}
 		env := harness.BaseEnv(home, t.TempDir(), filepath.Dir(bin)).Merge(harness.Env{
 			"AGENTCTL_HOME": filepath.Join(t.TempDir(), "agentctl-state"), "NO_COLOR": "1"})

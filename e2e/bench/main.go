@@ -74,6 +74,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "-host-home-child" {
+		if err := hostHomeChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 2 && os.Args[1] == "-read-once-child" {
 		if err := readOnceChild(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
