@@ -316,7 +316,7 @@ func (l *lister) watch(ctx context.Context, f discover.Filter, asJSON bool) erro
 
 // listAcross is how list runs across hosts: on every host named, the
 // sessions merged with their host; -q and --count apply here, to the merged
-// sessions (each host answers --json); --watch is refused.
+// sessions (each host answers --json); --watch redraws them every 2 s.
 func listAcross(s *host) remoteSpec {
 	return func(c *cli.Context) fleet.Spec {
 		o := listAcrossOptions{json: c.Bool("json"), quiet: c.Bool("quiet"), count: c.Bool("count"), wide: c.Bool("wide")}
@@ -327,9 +327,7 @@ func listAcross(s *host) remoteSpec {
 				err := printRemoteList(s, o, outs, &failed)
 				return failed, err
 			}}
-		if c.Bool("watch") {
-			sp.Refuse = "list --watch runs on this machine only; across hosts use: watch -n 2 agentctl list --host …"
-		}
+		sp.Watch, sp.Clear = c.Bool("watch"), watchClear(s, "list", o.json)
 		return sp
 	}
 }

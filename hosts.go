@@ -21,6 +21,7 @@ func hostFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "host", Usage: "also run on ssh destination `HOST` (repeatable; local is this machine; see README \"Several machines\")"},
 		&cli.StringFlag{Name: "hosts", Usage: "`all`: run on every host of config hosts"},
+		&cli.IntFlag{Name: "parallel", Value: fleet.DefaultParallel, Usage: "across hosts: at most `N` ssh calls at once"},
 	}
 }
 
@@ -49,8 +50,7 @@ func (a *acrossHosts) on(cmd *cli.Command, spec remoteSpec) *cli.Command {
 	local, s := cmd.Action, a.s
 	cmd.Action = func(c *cli.Context) error {
 		sp := spec(c)
-		l := fleet.Line{Name: cmd.Name, Host: flagStrings(c, "host"), Hosts: flagString(c, "hosts"), Args: c.Args().Slice(),
-			Argv: s.argv, JSON: c.Bool("json"), Strict: c.Bool("strict"), Follow: c.Bool("follow")}
+		l := hostLine(c, s, cmd.Name)
 		if !sp.Wanted(l) {
 			return local(c)
 		}
@@ -117,7 +117,59 @@ func remoteOptionsFrom(c *cli.Context, s *host, sp fleet.Spec, l fleet.Line) (fl
 	if err != nil {
 		return o, false, usageErrorf("%v", err)
 	}
+	// One ssh connection per host, shared by every call (remote/control.go);
+	// without a directory for the sockets, each call connects on its own.
+	if dir, err := remote.ControlDir(e.store.Dir); err == nil {
+		o.Runner.ControlDir = dir
+	} else {
+		warn(s, fmt.Sprintf("ssh connections are not shared (one per call): %v", err))
+	}
 	return o, true, nil
+}
+
+// custom makes cmd run as run says when hosts are named (--host, --hosts):
+// for commands whose work across hosts is more than merging answers (notify
+// keeps its marks here). Without hosts it runs as before.
+func (a *acrossHosts) custom(cmd *cli.Command, sp fleet.Spec, run func(c *cli.Context, o fleet.Options) error) *cli.Command {
+	a.declared[cmd] = true
+	local, s := cmd.Action, a.s
+	cmd.Action = func(c *cli.Context) error {
+		l := hostLine(c, s, cmd.Name)
+		if len(l.Host) == 0 && l.Hosts == "" {
+			return local(c)
+		}
+		o, ok, err := remoteOptionsFrom(c, s, sp, l)
+		if err != nil {
+			return fromFleet(err)
+		}
+		if !ok {
+			return local(c)
+		}
+		return fromFleet(run(c, o))
+	}
+	return cmd
+}
+
+// hostLine is the command line as remote/fleet reads it.
+func hostLine(c *cli.Context, s *host, name string) fleet.Line {
+	return fleet.Line{Name: name, Host: flagStrings(c, "host"), Hosts: flagString(c, "hosts"), Args: c.Args().Slice(),
+		Argv: s.argv, JSON: c.Bool("json"), Strict: c.Bool("strict"), Follow: c.Bool("follow"), Parallel: flagInt(c, "parallel")}
+}
+
+// watchClear is what a --watch across hosts draws before each round: on a
+// terminal, a clear screen and the time.
+func watchClear(s *host, name string, asJSON bool) func(*fleet.Streams) {
+	return func(st *fleet.Streams) {
+		if s.IsTTY() && !asJSON {
+			fmt.Fprint(st.Out, "\x1b[H\x1b[2J")
+			fmt.Fprintf(st.Out, "agentctl %s — %s (Ctrl-C to stop)\n\n", name, s.now().Format("15:04:05"))
+		}
+	}
+}
+
+func flagInt(c *cli.Context, name string) int {
+	cc, _ := lookup(c, name)
+	return cc.Int(name)
 }
 
 // fleetStreams are the host's streams as remote/fleet prints to them: a

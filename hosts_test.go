@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/remote"
 	"github.com/agentctl/agentctl/remote/fleet"
 )
@@ -131,5 +132,59 @@ printf 'agentctl: warning: \033[31mred\n' >&2
 		}
 		assertNoRawControls(t, name, out)
 		assertNoRawControls(t, name+" stderr", errOut)
+	}
+}
+
+// usage across hosts: each host keeps --by without host; grouped by host each
+// host's rows (its total for --by host alone) carry it, else equal keys sum.
+func TestUsageAcrossMerge(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"usage", "--by", "host", "--since", "30d"}, []string{"usage", "--since", "30d"}},
+		{[]string{"usage", "--by=host,day"}, []string{"usage", "--by", "day"}},
+		{[]string{"usage", "--by", "model", "--by", "host"}, []string{"usage", "--by", "model"}},
+		{[]string{"usage", "--adapter", "codex"}, []string{"usage", "--adapter", "codex"}},
+	} {
+		if d := cmp.Diff(c.want, usageRemoteFlags(c.in)); d != "" {
+			t.Errorf("usageRemoteFlags(%q) (-want +got):\n%s", c.in, d)
+		}
+	}
+	row := func(key map[string]string, sessions int, in int64, usd float64, src string) usageRow {
+		return usageRow{Key: key, Sessions: sessions, Tokens: discover.Tokens{Input: in}, TokensTotal: in, CostUSD: usd, CostSource: src}
+	}
+	a := hostUsage{"gpu", usageOut{Rows: []usageRow{
+		row(map[string]string{"adapter": "codex"}, 2, 100, 1.5, "agent"),
+		row(map[string]string{"adapter": "pi"}, 1, 10, 0.25, "estimate")},
+		Total: row(map[string]string{}, 3, 110, 1.75, "mixed")}}
+	b := hostUsage{"build", usageOut{Rows: []usageRow{
+		row(map[string]string{"adapter": "codex"}, 1, 5, 0.5, "estimate")},
+		Total: row(map[string]string{}, 1, 5, 0.5, "estimate")}}
+	down := []fleet.Missing{{Host: "tpu", Cause: "connection refused"}}
+
+	got := mergeUsage([]string{"host"}, []hostUsage{a, b}, down)
+	want := []usageHostRow{
+		{Host: "build", usageRow: row(map[string]string{"host": "build"}, 1, 5, 0.5, "estimate")},
+		{Host: "gpu", usageRow: row(map[string]string{"host": "gpu"}, 3, 110, 1.75, "mixed")},
+	}
+	if d := cmp.Diff(want, got.Rows, cmp.AllowUnexported(usageHostRow{})); d != "" {
+		t.Errorf("--by host rows (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(row(map[string]string{}, 4, 115, 2.25, "mixed"), got.Total); d != "" {
+		t.Errorf("--by host total (-want +got):\n%s", d)
+	}
+	got = mergeUsage([]string{"adapter"}, []hostUsage{a, b}, nil)
+	want = []usageHostRow{
+		{usageRow: row(map[string]string{"adapter": "codex"}, 3, 105, 2.0, "mixed")},
+		{usageRow: row(map[string]string{"adapter": "pi"}, 1, 10, 0.25, "estimate")},
+	}
+	if d := cmp.Diff(want, got.Rows, cmp.AllowUnexported(usageHostRow{})); d != "" {
+		t.Errorf("--by adapter across hosts (-want +got):\n%s", d)
+	}
+
+	var out bytes.Buffer
+	printUsageHosts(&out, mergeUsage([]string{"host", "adapter"}, []hostUsage{a, b}, down))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 7 || !strings.HasPrefix(lines[0], "HOST ") || !strings.HasPrefix(lines[1], "build  codex") ||
+		!strings.HasPrefix(lines[4], "TOTAL ") || lines[6] != "totals exclude: tpu (connection refused)" {
+		t.Errorf("usage table across hosts:\n%s", out.String())
 	}
 }

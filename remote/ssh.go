@@ -33,6 +33,10 @@ type Runner struct {
 	SSH     []string // the ssh program and its own arguments
 	Self    string   // this executable, for the host "local"
 	Version string   // this agentctl's version, for the mismatch warning
+	// ControlDir, when set, is where the control sockets live (ControlDir):
+	// each host's calls share one ssh connection.
+	ControlDir string
+	ctl        controls
 }
 
 // NewRunner builds a Runner. agentctlSSH is $AGENTCTL_SSH ("" = ssh).
@@ -93,6 +97,11 @@ func (r *Runner) Mismatch(h string, res Result) string {
 // destination and one remote command line, which first prints the remote
 // agentctl's version line and then runs the command.
 func (r *Runner) Argv(h Host, args []string, connect time.Duration) []string {
+	return r.argv(h, args, connect, nil)
+}
+
+// argv is Argv with more ssh options (the control master's).
+func (r *Runner) argv(h Host, args []string, connect time.Duration, opts []string) []string {
 	if h.Name == Local {
 		return append([]string{r.Self}, args...)
 	}
@@ -105,7 +114,7 @@ func (r *Runner) Argv(h Host, args []string, connect time.Duration) []string {
 		secs = 1
 	}
 	remote := CommandLine([]string{prog, "version", "--json"}) + " && " + CommandLine(append([]string{prog}, args...))
-	argv := append([]string{}, r.SSH...)
+	argv := append(append([]string{}, r.SSH...), opts...)
 	// BatchMode: never ask for a password or a host key on a terminal
 	// agentctl does not own; -T: no pty, the output is data; "--" so that no
 	// destination is read as an option.
@@ -122,7 +131,11 @@ func (r *Runner) Run(ctx context.Context, h Host, c Call) Result {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	argv := r.Argv(h, c.Args, c.ConnectTimeout)
+	var opts []string
+	if h.Name != Local {
+		opts = r.controlOptions(ctx, h.Name)
+	}
+	argv := r.argv(h, c.Args, c.ConnectTimeout, opts)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = c.Stdin

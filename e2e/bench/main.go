@@ -74,6 +74,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "-host-home-child" {
+		if err := hostHomeChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 2 && os.Args[1] == "-read-once-child" {
 		if err := readOnceChild(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -103,6 +110,8 @@ func main() {
 	flag.IntVar(&coldRuns, "cold-runs", coldRuns, "times each cold listing (with an empty state dir) and its read-once floor run, alternating; their medians are shown")
 	flag.IntVar(&growthRuns, "growth-runs", growthRuns, "-scale: rounds of each one-session command on the smallest and the largest home in turn, for the growth lines (trimmed mean)")
 	flag.BoolVar(&dropCaches, "drop-caches", false, "drop the page cache (root) before each cold listing and its read-once floor: both then read from the disk")
+	hostsList := flag.String("hosts", "", "comma-separated host counts (e.g. 1,8,32): time list and usage --hosts all over that many loopback sshd hosts (hosts.go)")
+	hostSessions := flag.Int("host-sessions", 200, "-hosts: Claude Code sessions in each host's home")
 	generateOnly := flag.Bool("generate-only", false, "generate the home and exit (run in a child, so this process stays small)")
 	flag.Parse()
 	if *layout != "native" && *layout != "legacy" {
@@ -118,7 +127,9 @@ func main() {
 		return
 	}
 	var err error
-	if *scale != "" {
+	if *hostsList != "" {
+		err = runHosts(*hostsList, *hostSessions, *runs, *bin)
+	} else if *scale != "" {
 		err = runScale(*home, *scale, sp.legacy, *runs, *bin)
 	} else {
 		err = run(*home, sp, *runs, *bin)

@@ -9,7 +9,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +38,65 @@ type SSHD struct {
 	Env  Env // what its commands run with
 	Log  string
 	cmd  *exec.Cmd
+	conf string
+	logf *os.File
+}
+
+// launch starts sshd and waits until it listens.
+func (s *SSHD) launch(t testing.TB) {
+	t.Helper()
+	logf, err := os.OpenFile(s.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.logf = logf
+	// -D: stay in the foreground (the test owns it); -e: log to stderr.
+	s.cmd = exec.Command(sshdPath, "-D", "-e", "-f", s.conf)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start sshd: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.Port), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(s.Log)
+			t.Fatalf("sshd for %s did not listen on port %d: %v\n%s", s.Name, s.Port, err, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop kills sshd and the connections it serves (a machine going down):
+// each connection's sshd leaves the listener's process group (setsid), so
+// they are found by parent.
+func (s *SSHD) stop() {
+	if s.cmd == nil {
+		return
+	}
+	for _, pid := range descendants(s.cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.logf.Close()
+	s.cmd = nil
+}
+
+// Down takes the machine off the net: sshd stops, its port refuses.
+func (s *SSHD) Down(t testing.TB) {
+	t.Helper()
+	s.stop()
+}
+
+// Up brings it back on the same port, with the same keys and home.
+func (s *SSHD) Up(t testing.TB) {
+	t.Helper()
+	s.launch(t)
 }
 
 // NewSSHNet makes the client key and an empty ssh_config; it skips (or fails
@@ -159,48 +220,42 @@ KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 ForceCommand %s
-LogLevel ERROR
+LogLevel VERBOSE
 MaxStartups 100
 SetEnv SHLVL=1
 `, port, hostKey, auth, filepath.Join(dir, "sshd.pid"), wrapper)
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &SSHD{Name: name, Port: port, Env: env, Log: filepath.Join(dir, "sshd.log")}
-	logf, err := os.Create(s.Log)
+	s := &SSHD{Name: name, Port: port, Env: env, Log: filepath.Join(dir, "sshd.log"), conf: cfg}
+	s.launch(t)
+	t.Cleanup(s.stop)
+	n.addBlock(t, name, port)
+	return s
+}
+
+// Accepted is how many ssh connections this server has authenticated so far
+// (sshd logs each at LogLevel VERBOSE: "Accepted publickey for …"; a bare TCP
+// probe is not one).
+func (s *SSHD) Accepted(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile(s.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// SetEnv SHLVL=1: sshd runs the ForceCommand through the user's login
-	// shell, and a bash started by sshd at level 1 sources ~/.bashrc — the
-	// developer's, which can take seconds (pyenv, nvm). One level deeper it
-	// does not: the test measures agentctl and ssh, not someone's rc files.
-	// -D: stay in the foreground (the test owns it); -e: log to stderr.
-	s.cmd = exec.Command(sshdPath, "-D", "-e", "-f", cfg)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start sshd: %v", err)
-	}
-	t.Cleanup(func() {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-		logf.Close()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			break
+	return strings.Count(string(b), "Accepted publickey for ")
+}
+
+// AddBlock adds lines to the ssh_config block of host name (as a user's own
+// ~/.ssh/config might: a ControlPath of theirs).
+func (n *SSHNet) AddBlock(t testing.TB, name, lines string) {
+	t.Helper()
+	for i, b := range n.blocks {
+		if strings.HasPrefix(b, "Host "+name+"\n") {
+			n.blocks[i] = b + lines
 		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(s.Log)
-			t.Fatalf("sshd for %s did not listen on port %d: %v\n%s", name, port, err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	n.addBlock(t, name, port)
-	return s
+	n.writeConfig(t)
 }
 
 // AddClosed names a host whose port nothing listens on.
@@ -238,6 +293,44 @@ func (n *SSHNet) AddHanging(t testing.TB, name string) {
 		}
 	})
 	n.addBlock(t, name, l.Addr().(*net.TCPAddr).Port)
+}
+
+// descendants are the processes below pid, read from /proc.
+func descendants(pid int) []int {
+	kids := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(f[1]); err == nil {
+			kids[pp] = append(kids[pp], p)
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, k := range kids[p] {
+			out = append(out, k)
+			walk(k)
+		}
+	}
+	walk(pid)
+	return out
 }
 
 type discard struct{}

@@ -13,7 +13,7 @@ func (sp Spec) idArgs(args []string) []string {
 	switch {
 	case sp.IDs == AllIDs:
 		return args
-	case sp.IDs == FirstID && len(args) > 0:
+	case (sp.IDs == FirstID || sp.IDs == FirstName) && len(args) > 0:
 		return args[:1]
 	}
 	return nil
@@ -59,7 +59,7 @@ func stripHostFlags(argv []string, npos int) []string {
 			continue
 		}
 		switch name {
-		case "host", "hosts":
+		case "host", "hosts", "parallel":
 			if !hasValue {
 				i++
 			}

@@ -77,6 +77,9 @@ const (
 	NoIDs   IDs = iota
 	FirstID     // the first argument (a resume's message is not one, whatever it holds)
 	AllIDs      // every argument (wait)
+	// FirstName: the first argument may be host:NAME (compare's group);
+	// without a host, the one host --host names runs it, no lookup.
+	FirstName
 )
 
 // Stdin says which text of the command line goes over ssh's stdin instead of
@@ -116,7 +119,28 @@ type Spec struct {
 	// Refuse, when set, is the usage error of this command line across hosts
 	// (list --watch).
 	Refuse string
+	// Missed, when set, is told which hosts gave no answer, and why, before
+	// Print (usage names them under its totals).
+	Missed func([]Missing)
+	// Rewrite, when set, changes the flags each host gets (usage drops the
+	// key host from --by: it is this side's).
+	Rewrite func(flags []string) []string
+	// Watch: redraw the merged answer every WatchEvery until the context
+	// ends (list --watch), with Clear before each when set.
+	Watch      bool
+	WatchEvery time.Duration
+	Clear      func(st *Streams)
 }
+
+// Missing is a host that gave no usable answer, and why in a few words
+// ("connection refused").
+type Missing struct {
+	Host  string
+	Cause string
+}
+
+// DefaultParallel bounds the calls in flight at once (--parallel).
+const DefaultParallel = 16
 
 // Line is the command line as the caller read it.
 type Line struct {
@@ -128,6 +152,8 @@ type Line struct {
 	JSON   bool
 	Strict bool // a host or adapter warning exits 1
 	Follow bool
+	// Parallel bounds the calls in flight at once (0: DefaultParallel).
+	Parallel int
 }
 
 // Wanted reports whether the line asks for hosts at all: --host, --hosts or
@@ -150,6 +176,8 @@ type Options struct {
 	// that returns at once gets twice it.
 	Timeout time.Duration
 	Runner  *remote.Runner
+	// parallel bounds the calls in flight at once.
+	parallel int
 }
 
 // Select chooses the hosts of l: --hosts all (the config hosts), then each
@@ -157,7 +185,13 @@ type Options struct {
 // file in the error for an empty one. ok is false when the command runs
 // locally after all: only host:id arguments, none naming a known host.
 func Select(sp Spec, l Line, config []remote.Host, configPath string) (o Options, ok bool, err error) {
-	o = Options{Spec: sp, name: l.Name, json: l.JSON, strict: l.Strict, follow: l.Follow}
+	o = Options{Spec: sp, name: l.Name, json: l.JSON, strict: l.Strict, follow: l.Follow, parallel: l.Parallel}
+	if l.Parallel < 0 {
+		return o, false, usageErrorf("--parallel %d: want at least 1 (default %d)", l.Parallel, DefaultParallel)
+	}
+	if o.parallel == 0 {
+		o.parallel = DefaultParallel
+	}
 	byName := func(n string) remote.Host {
 		for _, h := range config {
 			if h.Name == n {
@@ -208,6 +242,16 @@ func Select(sp Spec, l Line, config []remote.Host, configPath string) (o Options
 	if len(sp.Drop) > 0 {
 		o.flags = slices.DeleteFunc(o.flags, func(a string) bool { return slices.Contains(sp.Drop, a) })
 	}
+	if sp.Watch {
+		// Each round is one call that returns at once.
+		o.flags = slices.DeleteFunc(o.flags, func(a string) bool {
+			n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			return strings.HasPrefix(a, "-") && n == "watch"
+		})
+	}
+	if sp.Rewrite != nil {
+		o.flags = sp.Rewrite(o.flags)
+	}
 	return o, true, nil
 }
 
@@ -250,8 +294,21 @@ func Run(ctx context.Context, st *Streams, o Options) error {
 		return runFollow(ctx, st, o)
 	case o.Verdict && !o.json:
 		return runSections(ctx, st, o)
+	case o.Watch:
+		return runWatch(ctx, st, o)
 	}
-	outs, failed := o.gather(ctx, st, o.AskJSON)
+	return o.once(ctx, st)
+}
+
+// once gathers and prints a Merged command's answers.
+func (o Options) once(ctx context.Context, st *Streams) error {
+	outs, missing, failed := o.gather(ctx, st, o.AskJSON)
+	if o.Watch && ctx.Err() != nil {
+		return nil // a round cut short by Ctrl-C is not printed
+	}
+	if o.Missed != nil {
+		o.Missed(missing)
+	}
 	printFailed, err := o.Print(st, outs)
 	if err != nil {
 		return err

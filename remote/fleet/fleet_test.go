@@ -2,11 +2,16 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -16,11 +21,12 @@ import (
 // commands are the specs of agentctl's commands that the tests below take
 // (main.go declares them where it registers the commands).
 var commands = map[string]Spec{
-	"wait":   {Mode: PerHost, IDs: AllIDs},
-	"status": {Mode: OneHost, IDs: FirstID},
-	"resume": {Mode: OneHost, IDs: FirstID, Stdin: SecondArg},
-	"launch": {Mode: OneHost, Stdin: PromptFlag},
-	"list":   {Mode: Merged, AskJSON: true},
+	"wait":    {Mode: PerHost, IDs: AllIDs},
+	"status":  {Mode: OneHost, IDs: FirstID},
+	"resume":  {Mode: OneHost, IDs: FirstID, Stdin: SecondArg},
+	"launch":  {Mode: OneHost, Stdin: PromptFlag},
+	"compare": {Mode: OneHost, IDs: FirstName},
+	"list":    {Mode: Merged, AskJSON: true},
 }
 
 // streams print warnings and relayed lines to errOut as agentctl does.
@@ -75,6 +81,7 @@ func TestIDArgs(t *testing.T) {
 		{"resume", []string{"abc", "gpu: do this"}, []string{"abc"}},
 		{"launch", []string{"claude-code"}, nil},
 		{"list", nil, nil},
+		{"compare", []string{"gpu:g-1a2b"}, []string{"gpu:g-1a2b"}},
 	} {
 		if d := cmp.Diff(c.want, commands[c.name].idArgs(c.args)); d != "" {
 			t.Errorf("idArgs(%s, %q) (-want +got):\n%s", c.name, c.args, d)
@@ -218,5 +225,79 @@ func TestTextWriter(t *testing.T) {
 	w.Close()
 	if got, want := out.String(), "[ab][\u202ec\n][\xe2]"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// --parallel bounds the ssh calls in flight: six hosts, --parallel 2, a fake
+// ssh that records how many of its kind run at once.
+func TestParallelBound(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ssh")
+	os.WriteFile(script, []byte(`#!/bin/sh
+d=`+dir+`/running
+mkdir -p "$d"
+touch "$d/$$"
+ls "$d" | wc -l >> `+dir+`/seen
+sleep 0.3
+rm "$d/$$"
+echo '{"version":"test","protocol":1}'
+echo '[]'
+`), 0o700)
+	// want: exactly 2 with --parallel 2; by default (16) more than 2 (all six
+	// unless the machine is too busy to start them within 0.3 s).
+	for _, c := range []struct{ parallel, want int }{{2, 2}, {0, 3}} {
+		os.Remove(filepath.Join(dir, "seen"))
+		var hosts []string
+		for i := range 6 {
+			hosts = append(hosts, fmt.Sprintf("h%d", i))
+		}
+		o, ok, err := Select(commands["list"], Line{Name: "list", Host: hosts, Argv: []string{"agentctl", "list"}, Parallel: c.parallel}, nil, "config.json")
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		o.Spec.Print = PrintArray
+		o.Runner = &remote.Runner{SSH: []string{"/bin/sh", script}}
+		o.Timeout = 5 * time.Second
+		var out, errOut bytes.Buffer
+		if err := Run(context.Background(), streams(&out, &errOut), o); err != nil {
+			t.Fatalf("%v\n%s", err, errOut.String())
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "seen"))
+		most := 0
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			most = max(most, n)
+		}
+		if len(strings.Fields(string(b))) != 6 || (c.parallel > 0 && most != c.want) || most < c.want {
+			t.Errorf("--parallel %d: at most %d calls at once (%q); want %d", c.parallel, most, b, c.want)
+		}
+	}
+}
+
+// The footer of usage names a host's cause in a few words.
+func TestShortCause(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"connection refused: no sshd listening there (ssh: connect to host 127.0.0.1 port 1: Connection refused)", "connection refused"},
+		{"connection timed out (ssh: connect to host x port 22: Connection timed out)", "connection timed out"},
+		{"no answer within 4s (the host is slow or hangs; raise --timeout)", "no answer within 4s"},
+		{"interrupted", "interrupted"},
+	} {
+		if got := Short(c.in); got != c.want {
+			t.Errorf("Short(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// --watch across hosts: each round is one call that returns at once, so the
+// hosts never get --watch.
+func TestWatchNotSent(t *testing.T) {
+	sp := commands["list"]
+	sp.Watch = true
+	o, ok, err := Select(sp, Line{Name: "list", Host: []string{"gpu"}, Argv: []string{"agentctl", "list", "--watch", "-a", "--watch=true"}}, nil, "config.json")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if d := cmp.Diff([]string{"list", "-a", "--json"}, o.argsFor(remote.Host{Name: "gpu"}, true, nil)); d != "" {
+		t.Errorf("list --watch across hosts sends (-want +got):\n%s", d)
 	}
 }

@@ -30,6 +30,16 @@ func runOne(ctx context.Context, st *Streams, o Options) error {
 		default:
 			return usageErrorf("%s runs on one host: give exactly one --host (got %d)", o.name, len(o.hosts))
 		}
+	} else if o.IDs == FirstName {
+		h, name, ok := o.splitHostID(firstOr(pos))
+		switch {
+		case ok:
+			target, pos[0] = h, name
+		case len(o.hosts) == 1:
+			target = o.hosts[0]
+		default:
+			return usageErrorf("%s runs on one host: say which with HOST:%s or one --host", o.name, firstOr(pos))
+		}
 	} else {
 		if len(pos) == 0 {
 			return usageErrorf("%s: want a session ID (host:ID or an id to look for on every host named)", o.name)
@@ -47,6 +57,13 @@ func runOne(ctx context.Context, st *Streams, o Options) error {
 	args := o.argsFor(target, o.json, pos)
 	stdin, args := onStdin(o.Stdin, args, len(pos), st.In)
 	return o.runStreaming(ctx, st, target, args, stdin, nil)
+}
+
+func firstOr(pos []string) string {
+	if len(pos) == 0 {
+		return ""
+	}
+	return pos[0]
 }
 
 // runStreaming runs args on h with no bound but the connection's, the output
@@ -110,11 +127,14 @@ func (o Options) resolveAcross(ctx context.Context, st *Streams, id string) (rem
 		ambiguous string
 	}
 	ans := make([]answer, len(o.hosts))
+	sem := make(chan struct{}, max(o.parallel, 1))
 	var wg sync.WaitGroup
 	for i, h := range o.hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			var out, errOut bytes.Buffer
 			r := o.Runner.Run(ctx, h, remote.Call{Args: o.resolveArgs(h, id), Stdout: &out, Stderr: &errOut,
 				ConnectTimeout: o.Timeout, Timeout: o.hostTimeout()})
