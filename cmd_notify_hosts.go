@@ -170,9 +170,12 @@ func pollHosts(ctx context.Context, n *notifier, fo fleet.Options, ws []*watcher
 		hosts = append(hosts, h)
 	}
 	type claimed struct {
-		w *watcher
-		f meta.NotifyFiring
-		s discover.Session
+		w      *watcher
+		name   string // the watcher's marks for this host
+		f      meta.NotifyFiring
+		s      discover.Session
+		before meta.NotifyMark // the mark this claim replaced, to give it back undelivered
+		had    bool
 	}
 	var fire []claimed
 	err = e.store.UpdateNotify(func(m *meta.NotifyMarks) (bool, error) {
@@ -180,10 +183,16 @@ func pollHosts(ctx context.Context, n *notifier, fo fleet.Options, ws []*watcher
 		changed := false
 		for _, w := range ws {
 			for _, h := range hosts {
-				fs, ch := meta.ClaimNotifications(m, notifyHostWatcher(w, h.host), w.on, at, h.seen, h.sure)
+				name := notifyHostWatcher(w, h.host)
+				before := map[string]meta.NotifyMark{}
+				for k, mk := range m.Watchers[name] {
+					before[k] = mk
+				}
+				fs, ch := meta.ClaimNotifications(m, name, w.on, at, h.seen, h.sure)
 				changed = changed || ch
 				for _, f := range fs {
-					fire = append(fire, claimed{w, f, h.byKey[f.Key]})
+					b, had := before[f.Key]
+					fire = append(fire, claimed{w, name, f, h.byKey[f.Key], b, had})
 				}
 			}
 		}
@@ -196,23 +205,54 @@ func pollHosts(ctx context.Context, n *notifier, fo fleet.Options, ws []*watcher
 	locked = false
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var undelivered []claimed
 	for _, c := range fire {
 		ev := n.event(c.w, c.f, c.s, at)
-		fmt.Fprintf(e.s.Out, "%s %s:%s %s (was %s) %s\n", at.UTC().Format(time.RFC3339), termSafe(ev.Host), termSafe(ev.SessionID),
-			ev.Status, orDash(ev.PrevStatus), termSafe(ev.Cwd))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs := n.fire(ctx, c.w, ev); len(errs) > 0 {
-				mu.Lock()
+			errs, delivered := n.fire(ctx, c.w, ev)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(errs) > 0 {
 				failed = true
-				mu.Unlock()
 				for _, err := range errs {
 					warn(e.s, err.Error())
 				}
 			}
+			if !delivered {
+				undelivered = append(undelivered, c)
+				return
+			}
+			fmt.Fprintf(e.s.Out, "%s %s:%s %s (was %s) %s\n", at.UTC().Format(time.RFC3339), termSafe(ev.Host), termSafe(ev.SessionID),
+				ev.Status, orDash(ev.PrevStatus), termSafe(ev.Cwd))
 		}()
 	}
 	wg.Wait()
-	return failed, nil
+	if len(undelivered) == 0 {
+		return failed, nil
+	}
+	// As for local sessions: nothing reached the user for these, so their marks
+	// go back and the next run tries again.
+	err = e.store.UpdateNotify(func(m *meta.NotifyMarks) (bool, error) {
+		changed := false
+		for _, c := range undelivered {
+			marks := m.Watchers[c.name]
+			if mk, ok := marks[c.f.Key]; !ok || !mk.SeenAt.Equal(at) {
+				continue
+			}
+			if c.had {
+				marks[c.f.Key] = c.before
+			} else {
+				delete(marks, c.f.Key)
+			}
+			changed = true
+		}
+		return changed, nil
+	})
+	if err != nil {
+		return true, notifyStateError(e, err)
+	}
+	warn(e.s, fmt.Sprintf("%d transition(s) were not delivered by any target; they stay pending for the next run", len(undelivered)))
+	return true, nil
 }

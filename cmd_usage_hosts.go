@@ -243,7 +243,7 @@ func printUsageHosts(w io.Writer, out usageHostsOut) {
 	for _, r := range out.Rows {
 		u.Rows = append(u.Rows, r.usageRow)
 	}
-	printUsage(w, "", u)
+	printUsage(w, "", 0, u) // the full layout: host rows are not fitted to the terminal
 	if len(out.Excluded) > 0 {
 		var ex []string
 		for _, m := range out.Excluded {
