@@ -205,6 +205,22 @@ func NameLeftOut(names []string, what string) string {
 		len(names), what, strings.Join(names[:min(5, len(names))], ", "))
 }
 
+// NameTooLong is the warning for files with lines over jsonl.MaxLine, which
+// every reader skips as unreadable: it names them, up to three (sorted), so the
+// user can find what hides part of a session. "" when paths is empty.
+func NameTooLong(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	sort.Strings(paths)
+	more := ""
+	if len(paths) > 3 {
+		more = fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	return fmt.Sprintf("%d file(s) with a line over %d MiB, skipped as unreadable: %s%s; what those lines hold is missing, the rest of each session is listed",
+		len(paths), jsonl.MaxLine>>20, strings.Join(paths[:min(3, len(paths))], ", "), more)
+}
+
 // NameIncomplete is the warning for sessions listed without their token totals
 // because parsing ran out of time (the budget): it names them, up to five, so
 // the user knows which figures are missing. nil when ids is empty.

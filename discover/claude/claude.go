@@ -191,14 +191,24 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	if _, serrs := sc.load(ctx, sc.subagentFiles(ctx, files), false); len(serrs) > 0 {
 		errs = append(errs, serrs...)
 	}
+	var tooLong []string
 	for _, f := range files {
+		if f.Agg.TooLong > 0 {
+			tooLong = append(tooLong, f.Path)
+		}
 		subs := f.Subs[:0]
 		for _, sub := range f.Subs {
 			if sub.Agg != nil {
 				subs = append(subs, sub)
+				if sub.Agg.TooLong > 0 {
+					tooLong = append(tooLong, sub.Path)
+				}
 			}
 		}
 		f.Subs = subs
+	}
+	if w := discover.NameTooLong(tooLong); w != "" {
+		env.Warnf("%s", w)
 	}
 	if sc.cut {
 		_ = ix.Save() // keep what was parsed; the next run continues from it
