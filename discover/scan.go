@@ -145,7 +145,8 @@ func ReadLinesUntilWith(buf *jsonl.Buffer, r io.Reader, base int64, b Budget, fn
 		read = buf.Read
 	}
 	if !b.StopAt.IsZero() {
-		r = &budgetReader{r: r, b: b}
+		// The first MiB is read whatever the clock says: each run gets further.
+		r = &budgetReader{r: r, b: b, left: budgetCheck}
 	}
 	next, stats, err = read(r, base, fn)
 	if errors.Is(err, errBudget) {
@@ -155,7 +156,7 @@ func ReadLinesUntilWith(buf *jsonl.Buffer, r io.Reader, base int64, b Budget, fn
 }
 
 // budgetReader fails with errBudget once b is over, looking at the clock every
-// budgetCheck bytes (and before the first read).
+// budgetCheck bytes.
 type budgetReader struct {
 	r    io.Reader
 	b    Budget

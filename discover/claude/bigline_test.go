@@ -2,12 +2,15 @@ package claude
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentctl/agentctl/discover"
 )
@@ -97,4 +100,49 @@ func sessionsByID(t *testing.T, a *Adapter, env *testEnv) map[string]discover.Se
 		out[s.ID] = s
 	}
 	return out
+}
+
+// Issue 34 item 5: 100,000 sessions in one project made a listing that ran out
+// of time answer nothing, run after run. A listing's sessions are handed over
+// as they are made (discover.Publish), those that may be alive and then the
+// newest first, and a large one makes its thousand most wanted before the
+// rest: a listing whose time is up takes those, with the number left out.
+func TestListingShortOfTimeHandsOverTheNewest(t *testing.T) {
+	home := t.TempDir()
+	const n = 2*quickFirst + 100
+	base := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	var newest []string // ids, newest first
+	for i := range n {
+		id := fmt.Sprintf("c0000000-0000-4000-8000-%012d", i)
+		ts := base.Add(-time.Duration(i) * time.Minute).Format("2006-01-02T15:04:05.000Z")
+		writeTranscript(t, home, "-w", id, userPrompt(id, "/w", ts, "p"))
+		newest = append(newest, id)
+	}
+	env := newEnv(t, home, nil)
+	for _, at := range []int{1, 100, quickFirst + 5} {
+		var got []string
+		left := -1
+		ctx := discover.WatchProgress(t.Context(), func(ss []discover.Session, l int) bool {
+			if len(ss) < at {
+				return false
+			}
+			for _, s := range ss {
+				got = append(got, s.ID)
+			}
+			left = l
+			return true
+		})
+		if _, err := testAdapter().Discover(ctx, env.Env); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) < at || len(got) > at+publishEvery {
+			t.Fatalf("taken at %d: %d sessions handed over", at, len(got))
+		}
+		if diff := cmp.Diff(newest[:len(got)], got); diff != "" {
+			t.Errorf("taken at %d: not the newest (-want +got):\n%s", at, diff)
+		}
+		if left != n-len(got) {
+			t.Errorf("taken at %d: %d left out, want %d", at, left, n-len(got))
+		}
+	}
 }
