@@ -332,6 +332,7 @@ func (fn *finisher) make(ctx context.Context, files, all []*fileState, final boo
 	for _, f := range all {
 		have[f.ID] = true
 	}
+	transcripts := len(have) // the listing's, one per session id
 	// Fork families are per bucket, before dedupe (a hand-made copy elsewhere
 	// does not change what a fork copied from its parent).
 	if sel.query != nil {
@@ -409,7 +410,7 @@ func (fn *finisher) make(ctx context.Context, files, all []*fileState, final boo
 	}
 	// Left out: the transcripts not made yet, and those the budget or the
 	// deadline left unread.
-	left := len(have) + len(cands) - len(files) + fn.late // sessions of the listing, and unread
+	left := transcripts + len(cands) - len(files) + fn.late // sessions of the listing, and unread
 	publish := func() bool { return discover.Publish(ctx, out, left-len(out)) }
 	if !publish() {
 		return nil, true
