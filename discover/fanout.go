@@ -459,7 +459,7 @@ func WatchProgress(ctx context.Context, stop func(ss []Session, left int) bool) 
 // (the most wanted first: those that may be alive, then the newest), which the
 // adapter no longer changes (it may append to ss's array past len(ss)); left is
 // how many it has not done (or left out), for the warning. Each call replaces
-// the last. It returns false once the listing has taken what was published:
+// the last, unless it hands over fewer sessions. It returns false once the listing has taken what was published:
 // the adapter's answer is no longer wanted. A context that takes no progress
 // (a lookup) takes nothing: true.
 func Publish(ctx context.Context, ss []Session, left int) bool {
@@ -471,6 +471,11 @@ func Publish(ctx context.Context, ss []Session, left int) bool {
 	defer p.mu.Unlock()
 	if p.taken {
 		return false
+	}
+	if p.ok && len(ss) < len(p.ss) {
+		// A pass that starts over (the most wanted first, then all) hands
+		// over less at first: the last, larger hand-over stands.
+		return true
 	}
 	p.ss, p.left, p.ok = ss, left, true
 	if p.stop != nil && p.stop(ss, left) {

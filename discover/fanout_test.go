@@ -274,6 +274,8 @@ func (p *partAdapter) Discover(ctx context.Context, env *Env) ([]Session, error)
 	out := make([]Session, 0, len(p.ss))
 	out = append(out, p.ss[:p.done]...)
 	Publish(ctx, out, len(p.ss)-p.done)
+	// A second pass starting over hands over less: the first stands.
+	Publish(ctx, out[:1:1], len(p.ss)-1)
 	if p.hang {
 		<-make(chan struct{})
 	}

@@ -114,8 +114,11 @@ func TestListingShortOfTimeHandsOverTheNewest(t *testing.T) {
 	var newest []string // ids, newest first
 	for i := range n {
 		id := fmt.Sprintf("c0000000-0000-4000-8000-%012d", i)
-		ts := base.Add(-time.Duration(i) * time.Minute).Format("2006-01-02T15:04:05.000Z")
-		writeTranscript(t, home, "-w", id, userPrompt(id, "/w", ts, "p"))
+		at := base.Add(-time.Duration(i) * time.Minute)
+		p := writeTranscript(t, home, "-w", id, userPrompt(id, "/w", at.Format("2006-01-02T15:04:05.000Z"), "p"))
+		if err := os.Chtimes(p, at, at); err != nil { // last written when last active
+			t.Fatal(err)
+		}
 		newest = append(newest, id)
 	}
 	env := newEnv(t, home, nil)

@@ -186,7 +186,29 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		}
 	}
 	sc.mustRead = mustRead(env, regs, claudes, now())
-	files, errs := sc.load(ctx, load, true)
+	fin := &finisher{a: a, env: env, sel: sel, regs: regs, regMoved: regMoved, procs: procs, claudes: claudes,
+		root: root, now: now(), jobs: loadJobIndex(root), mustRead: sc.mustRead}
+	var files []*fileState
+	var errs []error
+	if sel.query == nil && len(load) > 2*quickFirst {
+		// A listing short of time may be taken before the whole history is
+		// read and made (each step costs time in proportion to it): its most
+		// wanted transcripts are read, and their sessions made and handed
+		// over, first.
+		head, rest := wantedFirstFiles(load, sc.mustRead)
+		files, errs = sc.load(ctx, head, true)
+		if _, serrs := sc.load(ctx, sc.subagentFiles(ctx, files), false); len(serrs) > 0 {
+			errs = append(errs, serrs...)
+		}
+		if _, taken := fin.make(ctx, files, load, false); taken {
+			_ = ix.Save()
+			return nil, ctx.Err()
+		}
+		more, merrs := sc.load(ctx, rest, true)
+		files, errs = append(files, more...), append(errs, merrs...)
+	} else {
+		files, errs = sc.load(ctx, load, true)
+	}
 	if w := discover.NameLeftOut(sc.late, "transcripts"); w != "" {
 		env.Warnf("%s", w)
 	}
@@ -221,25 +243,9 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			return nil, ctx.Err()
 		}
 	}
-	fin := &finisher{a: a, env: env, sel: sel, regs: regs, regMoved: regMoved, procs: procs, claudes: claudes,
-		root: root, now: now(), jobs: loadJobIndex(root), mustRead: sc.mustRead, late: len(sc.late)}
+	fin.late = len(sc.late)
 	if sc.cut {
 		fin.late = max(fin.late, len(stated)-len(files))
-	}
-	if sel.query == nil && len(files) > 2*quickFirst {
-		// A listing short of time may be taken before the whole history is
-		// made (each step below costs time in proportion to it): its most
-		// wanted sessions are made, and handed over, first, before the
-		// indexes are saved.
-		order := wantedFirst(files, sc.mustRead)
-		first := make([]*fileState, quickFirst)
-		for k := range first {
-			first[k] = files[order[k]]
-		}
-		if _, taken := fin.make(ctx, first, files, false); taken {
-			_ = ix.Save()
-			return nil, ctx.Err()
-		}
 	}
 	if sel.query != nil && len(scanCwds) > 0 {
 		for _, f := range files {
@@ -467,6 +473,43 @@ func wantedFirst(files []*fileState, must func(*fileState) bool) []int {
 		order[k] = c.i
 	}
 	return order
+}
+
+// wantedFirstFiles splits the transcripts to read into the quickFirst a
+// listing reads and makes first — those must names (that may be alive), then
+// the most recently written — and the rest.
+func wantedFirstFiles(files []*fileState, must func(*fileState) bool) (head, rest []*fileState) {
+	type key struct {
+		wanted bool
+		ns     int64
+		i      int
+	}
+	keys := make([]key, len(files))
+	for i, f := range files {
+		keys[i] = key{must != nil && must(f), f.Stamp.MtimeNs, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		switch {
+		case a.wanted != b.wanted:
+			if a.wanted {
+				return -1
+			}
+			return 1
+		case a.ns != b.ns:
+			return cmp.Compare(b.ns, a.ns)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	n := min(quickFirst, len(files))
+	head, rest = make([]*fileState, 0, n), make([]*fileState, 0, len(files)-n)
+	for k, c := range keys {
+		if k < n {
+			head = append(head, files[c.i])
+		} else {
+			rest = append(rest, files[c.i])
+		}
+	}
+	return head, rest
 }
 
 // lastSeenMs is when a transcript's session was last active, in epoch ms, as
