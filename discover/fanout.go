@@ -3,6 +3,7 @@ package discover
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -243,11 +244,23 @@ func gatherFor(ctx context.Context, env *Env, adapters []Adapter, timeout time.D
 		turns = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	}
 	turnBy := time.Now().Add(timeout / 4)
+	// A full listing takes what an adapter still at work when the time is up
+	// has made so far (Publish): its newest sessions, never nothing.
+	progs := map[string]*progress{}
+	if q == nil && exact == "" {
+		for _, a := range adapters {
+			progs[a.Name()] = &progress{}
+		}
+	}
 	for _, a := range adapters {
 		a := a
+		prog := progs[a.Name()]
 		go func() {
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
+			if prog != nil {
+				actx = context.WithValue(actx, progressKey{}, prog)
+			}
 			aenv := env.WithWarn(func(msg string) {
 				mu.Lock()
 				if !closed {
@@ -315,6 +328,16 @@ collect:
 		case ans := <-answers:
 			delete(pending, ans.name)
 			res.Elapsed[ans.name] = ans.elapsed
+			if ans.err != nil && errors.Is(ans.err, context.DeadlineExceeded) {
+				if ss, left, ok := progs[ans.name].take(); ok {
+					// Out of time, with part of the listing made: that part.
+					mu.Lock()
+					res.Warnings = append(res.Warnings, inPart(ans.name, timeout, len(ss), left))
+					mu.Unlock()
+					got = append(got, partChunk(ss, env.Slots, pack))
+					continue
+				}
+			}
 			if ans.err != nil {
 				msg := fmt.Sprintf("%s: %v", ans.name, ans.err)
 				if ans.err == context.DeadlineExceeded {
@@ -347,8 +370,16 @@ collect:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		res.Warnings = append(res.Warnings, noAnswer(n, timeout))
 		res.Elapsed[n] = timeout
+		ss, left, ok := progs[n].take()
+		if !ok {
+			res.Warnings = append(res.Warnings, noAnswer(n, timeout))
+			continue
+		}
+		// Not up: a launch record of a session left out must not make it
+		// look stopped (applyLaunches).
+		res.Warnings = append(res.Warnings, inPart(n, timeout, len(ss), left))
+		got = append(got, partChunk(ss, env.Slots, pack))
 	}
 	res.Warnings = append([]string(nil), res.Warnings...)
 	closed = true
@@ -379,6 +410,93 @@ collect:
 // noAnswer is the warning for an adapter that did not answer within timeout.
 func noAnswer(adapter string, timeout time.Duration) string {
 	return fmt.Sprintf("%s: no answer within %s; its sessions are missing from this output (raise --timeout or check the agent's data)", adapter, timeout)
+}
+
+// partChunk is the chunk of an adapter's partial listing (what Publish
+// handed over), as an answer's: usage slots dropped unless asked for, packed
+// when the listing is.
+func partChunk(ss []Session, slots, pack bool) chunk {
+	if !slots {
+		for i := range ss {
+			ss[i].Slots = nil
+		}
+	}
+	if pack && len(ss) > 0 {
+		return chunk{p: packSessions(ss)}
+	}
+	shareStrings(ss)
+	return chunk{ss: ss}
+}
+
+// inPart is the warning for an adapter that had not finished within timeout
+// and whose listing is what it had made by then.
+func inPart(adapter string, timeout time.Duration, listed, left int) string {
+	return fmt.Sprintf("%s: not finished within %s; listing the %d sessions it had read (the newest), %d left out; run the command again (each run indexes more) or raise --timeout", adapter, timeout, listed, left)
+}
+
+// progress is what an adapter still at work has made of a full listing so
+// far (Publish), for the fan-out to take when the time is up.
+type progress struct {
+	mu    sync.Mutex
+	ss    []Session
+	left  int
+	ok    bool // something was published
+	taken bool
+	stop  func([]Session, int) bool // WatchProgress's
+}
+
+type progressKey struct{}
+
+// WatchProgress is ctx taking what an adapter publishes as a full listing
+// does (Publish), for an adapter's tests: stop sees each hand-over and, by
+// returning true, takes it, as a listing whose time is up does.
+func WatchProgress(ctx context.Context, stop func(ss []Session, left int) bool) context.Context {
+	return context.WithValue(ctx, progressKey{}, &progress{stop: stop})
+}
+
+// Publish hands the listing whose context is ctx what an adapter has made of it
+// so far, should its time run out before it answers: ss are the sessions done
+// (the most wanted first: those that may be alive, then the newest), which the
+// adapter no longer changes (it may append to ss's array past len(ss)); left is
+// how many it has not done (or left out), for the warning. Each call replaces
+// the last, unless it hands over fewer sessions. It returns false once the listing has taken what was published:
+// the adapter's answer is no longer wanted. A context that takes no progress
+// (a lookup) takes nothing: true.
+func Publish(ctx context.Context, ss []Session, left int) bool {
+	p, _ := ctx.Value(progressKey{}).(*progress)
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.taken {
+		return false
+	}
+	if p.ok && len(ss) < len(p.ss) {
+		// A pass that starts over (the most wanted first, then all) hands
+		// over less at first: the last, larger hand-over stands.
+		return true
+	}
+	p.ss, p.left, p.ok = ss, left, true
+	if p.stop != nil && p.stop(ss, left) {
+		p.taken = true
+		return false
+	}
+	return true
+}
+
+// take is a copy of what was published, and ends publishing.
+func (p *progress) take() (ss []Session, left int, ok bool) {
+	if p == nil {
+		return nil, 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.taken = true
+	if !p.ok {
+		return nil, 0, false
+	}
+	return append([]Session(nil), p.ss...), p.left, true
 }
 
 // takeTurn waits for a free turn until by (or ctx ends) and returns what gives

@@ -259,3 +259,66 @@ func TestStuckTurnDelaysOthersBoundedly(t *testing.T) {
 		t.Errorf("warnings %q", res.Warnings)
 	}
 }
+
+// partAdapter publishes its first `done` sessions (of ss, newest first) and
+// then runs on: past its timeout (hang), or until its context ends.
+type partAdapter struct {
+	name string
+	ss   []Session
+	done int
+	hang bool
+}
+
+func (p *partAdapter) Name() string { return p.name }
+func (p *partAdapter) Discover(ctx context.Context, env *Env) ([]Session, error) {
+	out := make([]Session, 0, len(p.ss))
+	out = append(out, p.ss[:p.done]...)
+	Publish(ctx, out, len(p.ss)-p.done)
+	// A second pass starting over hands over less: the first stands.
+	Publish(ctx, out[:1:1], len(p.ss)-1)
+	if p.hang {
+		<-make(chan struct{})
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (p *partAdapter) Peek(context.Context, *Env, Session, int) ([]Message, error) { return nil, nil }
+
+// Issue 34 item 5: an adapter short of time that answered after the deadline
+// was dropped whole (100,000 Claude sessions: 0 listed in 11 runs of 12). A
+// listing now takes what it had made by then, its newest sessions, and says how
+// many were left out; a launch record of a session left out does not make it
+// look stopped. A lookup takes no part: it waits for the answer or warns.
+func TestListingTakesWhatAnAdapterShortOfTimeMade(t *testing.T) {
+	base := time.Unix(1795211000, 0)
+	var ss []Session
+	for i := range 10 {
+		at := base.Add(-time.Duration(i) * time.Minute)
+		ss = append(ss, Session{ID: fmt.Sprintf("s%d", i), Adapter: "claude-code", Status: StatusStopped, LastActivity: &at})
+	}
+	for _, hang := range []bool{false, true} {
+		env := testEnv()
+		env.Launches = []meta.Launch{{ID: "l1", Adapter: "claude-code", SessionID: "s9", LaunchedAt: base.Add(-time.Hour)}}
+		a := &partAdapter{name: "claude-code", ss: ss, done: 4, hang: hang}
+		ok := &fakeAdapter{name: "pi", ss: []Session{{ID: "p", Adapter: "pi", Status: StatusStopped, LastActivity: &base}}}
+		res := All(context.Background(), env, []Adapter{a, ok}, 100*time.Millisecond)
+		var ids []string
+		for _, s := range res.Sessions {
+			ids = append(ids, s.ID)
+		}
+		if got, want := strings.Join(ids, " "), "p s0 s1 s2 s3"; got != want {
+			t.Errorf("hang %v: listed %q, want %q", hang, got, want)
+		}
+		want := "claude-code: not finished within 100ms; listing the 4 sessions it had read (the newest), 6 left out"
+		if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], want) {
+			t.Errorf("hang %v: warnings %q, want one saying %q", hang, res.Warnings, want)
+		}
+		if res.Up["claude-code"] || !res.Up["pi"] {
+			t.Errorf("hang %v: up %v, want pi only", hang, res.Up)
+		}
+		q := FindAll(context.Background(), env, []Adapter{a}, 100*time.Millisecond, Query{IDs: []string{"s0"}})
+		if len(q.Sessions) != 0 {
+			t.Errorf("hang %v: a lookup took a partial listing: %+v", hang, q.Sessions)
+		}
+	}
+}

@@ -93,6 +93,15 @@ func Spread(ctx context.Context, n int, fn func(i int)) bool {
 // zero Budget (no deadline) never runs out.
 type Budget struct {
 	StopAt, GiveUpAt time.Time
+	// Now is the clock (nil: time.Now); tests move it.
+	Now func() time.Time
+}
+
+func (b Budget) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
 }
 
 // BudgetOf is the Budget for ctx's deadline.
@@ -107,16 +116,23 @@ func BudgetOf(ctx context.Context) Budget {
 }
 
 // Over reports whether full parsing must stop.
-func (b Budget) Over() bool { return !b.StopAt.IsZero() && time.Now().After(b.StopAt) }
+func (b Budget) Over() bool { return !b.StopAt.IsZero() && b.now().After(b.StopAt) }
 
 // GivenUp reports whether even quick summaries must stop.
-func (b Budget) GivenUp() bool { return !b.GiveUpAt.IsZero() && time.Now().After(b.GiveUpAt) }
+func (b Budget) GivenUp() bool { return !b.GiveUpAt.IsZero() && b.now().After(b.GiveUpAt) }
 
 var errBudget = errors.New("time budget exhausted")
 
-// ReadLinesUntil is ReadLines that stops at a line boundary once the budget is
-// over (checked every MiB, the clock being dearer than a line): partial is then
-// true and next is the start of the first line not passed to fn.
+// budgetCheck is how many bytes a budgeted read takes between looks at the
+// clock (the clock being dearer than a line, and lines being any length).
+const budgetCheck = 1 << 20
+
+// ReadLinesUntil is ReadLines that stops once the budget is over: partial is
+// then true and next is where to resume, the start of the first line not passed
+// to fn. The clock is checked every MiB read, inside a line as well as between
+// lines: a single line of gigabytes (an unfinished one, a sparse file) costs no
+// more than the budget. Such a line, once past jsonl.MaxLine, is skipped anyway,
+// so next is then inside it, past what was read (ReadRangeUntil resumes there).
 func ReadLinesUntil(r io.Reader, base int64, b Budget, fn func(line []byte, off int64) error) (next int64, stats jsonl.Stats, partial bool, err error) {
 	return ReadLinesUntilWith(nil, r, base, b, fn)
 }
@@ -128,21 +144,53 @@ func ReadLinesUntilWith(buf *jsonl.Buffer, r io.Reader, base int64, b Budget, fn
 	if buf != nil {
 		read = buf.Read
 	}
-	resume, lastCheck := base, base
-	next, stats, err = read(r, base, func(line []byte, off int64) error {
-		if !b.StopAt.IsZero() && off-lastCheck > 1<<20 {
-			lastCheck = off
-			if time.Now().After(b.StopAt) {
-				resume = off
-				return errBudget
-			}
+	if !b.StopAt.IsZero() {
+		// The first MiB is read whatever the clock says: each run gets further.
+		r = &budgetReader{r: r, b: b, left: budgetCheck}
+	}
+	next, stats, err = read(r, base, fn)
+	if errors.Is(err, errBudget) {
+		return next, stats, true, nil
+	}
+	return next, stats, false, err
+}
+
+// budgetReader fails with errBudget once b is over, looking at the clock every
+// budgetCheck bytes.
+type budgetReader struct {
+	r    io.Reader
+	b    Budget
+	left int // bytes until the next look
+}
+
+func (br *budgetReader) Read(p []byte) (int, error) {
+	if br.left <= 0 {
+		if br.b.Over() {
+			return 0, errBudget
+		}
+		br.left = budgetCheck
+	}
+	n, err := br.r.Read(p[:min(len(p), br.left)])
+	br.left -= n
+	return n, err
+}
+
+// ReadRangeUntil is ReadLinesUntilWith over [start, end) of f. An earlier read
+// may have stopped inside a line over jsonl.MaxLine (next, above): when start is
+// not a line start, the rest of that line is skipped, not read as a line of its
+// own, nor counted again.
+func ReadRangeUntil(buf *jsonl.Buffer, f io.ReaderAt, start, end int64, b Budget, fn func(line []byte, off int64) error) (next int64, stats jsonl.Stats, partial bool, err error) {
+	inLine := !jsonl.StartsLine(f, start)
+	next, stats, partial, err = ReadLinesUntilWith(buf, io.NewSectionReader(f, start, end-start), start, b, func(line []byte, off int64) error {
+		if inLine && off == start {
+			return nil // the rest of a line skipped before
 		}
 		return fn(line, off)
 	})
-	if errors.Is(err, errBudget) {
-		return resume, stats, true, nil
+	if inLine && stats.TooLong > 0 && stats.First == start {
+		stats.TooLong-- // counted when first read
 	}
-	return next, stats, false, err
+	return next, stats, partial, err
 }
 
 // NameLeftOut is the warning for what a listing left out because its budget
@@ -156,6 +204,22 @@ func NameLeftOut(names []string, what string) string {
 	sort.Strings(names)
 	return fmt.Sprintf("%d %s were not read in time and are missing from this output (%s); run the command again: each run indexes more, or raise --timeout",
 		len(names), what, strings.Join(names[:min(5, len(names))], ", "))
+}
+
+// NameTooLong is the warning for files with lines over jsonl.MaxLine, which
+// every reader skips as unreadable: it names them, up to three (sorted), so the
+// user can find what hides part of a session. "" when paths is empty.
+func NameTooLong(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	sort.Strings(paths)
+	more := ""
+	if len(paths) > 3 {
+		more = fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	return fmt.Sprintf("%d file(s) with a line over %d MiB, skipped as unreadable: %s%s; what those lines hold is missing, the rest of each session is listed",
+		len(paths), jsonl.MaxLine>>20, strings.Join(paths[:min(3, len(paths))], ", "), more)
 }
 
 // NameIncomplete is the warning for sessions listed without their token totals

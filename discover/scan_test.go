@@ -2,12 +2,16 @@ package discover
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentctl/agentctl/jsonl"
 )
 
 func TestParallelAndSpreadRunEachOnce(t *testing.T) {
@@ -125,5 +129,71 @@ func TestWrittenSince(t *testing.T) {
 		if got := w.Holds(tt.mtime); got != tt.want {
 			t.Errorf("Holds(%v) = %v, want %v", tt.mtime, got, tt.want)
 		}
+	}
+}
+
+// sparseLines writes "a\n", a line of size zero bytes (a hole: no disk), then
+// "\nb\n", and returns the open file and the offset of the long line's end.
+func sparseLines(t *testing.T, size int64) (*os.File, int64) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "t.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.WriteString("a\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("\nb\n"), 2+size); err != nil {
+		t.Fatal(err)
+	}
+	return f, 2 + size
+}
+
+// lookClock is a clock that is past StopAt from its n-th look on.
+func lookClock(n int) Budget {
+	stop := time.Unix(1000, 0)
+	looks := 0
+	return Budget{StopAt: stop, GiveUpAt: stop.Add(time.Second), Now: func() time.Time {
+		looks++
+		if looks >= n {
+			return stop.Add(time.Millisecond)
+		}
+		return stop.Add(-time.Second)
+	}}
+}
+
+// The budget is looked at inside a line too (issue 34 item 4: a transcript of
+// one 8 GB line was read to its end whatever the timeout), and a read stopped
+// inside a line already over jsonl.MaxLine resumes where it stopped: the next
+// read skips the rest of that line (not counted twice) and goes on.
+func TestReadRangeUntilStopsInsideALongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 70 MiB")
+	}
+	size := int64(jsonl.MaxLine + 6<<20)
+	f, end := sparseLines(t, size)
+	total := end + 3
+	var lines []string
+	collect := func(l []byte, _ int64) error { lines = append(lines, string(l)); return nil }
+
+	// Stopped a few MiB in: the line is not known to be too long yet, so the
+	// resume point is its start.
+	next, st, partial, err := ReadRangeUntil(nil, f, 0, total, lookClock(4), collect)
+	if err != nil || !partial || next != 2 || st.TooLong != 0 {
+		t.Fatalf("stopped early: next %d, partial %v, too long %d, err %v; want a partial read resuming at 2", next, partial, st.TooLong, err)
+	}
+	// Stopped past MaxLine: the resume point is inside the line, past what was read.
+	var b jsonl.Buffer
+	next, st, partial, err = ReadRangeUntil(&b, f, 2, total, lookClock(68), collect)
+	if err != nil || !partial || st.TooLong != 1 || next <= 2+jsonl.MaxLine || next >= end {
+		t.Fatalf("stopped past MaxLine: next %d, partial %v, too long %d, err %v; want a partial read resuming inside the line, one line too long", next, partial, st.TooLong, err)
+	}
+	next, st, partial, err = ReadRangeUntil(&b, f, next, total, Budget{}, collect)
+	if err != nil || partial || st.TooLong != 0 || next != total {
+		t.Fatalf("resumed: next %d, partial %v, too long %d, err %v; want the rest read, the long line not counted again", next, partial, st.TooLong, err)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, lines); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
 	}
 }

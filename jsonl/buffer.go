@@ -76,7 +76,7 @@ func (b *Buffer) Read(r io.Reader, base int64, fn func(line []byte, off int64) e
 			line := buf[pos:end]
 			pos, scanFrom = end, end
 			if skipping || lineStart-start > MaxLine {
-				stats.TooLong++
+				stats.tooLong(start)
 				skipping = false
 				continue
 			}
@@ -95,10 +95,16 @@ func (b *Buffer) Read(r io.Reader, base int64, fn func(line []byte, off int64) e
 			n = copy(buf, buf[pos:n])
 			off += int64(pos)
 		}
-		if rerr == io.EOF {
-			return lineStart, stats, nil // a partial last line is not ours yet
-		}
 		if rerr != nil {
+			if skipping || n >= MaxLine {
+				// As Read: a line too long already is skipped, and the
+				// resume point is past what was read of it.
+				stats.tooLong(lineStart)
+				lineStart = off + int64(n)
+			}
+			if rerr == io.EOF {
+				return lineStart, stats, nil // a partial last line is not ours yet
+			}
 			return lineStart, stats, rerr
 		}
 	}

@@ -93,8 +93,9 @@ func TestBufferReadSkipsOverMaxLine(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-Read +Buffer.Read):\n%s", diff)
 	}
-	if got.TooLong != 2 || len(got.Lines) != 2 {
-		t.Errorf("%d lines, %d too long; want a and b, 2 too long", len(got.Lines), got.TooLong)
+	// The unfinished last line is over MaxLine already: skipped as well.
+	if got.TooLong != 3 || len(got.Lines) != 2 {
+		t.Errorf("%d lines, %d too long; want a and b, 3 too long", len(got.Lines), got.TooLong)
 	}
 }
 
@@ -107,4 +108,68 @@ func FuzzBufferRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSame(t, &b, string(data))
 	})
+}
+
+// zeros is an endless stream of one byte, as a sparse file reads.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'z'
+	}
+	return len(p), nil
+}
+
+// A final line already over MaxLine when the input ends or fails is skipped,
+// counted, and the resume point is past what was read of it, not its start: the
+// next run does not read those bytes again (issue 34 item 4: an 8 GB transcript
+// with no newline was read from 0 by every listing).
+func TestReadSkipsPastAnUnfinishedOverlongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 64 MiB lines")
+	}
+	head := "a\nb\n"
+	size := int64(MaxLine + 1<<20)
+	type result struct {
+		Lines   []string
+		Next    int64
+		TooLong int
+		First   int64
+		Err     string
+	}
+	run := func(read func(io.Reader, int64, func([]byte, int64) error) (int64, Stats, error), r io.Reader) result {
+		var out result
+		next, st, err := read(r, 100, func(l []byte, off int64) error {
+			out.Lines = append(out.Lines, string(l))
+			return nil
+		})
+		out.Next, out.TooLong, out.First = next, st.TooLong, st.First
+		if err != nil {
+			out.Err = err.Error()
+		}
+		return out
+	}
+	ended := func() io.Reader { return io.MultiReader(strings.NewReader(head), io.LimitReader(zeros{}, size)) }
+	failed := func() io.Reader {
+		return io.MultiReader(strings.NewReader(head), io.LimitReader(zeros{}, size), iotest.ErrReader(errors.New("budget")))
+	}
+	short := func() io.Reader { return io.MultiReader(strings.NewReader(head), io.LimitReader(zeros{}, 1000)) }
+	end := 100 + int64(len(head)) + size
+	var b Buffer
+	for _, c := range []struct {
+		name string
+		r    func() io.Reader
+		want result
+	}{
+		{"ends", ended, result{Lines: []string{"a", "b"}, Next: end, TooLong: 1, First: 104}},
+		{"fails", failed, result{Lines: []string{"a", "b"}, Next: end, TooLong: 1, First: 104, Err: "budget"}},
+		// Under MaxLine, an unfinished line is still the writer's: resume at its start.
+		{"short", short, result{Lines: []string{"a", "b"}, Next: 104}},
+	} {
+		for name, read := range map[string]func(io.Reader, int64, func([]byte, int64) error) (int64, Stats, error){"Read": Read, "Buffer.Read": b.Read} {
+			if diff := cmp.Diff(c.want, run(read, c.r())); diff != "" {
+				t.Errorf("%s, %s (-want +got):\n%s", c.name, name, diff)
+			}
+		}
+	}
 }

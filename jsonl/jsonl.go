@@ -21,6 +21,16 @@ const MaxLine = 64 << 20
 // Stats counts what a line reader skipped.
 type Stats struct {
 	TooLong int
+	// First is the offset of the first line skipped as too long (when TooLong > 0).
+	First int64
+}
+
+// tooLong counts a line skipped as too long, starting at off.
+func (s *Stats) tooLong(off int64) {
+	if s.TooLong == 0 {
+		s.First = off
+	}
+	s.TooLong++
 }
 
 // Read calls fn for every complete ('\n'-terminated) line of r, with the byte
@@ -28,6 +38,10 @@ type Stats struct {
 // is still being written and is NOT passed to fn. It returns the offset just past
 // the last complete line, which is where an incremental reader resumes.
 // Lines longer than MaxLine are skipped (counted in stats) without being buffered.
+// A final line already longer than MaxLine when r ends (or fails) is skipped too,
+// finished or not: next is then the end of what was read, inside that line, so
+// that a reader resuming there does not read its first MaxLine bytes again (it
+// skips the rest of the line: see StartsLine).
 func Read(r io.Reader, base int64, fn func(line []byte, off int64) error) (next int64, stats Stats, err error) {
 	size := 256 << 10
 	if lr, ok := r.(*io.LimitedReader); ok && lr.N < int64(size) {
@@ -53,16 +67,22 @@ func Read(r io.Reader, base int64, fn func(line []byte, off int64) error) (next 
 			}
 			continue
 		}
-		if rerr == io.EOF {
-			return lineStart, stats, nil // a partial last line is not ours yet
-		}
 		if rerr != nil {
+			if tooLong || fragLen+len(chunk) >= MaxLine {
+				// Too long already (its '\n' to come makes it longer than MaxLine): skipped whatever follows, so the resume
+				// point need not go back to its start.
+				stats.tooLong(lineStart)
+				lineStart = off
+			}
+			if rerr == io.EOF {
+				return lineStart, stats, nil // a partial last line is not ours yet
+			}
 			return lineStart, stats, rerr
 		}
 		start := lineStart
 		lineStart = off
 		if tooLong || fragLen+len(chunk) > MaxLine {
-			stats.TooLong++
+			stats.tooLong(start)
 			tooLong, frags, fragLen = false, nil, 0
 			continue
 		}

@@ -5,9 +5,11 @@
 package claude
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -184,25 +186,66 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		}
 	}
 	sc.mustRead = mustRead(env, regs, claudes, now())
-	files, errs := sc.load(ctx, load, true)
+	fin := &finisher{a: a, env: env, sel: sel, regs: regs, regMoved: regMoved, procs: procs, claudes: claudes,
+		root: root, now: now(), jobs: loadJobIndex(root), mustRead: sc.mustRead}
+	var files []*fileState
+	var errs []error
+	if sel.query == nil && len(load) > 2*quickFirst {
+		// A listing short of time may be taken before the whole history is
+		// read and made (each step costs time in proportion to it): its most
+		// wanted transcripts are read, and their sessions made and handed
+		// over, first.
+		head, rest := wantedFirstFiles(load, sc.mustRead)
+		files, errs = sc.load(ctx, head, true)
+		if _, serrs := sc.load(ctx, sc.subagentFiles(ctx, files), false); len(serrs) > 0 {
+			errs = append(errs, serrs...)
+		}
+		if _, taken := fin.make(ctx, files, load, false); taken {
+			_ = ix.Save()
+			return nil, ctx.Err()
+		}
+		more, merrs := sc.load(ctx, rest, true)
+		files, errs = append(files, more...), append(errs, merrs...)
+	} else {
+		files, errs = sc.load(ctx, load, true)
+	}
 	if w := discover.NameLeftOut(sc.late, "transcripts"); w != "" {
 		env.Warnf("%s", w)
 	}
 	if _, serrs := sc.load(ctx, sc.subagentFiles(ctx, files), false); len(serrs) > 0 {
 		errs = append(errs, serrs...)
 	}
+	var tooLong []string
 	for _, f := range files {
+		if f.Agg.TooLong > 0 {
+			tooLong = append(tooLong, f.Path)
+		}
 		subs := f.Subs[:0]
 		for _, sub := range f.Subs {
 			if sub.Agg != nil {
 				subs = append(subs, sub)
+				if sub.Agg.TooLong > 0 {
+					tooLong = append(tooLong, sub.Path)
+				}
 			}
 		}
 		f.Subs = subs
 	}
+	if w := discover.NameTooLong(tooLong); w != "" {
+		env.Warnf("%s", w)
+	}
 	if sc.cut {
-		_ = ix.Save() // keep what was parsed; the next run continues from it
-		return nil, ctx.Err()
+		// Out of time before every transcript was listed or read: keep what
+		// was parsed (the next run continues from it) and list what was read,
+		// in case the listing takes part of an answer (discover.Publish).
+		_ = ix.Save()
+		if sel.query != nil {
+			return nil, ctx.Err()
+		}
+	}
+	fin.late = len(sc.late)
+	if sc.cut {
+		fin.late = max(fin.late, len(stated)-len(files))
 	}
 	if sel.query != nil && len(scanCwds) > 0 {
 		for _, f := range files {
@@ -229,7 +272,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		siblings = sc.bucketSiblings(ctx, files, forks)
 		forks.Close()
 	}
-	if sel.query == nil && !sel.onlyAlive {
+	if sel.query == nil && !sel.onlyAlive && !sc.cut {
 		// A complete listing: record the buckets' fork tables for lookups.
 		forks := loadForks(env.CacheDir(), false)
 		recordForks(forks, sc.dirStamps, stated, files)
@@ -238,7 +281,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			env.Warnf("%v", err)
 		}
 	}
-	if sel.query == nil && !subset {
+	if sel.query == nil && !subset && !sc.cut {
 		ix.PruneUnseen(filepath.Join(root, "projects") + string(filepath.Separator))
 	}
 	if err := ix.Save(); err != nil {
@@ -247,6 +290,55 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	if len(errs) > 0 {
 		env.Warnf("%d transcripts could not be read and are missing (first: %v); check their permissions", len(errs), errs[0])
 	}
+	fin.siblings = siblings
+	out, taken := fin.make(ctx, files, files, true)
+	if taken {
+		return nil, ctx.Err()
+	}
+	if sc.cut {
+		return out, ctx.Err() // the listing takes what was published
+	}
+	return out, nil
+}
+
+// quickFirst is how many sessions a large listing makes first, before the
+// rest (finisher.make).
+const quickFirst = 1000
+
+// finisher makes a listing's sessions from its read transcripts.
+type finisher struct {
+	a        *Adapter
+	env      *discover.Env
+	sel      selection
+	regs     []regCheck
+	regMoved bool
+	procs    proc.Table
+	claudes  []claudeProc
+	root     string
+	now      time.Time
+	jobs     *jobIndex
+	siblings []*fileState
+	mustRead func(*fileState) bool
+	late     int // transcripts the listing left unread
+}
+
+// make makes the sessions of files (all: every transcript read; registry and
+// argv sessions are those without one in all), handing them to the listing
+// as they are made (discover.Publish). A final make warns and lets the
+// transcripts' aggregates go; a first one (of the most wanted files) does
+// neither. taken: the listing took what was published and wants no more.
+func (fn *finisher) make(ctx context.Context, files, all []*fileState, final bool) (out []discover.Session, taken bool) {
+	env, sel, regs, procs, claudes, jobs := fn.env, fn.sel, fn.regs, fn.procs, fn.claudes, fn.jobs
+	if !final {
+		env = env.WithWarn(func(string) {})
+		files = append([]*fileState(nil), files...)
+	}
+	siblings := fn.siblings
+	have := make(map[string]bool, len(all)) // before dedupe, which reorders all's array
+	for _, f := range all {
+		have[f.ID] = true
+	}
+	transcripts := len(have) // the listing's, one per session id
 	// Fork families are per bucket, before dedupe (a hand-made copy elsewhere
 	// does not change what a fork copied from its parent).
 	if sel.query != nil {
@@ -265,11 +357,8 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		env.Warnf("%s", w)
 	}
 
-	jobs := loadJobIndex(root)
 	cands := make([]candidate, 0, len(files)+len(regs))
-	have := make(map[string]bool, len(files))
 	for _, f := range files {
-		have[f.ID] = true
 		cands = append(cands, candidate{ID: f.ID, Cwd: f.Agg.Cwd, LastCwd: f.Agg.LastCwd, LastMs: f.Agg.LastMs,
 			Mtime: f.Mtime, Entrypoint: f.Agg.Entrypoint, Agg: f.Agg, Job: jobs.of(f.ID)})
 	}
@@ -290,7 +379,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 	var argvOnly []claudeProc
 	for _, p := range claudes {
 		id := p.Flags.Names
-		if id == "" || have[id] || !sel.want(id) || !p.HasStart || !inRoot(procs, p.PID, root) {
+		if id == "" || have[id] || !sel.want(id) || !p.HasStart || !inRoot(procs, p.PID, fn.root) {
 			continue
 		}
 		have[id] = true
@@ -301,7 +390,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		}
 		cands = append(cands, candidate{ID: id, Cwd: p.Cwd, Entrypoint: ep, Job: jobs.of(id)})
 	}
-	verdicts := judge(cands, regs, regMoved, procs, claudes, now())
+	verdicts := judge(cands, regs, fn.regMoved, procs, claudes, fn.now)
 
 	prices := newPriceTable(env.Config)
 	warned := map[string]bool{}
@@ -311,18 +400,12 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 			env.Warnf("no price for model %s; its sessions have no cost estimate (add it to `prices` in config.json)", m)
 		}
 	}
-	out := make([]discover.Session, 0, len(cands))
+	out = make([]discover.Session, 0, len(cands))
 	bg := backgroundOf(regs)
-	for i, f := range files {
-		if n := f.Agg.BadUsage; n > 0 {
-			env.Warnf("session %s: %d usage record(s) with a negative or impossible token count left out of its totals (%s)", f.ID, n, f.Path)
-		}
-		out = append(out, toSession(f, verdicts[i], prices, unknownModel))
-		markBackground(&out[len(out)-1], bg, cands[i].Job)
-		// Done with the aggregate: the sessions keep what they need, and a big
-		// history's aggregates need not all stay until the last is converted.
-		f.Agg, cands[i].Agg = nil, nil
-	}
+	// The sessions are made the most wanted first — those without a
+	// transcript (alive by the registry or an argv), those that may be alive,
+	// then the newest — and handed to the listing as they are made
+	// (discover.Publish): one short of time takes those, never nothing.
 	for i, r := range regOnly {
 		out = append(out, registrySession(r, verdicts[len(files)+i]))
 		markBackground(&out[len(out)-1], bg, cands[len(files)+i].Job)
@@ -331,7 +414,111 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, sel selection)
 		k := len(files) + len(regOnly) + i
 		out = append(out, argvSession(p, cands[k].Entrypoint, verdicts[k]))
 	}
-	return out, nil
+	// Left out: the transcripts not made yet, and those the budget or the
+	// deadline left unread.
+	left := transcripts + len(cands) - len(files) + fn.late // sessions of the listing, and unread
+	publish := func() bool { return discover.Publish(ctx, out, left-len(out)) }
+	if !publish() {
+		return nil, true
+	}
+	for k, i := range wantedFirst(files, fn.mustRead) {
+		f := files[i]
+		if n := f.Agg.BadUsage; n > 0 && final {
+			env.Warnf("session %s: %d usage record(s) with a negative or impossible token count left out of its totals (%s)", f.ID, n, f.Path)
+		}
+		out = append(out, toSession(f, verdicts[i], prices, unknownModel))
+		markBackground(&out[len(out)-1], bg, cands[i].Job)
+		if final {
+			// Done with the aggregate: the sessions keep what they need, and a big
+			// history's aggregates need not all stay until the last is converted.
+			f.Agg, cands[i].Agg = nil, nil
+		}
+		if k%publishEvery == publishEvery-1 && !publish() {
+			return nil, true
+		}
+	}
+	return out, !publish()
+}
+
+// publishEvery is how many sessions a listing makes between two hand-overs of
+// what it has (discover.Publish).
+const publishEvery = 32
+
+// wantedFirst is the order in which a listing makes files' sessions: those
+// must names (that may be alive) first, then the newest.
+func wantedFirst(files []*fileState, must func(*fileState) bool) []int {
+	type key struct {
+		wanted bool
+		ms     int64
+		i      int
+	}
+	keys := make([]key, len(files))
+	for i, f := range files {
+		keys[i] = key{must != nil && must(f), lastSeenMs(f), i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		switch {
+		case a.wanted != b.wanted:
+			if a.wanted {
+				return -1
+			}
+			return 1
+		case a.ms != b.ms:
+			return cmp.Compare(b.ms, a.ms)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	order := make([]int, len(files))
+	for k, c := range keys {
+		order[k] = c.i
+	}
+	return order
+}
+
+// wantedFirstFiles splits the transcripts to read into the quickFirst a
+// listing reads and makes first — those must names (that may be alive), then
+// the most recently written — and the rest.
+func wantedFirstFiles(files []*fileState, must func(*fileState) bool) (head, rest []*fileState) {
+	type key struct {
+		wanted bool
+		ns     int64
+		i      int
+	}
+	keys := make([]key, len(files))
+	for i, f := range files {
+		keys[i] = key{must != nil && must(f), f.Stamp.MtimeNs, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		switch {
+		case a.wanted != b.wanted:
+			if a.wanted {
+				return -1
+			}
+			return 1
+		case a.ns != b.ns:
+			return cmp.Compare(b.ns, a.ns)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	n := min(quickFirst, len(files))
+	head, rest = make([]*fileState, 0, n), make([]*fileState, 0, len(files)-n)
+	for k, c := range keys {
+		if k < n {
+			head = append(head, files[c.i])
+		} else {
+			rest = append(rest, files[c.i])
+		}
+	}
+	return head, rest
+}
+
+// lastSeenMs is when a transcript's session was last active, in epoch ms, as
+// its listing sorts it (its last line's time, else its mtime).
+func lastSeenMs(f *fileState) int64 {
+	if f.Agg != nil && f.Agg.LastMs > 0 {
+		return f.Agg.LastMs
+	}
+	return f.Mtime.UnixMilli()
 }
 
 // cwdScanned returns the cwds of the claude processes that judge's process scan

@@ -310,10 +310,7 @@ func (s *scanner) update(fst *fileState, buf *jsonl.Buffer) error {
 // parseRange feeds the complete lines in [start, end) to a. With a budget it may
 // stop early; it then returns the start of the first line not consumed.
 func parseRange(f *os.File, start, end int64, a *aggregate, budget discover.Budget, buf *jsonl.Buffer) (next int64, partial bool, err error) {
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return start, false, err
-	}
-	next, stats, partial, err := discover.ReadLinesUntilWith(buf, io.LimitReader(f, end-start), start, budget, func(line []byte, off int64) error {
+	next, stats, partial, err := discover.ReadRangeUntil(buf, f, start, end, budget, func(line []byte, off int64) error {
 		a.consume(line, off)
 		return nil
 	})
@@ -333,11 +330,17 @@ func summary(path string, f *os.File, size int64, head *aggregate, next int64) *
 	} else {
 		next = 0
 	}
-	if consumeMapped(path, next, size, &a) {
+	if size-next <= mappedMax && consumeMapped(path, next, size, &a) {
 		return &a
 	}
 	return quickSummary(f, size, head)
 }
+
+// mappedMax is the most of a transcript a summary feeds from a memory map; past
+// it, the head and tail only (quickSummary). Finding the line ends of a map
+// costs as much as reading it, and a summary is what a listing short of time
+// can afford: not gigabytes (a transcript of one 8 GB line, issue 34 item 4).
+const mappedMax = 2 * jsonl.MaxLine
 
 // consumeMapped feeds a the complete lines in [start, size) of the file at path
 // (start is a line start) from a memory map. False when the file cannot be

@@ -1,6 +1,7 @@
 package pi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -161,6 +162,13 @@ func (s *scanner) update(fl *file, buf *jsonl.Buffer) error {
 		fl.Sum = quickSummary(f, nil)
 		return nil
 	}
+	if sum.Off == 0 && !headerFits(f, stamp.Size) {
+		// The header is a short first line (quickSummary reads no more for
+		// it): a file whose first line is longer is no session, and is not
+		// read on (a transcript of one 8 GB line, issue 34).
+		fl.Sum, fl.Complete = &sum, true
+		return nil
+	}
 	partial, err := sum.scanRange(f, stamp.Size, s.budget, buf)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", fl.Path, err)
@@ -176,13 +184,22 @@ func (s *scanner) update(fl *file, buf *jsonl.Buffer) error {
 	return nil
 }
 
+// headerFits reports whether f's first line ends within headWindow bytes (or
+// the file is no longer than that).
+func headerFits(f io.ReaderAt, size int64) bool {
+	if size <= headWindow {
+		return true
+	}
+	b := make([]byte, headWindow)
+	n, _ := f.ReadAt(b, 0)
+	return bytes.IndexByte(b[:n], '\n') >= 0
+}
+
 // scanRange folds the complete lines in [s.Off, end) into s; with a budget it may
 // stop early at a line boundary (partial).
 func (s *summary) scanRange(f *os.File, end int64, budget discover.Budget, buf *jsonl.Buffer) (partial bool, err error) {
-	if _, err := f.Seek(s.Off, io.SeekStart); err != nil {
-		return false, err
-	}
-	next, _, partial, err := discover.ReadLinesUntilWith(buf, io.LimitReader(f, end-s.Off), s.Off, budget, func(line []byte, off int64) error {
+	// ReadRangeUntil: s.Off may be inside a line over jsonl.MaxLine, read that far.
+	next, _, partial, err := discover.ReadRangeUntil(buf, f, s.Off, end, budget, func(line []byte, off int64) error {
 		s.feed(line)
 		if !s.HeaderOK {
 			return errStop // line 1 is not a header: not a session file
