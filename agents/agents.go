@@ -46,6 +46,12 @@ type Agent struct {
 	// (a URL in config) without any local state.
 	Gateway bool
 
+	// TestedOldest and TestedNewest are the oldest and newest versions of the
+	// agent agentctl's end-to-end suite ran against (e2e/npm pins them); ""
+	// when no real binary is tested. doctor notes an installed version outside
+	// them.
+	TestedOldest, TestedNewest string
+
 	// Capabilities.
 	Launch     bool // launch starts it (it has a driver in launch/); else agentctl only reads its sessions
 	Resume     bool // resume ID MESSAGE continues a session
@@ -59,15 +65,19 @@ func All() []Agent {
 	return []Agent{
 		{Name: "claude-code", Reader: "claude-code", Doc: "claude-code", Label: "claude", Short: "cc",
 			BinEnv: "AGENTCTL_CLAUDE_BIN", Binary: "claude", Install: "install Claude Code (npm i -g @anthropic-ai/claude-code)",
+			TestedOldest: "2.1.197", TestedNewest: "2.1.332",
 			Launch: true, Resume: true, Fork: true, Background: true},
 		{Name: "codex", Reader: "codex", Doc: "codex", Label: "codex", Short: "codex",
 			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)",
+			TestedOldest: "0.169.0", TestedNewest: "0.171.0",
 			Launch: true, Resume: true},
 		{Name: "opencode", Reader: "opencode", Doc: "opencode", Label: "opencode", Short: "opencode",
 			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)",
+			TestedOldest: "1.18.33", TestedNewest: "1.18.33",
 			Launch: true, Resume: true},
 		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
-			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)",
+			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @earendil-works/pi-coding-agent)",
+			TestedOldest: "0.73.1", TestedNewest: "1.6.0",
 			Launch: true, Resume: true},
 		// pi-rust is looked up by that name only: upstream builds its binary as
 		// `pi` too, which would find the TypeScript pi.
@@ -75,6 +85,7 @@ func All() []Agent {
 			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)",
 			Launch: true, Resume: true},
 		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw",
+			TestedOldest: "2026.9.6", TestedNewest: "2026.9.6",
 			Gateway: true, Launch: true, Resume: true},
 		// Read only, so far: their sessions are listed, inspected and counted;
 		// launch, resume and stop's own way are not built yet (issue 33).
