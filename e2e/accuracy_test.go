@@ -389,7 +389,7 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 		}
 		return stub.Keywords(r)
 	})
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
 	dir := harness.WorkDir(t, "acc")
 	seedClaudeJSON(t, c, dir)
@@ -545,7 +545,7 @@ func TestStatusAccuracyClaudePrint(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	dir := harness.WorkDir(t, "acc")
 	a := harness.NewAgentctl(t, c.Home)
 	id := uuid.NewString()
@@ -572,7 +572,7 @@ func TestStatusAccuracyClaudePrintPermission(t *testing.T) {
 		}
 		return rep
 	})
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	dir := harness.WorkDir(t, "acc")
 	a := harness.NewAgentctl(t, c.Home)
 	id := uuid.NewString()
@@ -949,7 +949,7 @@ func TestStatusAccuracyClaudePrintQuota(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
 	dir := harness.WorkDir(t, "acc")
 	a := harness.NewAgentctl(t, c.Home)

@@ -163,7 +163,7 @@ func TestBudgetTokensClaude(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, budgetScript("cc-third"))
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	recv := newWebhookReceiver(t)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin,
 		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})
@@ -187,7 +187,7 @@ func TestBudgetDurationClaude(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin})
 	ac := &agentCase{adapter: "claude-code", a: a, srv: srv, cwd: harness.WorkDir(t, "slow")}
 	l := ac.launch(t, a, "think long HOLD=cc-slow", "--max-duration", "3s")
@@ -232,7 +232,7 @@ func TestBudgetSweepAfterSupervisorDied(t *testing.T) {
 		}
 		return stub.Reply{Hold: "sw-third", Usage: u}
 	})
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	recv := newWebhookReceiver(t)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin,
 		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})

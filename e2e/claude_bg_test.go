@@ -23,7 +23,7 @@ import (
 // bgVersions are the pinned Claude Code versions with background sessions
 // (`claude --bg`, docs/agents/claude-code.md §4.5). 2.1.197 has no --bg: it is skipped with
 // that reason. 2.1.331 is not pinned in e2e/npm.
-var bgVersions = map[string]bool{"2.1.329": true}
+var bgVersions = map[string]bool{harness.ClaudeNewest: true}
 
 // forEachBackgroundClaude runs f for every pinned version, skipping those
 // without background sessions.

@@ -17,9 +17,11 @@ import (
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
-// Both pinned Claude Code versions: 2.1.329 writes a registry status in -p mode
-// and many more line types; 2.1.197 does neither.
-var claudeVersions = []string{"2.1.197", "2.1.329"}
+// The oldest and the newest pinned Claude Code: since 2.1.329 -p writes a registry status
+// and many more line types; 2.1.197 does neither. 2.1.329 itself left the suite
+// when 2.1.332 came (two pins keep the suite's time; the oldest shows the most
+// differences).
+var claudeVersions = []string{harness.ClaudeOldest, harness.ClaudeNewest}
 
 func forEachClaude(t *testing.T, f func(t *testing.T, c *harness.Claude, srv *stub.Server)) {
 	for _, v := range claudeVersions {

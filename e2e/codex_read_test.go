@@ -19,8 +19,17 @@ import (
 func TestCodexReadSide(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
+	for _, v := range harness.CodexVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			codexReadSide(t, v)
+		})
+	}
+}
+
+func codexReadSide(t *testing.T, version string) {
 	srv := stub.Start(t, nil)
-	c := harness.NewCodex(t, srv)
+	c := harness.NewCodexVersion(t, version, srv)
 	dir := harness.WorkDir(t, "billing")
 	a := harness.NewAgentctl(t, c.Home)
 

@@ -311,7 +311,7 @@ func TestLaunchLifecycleClaude(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin})
 	ac := &agentCase{adapter: "claude-code", a: a, srv: srv, cwd: harness.WorkDir(t, "webapp")}
 	ac.lifecycle(t)

@@ -34,7 +34,7 @@ func TestMixedHomeAndOpenClawGateway(t *testing.T) {
 	srv := stub.Start(t, nil)
 	home := filepath.Join(harness.TempDir(t), "home")
 
-	cl := harness.NewClaude(t, "2.1.329", srv)
+	cl := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	cl.Env = rehome(t, cl.Home, home, cl.Env)
 	cl.Home = home
 	cx := harness.NewCodex(t, srv)

@@ -23,6 +23,15 @@ const piInPrice, piOutPrice = 1, 2
 func TestPiReadSide(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
+	for _, v := range harness.PiVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			piReadSide(t, v)
+		})
+	}
+}
+
+func piReadSide(t *testing.T, version string) {
 	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
 		rep := stub.Keywords(r)
 		if r.ToolResult && bytes.Contains(r.Body, []byte("PAUSE-AFTER-TOOL")) {
@@ -30,7 +39,7 @@ func TestPiReadSide(t *testing.T) {
 		}
 		return rep
 	})
-	pi := harness.NewPi(t, srv)
+	pi := harness.NewPiVersion(t, version, srv)
 	dir := harness.WorkDir(t, "api-server")
 	a := harness.NewAgentctl(t, pi.Home)
 

@@ -14,16 +14,37 @@ import (
 // dir is Home/.pi/agent), PI_OFFLINE=1, and a models.json naming the stub as
 // provider "fakeoai" with prices, so cost is non-zero.
 type Pi struct {
+	Version string
+	// Bin is what a launch runs: the package's bin, or for Pi 1.6 (which needs
+	// Node >= 22.19, newer than the machine's node may be) a wrapper that puts
+	// the pinned Node 24 first on PATH and execs it (same PID, argv as an npm
+	// install's: node …/bin/pi ARGS).
 	Bin  string
 	Home string
 	Env  Env
 }
 
-// NewPi prepares a fresh home whose provider "fakeoai" is srv.
+// NewPi prepares a fresh home whose provider "fakeoai" is srv, for the newest
+// pinned pi.
 func NewPi(t testing.TB, srv *stub.Server) *Pi {
 	t.Helper()
-	bin := Tool(t, "pi")
+	return NewPiVersion(t, PiNewest, srv)
+}
+
+// NewPiVersion is NewPi for one pinned version (PiVersions).
+func NewPiVersion(t testing.TB, version string, srv *stub.Server) *Pi {
+	t.Helper()
+	bin := Tool(t, "pi-"+version)
 	root := TempDir(t)
+	if version != PiOlder {
+		wrapper := filepath.Join(root, "bin", "pi")
+		mkdirs(t, filepath.Dir(wrapper))
+		script := fmt.Sprintf("#!/bin/sh\nPATH='%s':$PATH exec '%s' \"$@\"\n", filepath.Dir(Tool(t, "node24")), bin)
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		bin = wrapper
+	}
 	home := filepath.Join(root, "home")
 	tmp := filepath.Join(root, "tmp")
 	agentDir := filepath.Join(home, ".pi", "agent")
@@ -39,7 +60,7 @@ func NewPi(t testing.TB, srv *stub.Server) *Pi {
 		t.Fatal(err)
 	}
 	env := BaseEnv(home, tmp).Merge(Env{"PI_OFFLINE": "1"})
-	return &Pi{Bin: bin, Home: home, Env: env}
+	return &Pi{Version: version, Bin: bin, Home: home, Env: env}
 }
 
 // Print starts `pi --mode json --provider fakeoai --model fake-model <args> -p`
