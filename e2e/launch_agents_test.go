@@ -396,9 +396,27 @@ func TestLaunchLifecyclePi(t *testing.T) {
 	pi := harness.NewPi(t, srv)
 	a := agentctlFor(t, pi.Home, pi.Env, harness.Env{"AGENTCTL_PI_BIN": pi.Bin})
 	ac := &agentCase{adapter: "pi", a: a, srv: srv, cwd: harness.WorkDir(t, "api-server"), args: []string{"--model", "fakeoai/fake-model"}}
+	// pi 0.73.1 writes its session file with the first assistant message, so
+	// while the reply is held the launch record alone lists it; pi 1.6 writes
+	// it when it sends the first user message (docs/agents/pi.md §1): header
+	// and prompt, no assistant entry yet.
 	ac.unwritten = func(id string) string {
-		if files := pi.Sessions(); len(files) != 0 {
-			return fmt.Sprintf("pi already wrote %v", files)
+		files := pi.Sessions()
+		if pi.Version == harness.PiOlder {
+			if len(files) != 0 {
+				return fmt.Sprintf("pi %s already wrote %v", pi.Version, files)
+			}
+			return ""
+		}
+		if len(files) != 1 || !strings.HasSuffix(files[0], "_"+id+".jsonl") {
+			return fmt.Sprintf("pi %s: session files %v, want one named after %s as soon as the prompt is sent", pi.Version, files, id)
+		}
+		b, _ := os.ReadFile(files[0])
+		// 1.6 records the system prompt and tool loadout as a "system" message
+		// before the prompt.
+		roles := regexp.MustCompile(`"role":"(\w+)"`).FindAllString(string(b), -1)
+		if strings.Count(string(b), `"role":"user"`) != 1 || strings.Contains(string(b), `"role":"assistant"`) {
+			return fmt.Sprintf("pi %s: while the reply is held the file holds roles %v, want one user message and no assistant:\n%s", pi.Version, roles, b)
 		}
 		return ""
 	}
