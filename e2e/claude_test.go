@@ -241,6 +241,21 @@ func TestClaudeKilledLeavesStaleRegistry(t *testing.T) {
 	})
 }
 
+// waitHeldBy waits for the request held under name while p, the agent that
+// will send it, makes progress (harness.Proc.WaitFor): on a busy machine an
+// agent's cold start alone can take longer than any fixed deadline.
+func waitHeldBy(t *testing.T, srv *stub.Server, name string, p *harness.Proc) {
+	t.Helper()
+	p.WaitFor(t, "model request parked under HOLD="+name, func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		if err := srv.WaitHeld(ctx, name); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+}
+
 func waitHeld(t *testing.T, srv *stub.Server, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

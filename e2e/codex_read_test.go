@@ -37,7 +37,7 @@ func codexReadSide(t *testing.T, version string) {
 	m := markNow(srv)
 	p := c.Exec(t, dir, prompt)
 	id := p.WaitStdout(t, 30*time.Second, "thread.started", harness.CodexThreadID)
-	waitHeld(t, srv, "codex-new")
+	waitHeldBy(t, srv, "codex-new", p)
 	waitRollout(t, c, prompt)
 	liveCodex(t, "new thread, reply held", a, id, p, nil)
 	checkPeekLive(t, "peek mid-turn", a, id, prompt)
@@ -61,7 +61,7 @@ func codexReadSide(t *testing.T, version string) {
 	if got := p.WaitStdout(t, 30*time.Second, "thread.started", harness.CodexThreadID); got != id {
 		t.Fatalf("resume started thread %s, want %s", got, id)
 	}
-	waitHeld(t, srv, "codex-resume")
+	waitHeldBy(t, srv, "codex-resume", p)
 	waitRollout(t, c, again)
 	// Mid-turn the totals are still those of turn 1.
 	firstTokens := tokens(sent(first))

@@ -83,8 +83,8 @@ func TestMixedHomeAndOpenClawGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, h := range []string{"mix-claude", "mix-codex", "mix-opencode", "mix-gateway"} {
-		waitHeld(t, srv, h)
+	for h, p := range map[string]*harness.Proc{"mix-claude": clProc, "mix-codex": cxProc, "mix-opencode": ocProc, "mix-gateway": gw.Proc} {
+		waitHeldBy(t, srv, h, p)
 	}
 	waitExit(t, "pi -p", piProc)
 	piID := harness.PiSessionID(piProc.Stdout())

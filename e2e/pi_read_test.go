@@ -49,7 +49,7 @@ func piReadSide(t *testing.T, version string) {
 	p := pi.Print(t, dir, prompt)
 	id := p.WaitStdout(t, 30*time.Second, "session header", harness.PiSessionID)
 	headerSeen := time.Now()
-	waitHeld(t, srv, "pi-new")
+	waitHeldBy(t, srv, "pi-new", p)
 	// The tool's assistant message, its result and the header reach the file
 	// around the held request; wait for the file, not for agentctl's opinion.
 	harness.Eventually(t, 10*time.Second, func() string {
@@ -88,7 +88,7 @@ func piReadSide(t *testing.T, version string) {
 	if got := p.WaitStdout(t, 30*time.Second, "session header", harness.PiSessionID); got != id {
 		t.Fatalf("resume printed session %s, want %s", got, id)
 	}
-	waitHeld(t, srv, "pi-resume")
+	waitHeldBy(t, srv, "pi-resume", p)
 	harness.Eventually(t, 10*time.Second, func() string {
 		if n := countLines(t, files[0]); n < 8 {
 			return "the resumed prompt is not in the file yet"

@@ -32,7 +32,8 @@ type OpenClaw struct {
 }
 
 // StartOpenClaw writes the gateway config, starts `openclaw gateway run` and
-// waits until a full handshake succeeds (6–22 s here).
+// waits until a full handshake succeeds (6–22 s on a quiet machine, over a minute
+// on a busy fresh one: the wait follows the gateway's progress).
 func StartOpenClaw(t testing.TB, srv *stub.Server) *OpenClaw {
 	t.Helper()
 	node := Tool(t, "node24")
@@ -77,24 +78,19 @@ func StartOpenClaw(t testing.TB, srv *stub.Server) *OpenClaw {
 	oc := &OpenClaw{Home: home, Port: port, Token: token, URL: fmt.Sprintf("ws://127.0.0.1:%d", port),
 		Env: env, node: node, mjs: mjs}
 	oc.Proc = Start(t, Spec{Path: node, Args: []string{mjs, "gateway", "run", "--verbose"}, Dir: root, Env: env, Name: "openclaw-gateway"})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	// A fresh gateway needs 8–12 s of CPU to listen (about 4,600 modules loaded,
+	// its state databases created; it reaches nothing over the network — strace
+	// shows no connect), so on a busy machine a minute or more: wait while it
+	// makes progress (docs/agents/openclaw.md §8).
+	oc.Proc.WaitFor(t, "openclaw gateway ready", func() string {
 		c, err := oc.Dial(context.Background())
-		if err == nil {
-			c.Close()
-			return oc
+		if err != nil {
+			return err.Error()
 		}
-		select {
-		case <-oc.Proc.Done():
-			t.Fatalf("openclaw gateway exited %d before it was ready: %v\nstdout:\n%s\nstderr:\n%s",
-				oc.Proc.ExitCode(), err, Tail(oc.Proc.Stdout(), 30), Tail(oc.Proc.Stderr(), 30))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("openclaw gateway not ready after 90 s: %v\nstdout:\n%s", err, Tail(oc.Proc.Stdout(), 30))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		c.Close()
+		return ""
+	})
+	return oc
 }
 
 // CLI starts `openclaw <args>` as a gateway client.

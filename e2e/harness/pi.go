@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentctl/agentctl/e2e/npm"
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
@@ -60,6 +61,13 @@ func NewPiVersion(t testing.TB, version string, srv *stub.Server) *Pi {
 		t.Fatal(err)
 	}
 	env := BaseEnv(home, tmp).Merge(Env{"PI_OFFLINE": "1"})
+	if version != PiOlder {
+		// pi 1.6 enables Node's compile cache, in TMPDIR unless
+		// NODE_COMPILE_CACHE says where: share one across the suite.
+		if dir := sharedCompileCache(t); dir != "" {
+			env["NODE_COMPILE_CACHE"] = dir
+		}
+	}
 	return &Pi{Version: version, Bin: bin, Home: home, Env: env}
 }
 
@@ -90,4 +98,19 @@ func PiSessionID(stdout string) string {
 		}
 	}
 	return ""
+}
+
+// sharedCompileCache is the e2e cache's directory for Node's compile cache
+// (NODE_COMPILE_CACHE), shared by the suite's Node agents; "" if unusable.
+func sharedCompileCache(t testing.TB) string {
+	cache, err := npm.CacheDir(os.Getenv)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(cache, "node-compile-cache")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("no shared compile cache: %v", err)
+		return ""
+	}
+	return dir
 }
