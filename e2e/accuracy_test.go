@@ -815,7 +815,7 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	}
 	tr.set("stopped")
 	time.Sleep(3 * time.Second)
-	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, 3 s command, held reply, reply, held 429, held reply, reply, /quit, daemon stop", &tr)
+	s.finish(t, "Codex "+c.Version+" TUI: held reply, approval prompt, approve, 3 s command, held reply, reply, held 429, held reply, reply, /quit, daemon stop", &tr)
 }
 
 // keepCodexHome copies the rollouts and the thread_history database (with its
@@ -1098,5 +1098,5 @@ func TestStatusAccuracyPiTUI(t *testing.T) {
 	p.Wait(t, 30*time.Second)
 	tr.set("failed!quota")
 	time.Sleep(3 * time.Second)
-	s.finish(t, "Pi 0.73.1 TUI: reply, held reply, reply, 429 (one retry), /quit", &tr)
+	s.finish(t, "Pi "+pi.Version+" TUI: reply, held reply, reply, 429 (one retry), /quit", &tr)
 }
