@@ -30,6 +30,17 @@ const (
 // or after Patience; the last answer of cond says what was missing.
 func (p *Proc) WaitFor(t testing.TB, what string, cond func() string) {
 	t.Helper()
+	if err := p.waitFor(t, what, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ExitedError is WaitFor's failure when the process exited first.
+type ExitedError struct{ msg string }
+
+func (e *ExitedError) Error() string { return e.msg }
+
+func (p *Proc) waitFor(t testing.TB, what string, cond func() string) error {
 	start := time.Now()
 	last, lastAt, checked := p.progress(), start, start
 	for {
@@ -38,15 +49,15 @@ func (p *Proc) WaitFor(t testing.TB, what string, cond func() string) {
 			if d := time.Since(start); d > 30*time.Second {
 				t.Logf("%s after %s (the process kept making progress)", what, d.Round(100*time.Millisecond))
 			}
-			return
+			return nil
 		}
 		select {
 		case <-p.done:
 			if why = cond(); why == "" {
-				return
+				return nil
 			}
-			t.Fatalf("%s: process exited (code %d) first: %s\nstdout:\n%s\nstderr:\n%s",
-				what, p.ExitCode(), why, Tail(p.Stdout(), 30), Tail(p.Stderr(), 30))
+			return &ExitedError{fmt.Sprintf("%s: process exited (code %d) first: %s\nstdout:\n%s\nstderr:\n%s",
+				what, p.ExitCode(), why, Tail(p.Stdout(), 30), Tail(p.Stderr(), 30))}
 		case <-time.After(250 * time.Millisecond):
 		}
 		now := time.Now()
@@ -59,10 +70,10 @@ func (p *Proc) WaitFor(t testing.TB, what string, cond func() string) {
 		}
 		switch {
 		case now.Sub(lastAt) > Stall:
-			t.Fatalf("%s: no progress for %s (no CPU time used, nothing written) after %s: %s\nstdout:\n%s\nstderr:\n%s",
+			return fmt.Errorf("%s: no progress for %s (no CPU time used, nothing written) after %s: %s\nstdout:\n%s\nstderr:\n%s",
 				what, Stall, now.Sub(start).Round(time.Second), why, Tail(p.Stdout(), 30), Tail(p.Stderr(), 30))
 		case now.Sub(start) > Patience:
-			t.Fatalf("%s: not after %s, although the process kept working: %s\nstdout:\n%s",
+			return fmt.Errorf("%s: not after %s, although the process kept working: %s\nstdout:\n%s",
 				what, Patience, why, Tail(p.Stdout(), 30))
 		}
 	}
