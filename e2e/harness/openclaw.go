@@ -88,7 +88,7 @@ func StartOpenClaw(t testing.TB, srv *stub.Server) *OpenClaw {
 	// again, on the same state, as a user would.
 	for attempt := 1; ; attempt++ {
 		oc.Proc = Start(t, Spec{Path: node, Args: []string{mjs, "gateway", "run", "--verbose"}, Dir: root, Env: env, Name: "openclaw-gateway"})
-		err := oc.Proc.waitFor(t, "openclaw gateway ready", func() string {
+		err := oc.Proc.waitFor(t, "openclaw gateway ready", Stall, Patience, func() string {
 			c, err := oc.Dial(context.Background())
 			if err != nil {
 				return err.Error()

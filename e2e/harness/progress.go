@@ -30,7 +30,7 @@ const (
 // or after Patience; the last answer of cond says what was missing.
 func (p *Proc) WaitFor(t testing.TB, what string, cond func() string) {
 	t.Helper()
-	if err := p.waitFor(t, what, cond); err != nil {
+	if err := p.waitFor(t, what, Stall, Patience, cond); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -40,7 +40,7 @@ type ExitedError struct{ msg string }
 
 func (e *ExitedError) Error() string { return e.msg }
 
-func (p *Proc) waitFor(t testing.TB, what string, cond func() string) error {
+func (p *Proc) waitFor(t testing.TB, what string, stall, patience time.Duration, cond func() string) error {
 	start := time.Now()
 	last, lastAt, checked := p.progress(), start, start
 	for {
@@ -69,12 +69,12 @@ func (p *Proc) waitFor(t testing.TB, what string, cond func() string) error {
 			last, lastAt = cur, now
 		}
 		switch {
-		case now.Sub(lastAt) > Stall:
+		case now.Sub(lastAt) > stall:
 			return fmt.Errorf("%s: no progress for %s (no CPU time used, nothing written) after %s: %s\nstdout:\n%s\nstderr:\n%s",
-				what, Stall, now.Sub(start).Round(time.Second), why, Tail(p.Stdout(), 30), Tail(p.Stderr(), 30))
-		case now.Sub(start) > Patience:
+				what, stall, now.Sub(start).Round(time.Second), why, Tail(p.Stdout(), 30), Tail(p.Stderr(), 30))
+		case now.Sub(start) > patience:
 			return fmt.Errorf("%s: not after %s, although the process kept working: %s\nstdout:\n%s",
-				what, Patience, why, Tail(p.Stdout(), 30))
+				what, patience, why, Tail(p.Stdout(), 30))
 		}
 	}
 }
