@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/agentctl/agentctl/e2e/harness"
 	"github.com/agentctl/agentctl/e2e/stub"
@@ -19,7 +18,9 @@ func TestOpenClawSmoke(t *testing.T) {
 	t.Parallel()
 	srv := stub.Start(t, nil)
 	oc := harness.StartOpenClaw(t, srv)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// The wait below follows the gateway's progress; this only bounds a wedged
+	// connection.
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Patience)
 	defer cancel()
 	g, err := oc.Dial(ctx)
 	if err != nil {
@@ -39,7 +40,7 @@ func TestOpenClawSmoke(t *testing.T) {
 	if created.Key != key || created.SessionID == "" || !created.RunStarted {
 		t.Fatalf("sessions.create answered %s", raw)
 	}
-	harness.Eventually(t, 45*time.Second, func() string {
+	oc.Proc.WaitFor(t, "session "+key+" finished", func() string {
 		raw, err := g.Call(ctx, "sessions.list", map[string]any{})
 		if err != nil {
 			return err.Error()

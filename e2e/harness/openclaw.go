@@ -139,7 +139,9 @@ type GatewayConn struct {
 // Dial connects and completes the handshake with the shared token (device-less
 // operator connections are accepted on loopback).
 func (oc *OpenClaw) Dial(ctx context.Context) (*GatewayConn, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// A loaded gateway can take seconds to answer the handshake; a closed port
+	// still fails at once.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, oc.URL, nil)
 	if err != nil {
