@@ -459,7 +459,7 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	// Claude asks once it has read the tool call: the moment lies between the
 	// stub sending the call and the prompt on screen; both states count there.
 	tr.setAt(toolSent(t, srv), "running|waiting")
-	p.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
+	p.WaitOutput(t, 30*time.Second, from, harness.ClaudePermissionPrompt)
 	tr.set("waiting")
 	time.Sleep(3 * time.Second)
 	from = p.Len()

@@ -341,7 +341,7 @@ func TestClaudeBackgroundStatusOracle(t *testing.T) {
 		time.Sleep(time.Second)
 		typeLine(t, att, "TOOLCMD: touch bg-made-this")
 		from := att.Len()
-		att.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
+		att.WaitOutput(t, 30*time.Second, from, harness.ClaudePermissionPrompt)
 		phase("permission prompt", "waiting", 5*time.Second)
 
 		// Claude's own stop.
