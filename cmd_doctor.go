@@ -91,13 +91,13 @@ func doctorCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check agent installs, agentctl's state files and housekeeping; exit 1 if something is broken",
-		Description: `For every adapter: the binary a launch would run (path, --version, run with
-the --timeout limit, default 5s; a version outside the ones agentctl was tested
-with is noted), the agent's data dir, how long discovery took, its sessions (last 7 days) and warnings. For
-agentctl itself: the state dir and every state file (parses, private mode, your
-ownership, size, files moved aside as corrupt), supervisors that outlived their
-agent, launches waiting to be finalised, the webhook outbox, and whether cron
-runs "agentctl sweep".
+		Description: `For every adapter: the binary a launch would run (path, --version within
+--timeout, default 5s; a version outside the ones agentctl was tested with is
+noted), the agent's data dir, how long discovery took, its sessions (last 7
+days) and warnings. For agentctl itself: the state dir and every state file
+(parses, private mode, your ownership, size, files moved aside as corrupt),
+supervisors that outlived their agent, launches waiting to be finalised, the
+webhook outbox, and whether cron runs "agentctl sweep".
 
 An agent that is simply not installed is listed as such and is fine, and so is
 one whose --version is slow to answer (a warning: raise --timeout on a busy
