@@ -125,8 +125,8 @@ func (p *PTY) Type(t testing.TB, text string) {
 
 // ClaudePermissionPrompt is what WaitOutput looks for to know Claude Code's TUI
 // asks for a permission ("Do you want to proceed?"). Not the whole question:
-// 2.1.332's renderer skips characters already on screen with cursor moves, so
-// the byte stream held "Do yu want to proceed?" once — WaitOutput reads the
+// 2.1.332's byte stream held "Do yu want to proceed?" (a character already on
+// screen, most likely, skipped with a cursor move) and WaitOutput reads the
 // stream, not a screen.
 const ClaudePermissionPrompt = "want to proceed?"
 
