@@ -308,7 +308,7 @@ func TestBudgetDurationOpenClaw(t *testing.T) {
 		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret, "AGENTCTL_ADAPTER_TIMEOUT": "30s"})
 	hookOut := filepath.Join(t.TempDir(), "hook")
 	hook := fmt.Sprintf(`printf '%%s %%s\n' "$AGENTCTL_EXIT_REASON" "$AGENTCTL_SESSION_ID" >> '%s'`, hookOut)
-	ac := &agentCase{adapter: "openclaw", a: a, srv: srv}
+	ac := &agentCase{adapter: "openclaw", a: a, srv: srv, gateway: gw.Proc}
 	// A fresh gateway's first turn can take longer than the budget to reach the
 	// model on a loaded machine: one unbudgeted turn first, so that the
 	// budgeted one is usually held by the time it runs out.

@@ -172,9 +172,23 @@ type agentCase struct {
 	srv     *stub.Server
 	cwd     string   // "" for OpenClaw (the gateway's workspace)
 	args    []string // extra launch flags (--model …)
+	// gateway, for OpenClaw, is the gateway process whose progress the wait for
+	// a held request follows (nil: a fixed deadline).
+	gateway *harness.Proc
 	// unwritten, when set, proves while the reply is held that the agent has
 	// not written its session yet ("" when it has not).
 	unwritten func(id string) string
+}
+
+// waitHeld waits for the request held under name: while the gateway makes
+// progress for OpenClaw, else within waitHeld's deadline.
+func (ac *agentCase) waitHeld(t *testing.T, name string) {
+	t.Helper()
+	if ac.gateway != nil {
+		waitHeldBy(t, ac.srv, name, ac.gateway)
+		return
+	}
+	waitHeld(t, ac.srv, name)
 }
 
 func (ac *agentCase) launch(t *testing.T, a *harness.Agentctl, prompt string, args ...string) launchedJSON {
@@ -206,7 +220,7 @@ func (ac *agentCase) lifecycle(t *testing.T) launchedJSON {
 	hold := ac.adapter + "-lifecycle"
 	prompt := "lifecycle run HOLD=" + hold + " WORDS=3"
 	l := ac.launch(t, &a, prompt, "--on-complete", onComplete(hookOut), "--callback-session", "cb-"+ac.adapter)
-	waitHeld(t, ac.srv, hold)
+	ac.waitHeld(t, hold)
 
 	if ac.unwritten != nil {
 		if why := ac.unwritten(l.ID); why != "" {
@@ -264,7 +278,7 @@ func (ac *agentCase) stopRunning(t *testing.T, wantOut func(id string) string) l
 	t.Helper()
 	hold := ac.adapter + "-stop"
 	l := ac.launch(t, ac.a, "never answered HOLD="+hold)
-	waitHeld(t, ac.srv, hold)
+	ac.waitHeld(t, hold)
 	start := time.Now()
 	out, errOut, code := ac.a.Run(t, "stop", l.ID)
 	if code != 0 || !regexp.MustCompile(wantOut(l.ID)).MatchString(out) {
@@ -455,8 +469,9 @@ func TestLaunchLifecycleOpenClaw(t *testing.T) {
 	t.Parallel()
 	srv := stub.Start(t, nil)
 	gw := harness.StartOpenClaw(t, srv)
-	a := agentctlFor(t, gw.Home, gw.Env, harness.Env{"OPENCLAW_GATEWAY_TOKEN": gw.Token, "OPENCLAW_GATEWAY_URL": gw.URL})
-	ac := &agentCase{adapter: "openclaw", a: a, srv: srv}
+	a := agentctlFor(t, gw.Home, gw.Env, harness.Env{"OPENCLAW_GATEWAY_TOKEN": gw.Token, "OPENCLAW_GATEWAY_URL": gw.URL,
+		"AGENTCTL_ADAPTER_TIMEOUT": "30s"}) // a loaded gateway answers slowly (as in budget_test.go)
+	ac := &agentCase{adapter: "openclaw", a: a, srv: srv, gateway: gw.Proc}
 	l := ac.lifecycle(t)
 	if !regexp.MustCompile(`^agent:main:l-[0-9a-f]{12}$`).MatchString(l.ID) || l.LaunchID != strings.TrimPrefix(l.ID, "agent:main:") {
 		t.Errorf("launched key %q (launch %s); want agent:main:<launch id>", l.ID, l.LaunchID)

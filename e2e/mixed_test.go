@@ -93,7 +93,7 @@ func TestMixedHomeAndOpenClawGateway(t *testing.T) {
 	cxID := cxProc.WaitStdout(t, 30*time.Second, "thread.started", harness.CodexThreadID)
 	waitRollout(t, cx, cxPrompt)
 	ocID := openCodeSessionIn(t, oc, dir)
-	harness.Eventually(t, 15*time.Second, func() string {
+	clProc.WaitFor(t, "Claude's registry file", func() string {
 		if !exists(cl.Registry(clProc.PID)) {
 			return "no Claude registry file " + cl.Registry(clProc.PID)
 		}

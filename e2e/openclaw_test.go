@@ -63,7 +63,9 @@ func TestOpenClawSmoke(t *testing.T) {
 
 	// agentctl reads the gateway over its RPC, with OpenClaw's own variables.
 	a := harness.NewAgentctl(t, oc.Home)
-	a.Env = a.Env.Merge(harness.Env{"OPENCLAW_GATEWAY_TOKEN": oc.Token, "OPENCLAW_GATEWAY_URL": oc.URL})
+	// A loaded gateway answers chat.history slowly: give the adapter time
+	// (the default 5 s left prompt and tokens empty at load 40).
+	a.Env = a.Env.Merge(harness.Env{"OPENCLAW_GATEWAY_TOKEN": oc.Token, "OPENCLAW_GATEWAY_URL": oc.URL, "AGENTCTL_ADAPTER_TIMEOUT": "60s"})
 	ex := srv.ModelExchanges(nil)
 	s := a.Status(t, key)
 	checkSession(t, "status", s, view{ID: key, Adapter: "openclaw", Status: "stopped",
