@@ -28,7 +28,7 @@ type doctorOptions struct {
 type doctorDeps struct {
 	environ   []string // the environment a launch would see (binary overrides, PATH, HOME)
 	lookPath  func(string) (string, error)
-	version   func(ctx context.Context, bin string) (string, error)
+	version   func(ctx context.Context, bin string, limit time.Duration) (string, error)
 	crontab   func(ctx context.Context) (string, error)
 	cronFiles func() map[string]string
 	euid      int
@@ -79,27 +79,36 @@ type binaryReport struct {
 	Version    string `json:"version,omitempty"`
 	Configured bool   `json:"configured"`
 	Error      string `json:"error,omitempty"`
+	// Slow: `--version` gave no answer within --timeout (a warning, not an error).
+	Slow bool `json:"slow,omitempty"`
+	// Tested is the span of versions agentctl was tested with ("2.1.197 to
+	// 2.1.332"); Untested says "older" or "newer" when Version lies outside it.
+	Tested   string `json:"tested,omitempty"`
+	Untested string `json:"untested,omitempty"`
 }
 
 func doctorCommand(s *host) *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check agent installs, agentctl's state files and housekeeping; exit 1 if something is broken",
-		Description: `For every adapter: the binary a launch would run (path, --version), the agent's
-data dir, how long discovery took, its sessions (last 7 days) and warnings. For
-agentctl itself: the state dir and every state file (parses, private mode, your
-ownership, size, files moved aside as corrupt), supervisors that outlived their
-agent, launches waiting to be finalised, the webhook outbox, and whether cron
-runs "agentctl sweep".
+		Description: `For every adapter: the binary a launch would run (path, --version within
+--timeout, default 5s; a version outside the ones agentctl was tested with is
+noted), the agent's data dir, how long discovery took, its sessions (last 7
+days) and warnings. For agentctl itself: the state dir and every state file
+(parses, private mode, your ownership, size, files moved aside as corrupt),
+supervisors that outlived their agent, launches waiting to be finalised, the
+webhook outbox, and whether cron runs "agentctl sweep".
 
-An agent that is simply not installed is listed as such and is fine. Exit 1
-means something is broken — a state file that is corrupt, unreadable or open to
-other users, a configured agent binary that is missing or does not run, an
-agent data dir that cannot be read — and each problem says what to do.
+An agent that is simply not installed is listed as such and is fine, and so is
+one whose --version is slow to answer (a warning: raise --timeout on a busy
+machine). Exit 1 means something is broken — a state file that is corrupt,
+unreadable or open to other users, a configured agent binary that is missing or
+fails, an agent data dir that cannot be read — and each problem says what to do.
 
 Examples:
   agentctl doctor
   agentctl doctor --adapter claude-code
+  agentctl doctor --timeout 30s
   agentctl doctor --json | jq '.problems'`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object"},
@@ -166,6 +175,9 @@ func runDoctor(ctx context.Context, e *cmdEnv, o doctorOptions, d doctorDeps) er
 	}
 	if rep.Warnings == nil {
 		rep.Warnings = []finding{}
+	}
+	if rep.Notes == nil {
+		rep.Notes = []finding{}
 	}
 	if o.json {
 		if err := writeJSON(e.s.Out, rep); err != nil {
@@ -252,9 +264,13 @@ func checkAdapters(ctx context.Context, e *cmdEnv, recs []meta.Launch, d doctorD
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				v, err := d.version(ctx, r.Binary.Path)
+				v, err := d.version(ctx, r.Binary.Path, e.timeout)
 				r.Binary.Version = v
-				if err != nil {
+				var slow *slowError
+				switch {
+				case errors.As(err, &slow):
+					r.Binary.Slow = true
+				case err != nil:
 					r.Binary.Error = err.Error()
 				}
 			}()
@@ -295,7 +311,11 @@ func judgeAdapter(e *cmdEnv, r *adapterReport, f *findings) {
 	case b != nil && b.Configured && b.Path == "":
 		broken = true
 		f.problem(r.Name, b.Error, "")
+	case b != nil && b.Slow:
+		f.warning(r.Name, fmt.Sprintf("%s binary %s is slow to answer: `--version` gave no answer within %s", r.Name, b.Path, e.timeout),
+			"nothing is wrong with it unless it never answers; on a busy machine run agentctl doctor --timeout 30s")
 	}
+	versionNote(r, f)
 	// Not installed: nothing to run and nothing to read. pi-rust shares pi's
 	// data dir, so only its own sessions count for it; an OpenClaw gateway may
 	// be configured without any local state.
@@ -320,6 +340,31 @@ func judgeAdapter(e *cmdEnv, r *adapterReport, f *findings) {
 	}
 }
 
+// versionNote records the span of versions agentctl was tested with and notes
+// an installed version outside it: not a failure (agents change often and most
+// changes are harmless), but the first thing to suspect when a status looks wrong.
+func versionNote(r *adapterReport, f *findings) {
+	b := r.Binary
+	a := agents.Get(r.Name)
+	if b == nil || a.TestedNewest == "" {
+		return
+	}
+	b.Tested = testedSpan(a)
+	if b.Version == "" || b.Error != "" {
+		return
+	}
+	rel, v := testedRange(a, b.Version)
+	if rel == "" {
+		return
+	}
+	b.Untested = rel
+	fix := fmt.Sprintf("it most likely works; if a status, listing or launch looks wrong, suspect this first (docs/agents/%s.md says what changed between versions)", a.Doc)
+	if rel == "older" {
+		fix = "it most likely works; if a status, listing or launch looks wrong, upgrade it first"
+	}
+	f.note(r.Name, fmt.Sprintf("%s %s is %s than the versions agentctl was tested with (%s)", r.Name, v, rel, b.Tested), fix)
+}
+
 func printDoctor(e *cmdEnv, w io.Writer, rep *doctorReport) {
 	var t table
 	t.add("ADAPTER", "STATE", "BINARY", "VERSION", "DATA DIR", "SESSIONS", "DISCOVERY")
@@ -328,8 +373,13 @@ func printDoctor(e *cmdEnv, w io.Writer, rep *doctorReport) {
 		switch {
 		case r.Binary == nil:
 			bin = "(gateway)"
+		case r.Binary.Slow:
+			bin, ver = shortHome(r.Binary.Path, e.home), "(slow)"
 		case r.Binary.Path != "":
 			bin, ver = shortHome(r.Binary.Path, e.home), orDash(r.Binary.Version)
+			if r.Binary.Untested != "" {
+				ver += " (" + r.Binary.Untested + ")"
+			}
 		}
 		data := "-"
 		if r.DataDirExists {
@@ -390,6 +440,7 @@ func printDoctor(e *cmdEnv, w io.Writer, rep *doctorReport) {
 	}
 	printFindings("Problems", rep.Problems)
 	printFindings("Warnings", rep.Warnings)
+	printFindings("Notes", rep.Notes)
 	if len(rep.Problems) == 0 {
 		fmt.Fprintln(w, "\nNo problems found.")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -30,10 +34,12 @@ type finding struct {
 	Fix     string `json:"fix,omitempty"`
 }
 
-// findings collects problems (doctor exits 1) and warnings (it does not).
+// findings collects problems (doctor exits 1), warnings and notes (it does not:
+// a note is a fact worth knowing, such as an agent version outside the tested ones).
 type findings struct {
 	Problems []finding `json:"problems"`
 	Warnings []finding `json:"warnings"`
+	Notes    []finding `json:"notes"`
 }
 
 func (f *findings) problem(check, msg, fix string) {
@@ -42,6 +48,10 @@ func (f *findings) problem(check, msg, fix string) {
 
 func (f *findings) warning(check, msg, fix string) {
 	f.Warnings = append(f.Warnings, finding{check, msg, fix})
+}
+
+func (f *findings) note(check, msg, fix string) {
+	f.Notes = append(f.Notes, finding{check, msg, fix})
 }
 
 // stateFile is one file or directory of the state dir as doctor saw it.
@@ -435,9 +445,21 @@ func userCrontab(ctx context.Context) (string, error) {
 	return string(out), err
 }
 
-// binaryVersion runs `bin --version` (5 s at most) and returns its first line.
-func binaryVersion(ctx context.Context, bin string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+// slowError is a `--version` that gave no answer within doctor's limit: on a
+// busy machine a working agent can take that long (a Node CLI's cold start), so
+// it is a warning, never a broken binary.
+type slowError struct {
+	bin   string
+	limit time.Duration
+}
+
+func (e *slowError) Error() string {
+	return fmt.Sprintf("`%s --version` gave no answer within %s", e.bin, e.limit)
+}
+
+// binaryVersion runs `bin --version` (limit at most) and returns its first line.
+func binaryVersion(ctx context.Context, bin string, limit time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--version")
 	var out, errb bytes.Buffer
@@ -447,7 +469,7 @@ func binaryVersion(ctx context.Context, bin string) (string, error) {
 	first := firstLine(out.String())
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("`%s --version` did not finish within 5s", bin)
+			return "", &slowError{bin, limit}
 		}
 		msg := firstLine(errb.String())
 		if msg == "" {
@@ -462,6 +484,53 @@ func binaryVersion(ctx context.Context, bin string) (string, error) {
 		first = firstLine(errb.String())
 	}
 	return first, nil
+}
+
+// versionNumber is the first dotted number of a `--version` line: "2.1.332"
+// from "2.1.332 (Claude Code)", "0.171.0" from "codex-cli 0.171.0"; "" if none.
+var versionNumber = regexp.MustCompile(`\d+(?:\.\d+)+`)
+
+// compareVersions compares dotted numbers field by field (a missing field is 0).
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return 0
+}
+
+// testedRange says how an installed version (a `--version` line) relates to the
+// versions agentctl was tested with: "older" or "newer", and the number it
+// read; "" when it is inside them or either side is unknown.
+func testedRange(a agents.Agent, line string) (rel, version string) {
+	version = versionNumber.FindString(line)
+	if version == "" || a.TestedOldest == "" || a.TestedNewest == "" {
+		return "", version
+	}
+	switch {
+	case compareVersions(version, a.TestedOldest) < 0:
+		return "older", version
+	case compareVersions(version, a.TestedNewest) > 0:
+		return "newer", version
+	}
+	return "", version
+}
+
+// testedSpan is "2.1.197 to 2.1.332", or one version when both ends agree.
+func testedSpan(a agents.Agent) string {
+	if a.TestedOldest == a.TestedNewest {
+		return a.TestedOldest
+	}
+	return a.TestedOldest + " to " + a.TestedNewest
 }
 
 func firstLine(s string) string {

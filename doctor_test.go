@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -212,7 +213,7 @@ func runDoctorWith(t *testing.T, home, state string, bins map[string]string, ver
 					}
 					return "", exec.ErrNotFound
 				},
-				version: func(_ context.Context, bin string) (string, error) {
+				version: func(_ context.Context, bin string, _ time.Duration) (string, error) {
 					if err := versions[bin]; err != nil {
 						return "", err
 					}
@@ -296,5 +297,32 @@ func TestDoctorExit(t *testing.T) {
 	_, stderr, code = runDoctorWith(t, home, state, bins, nil, "--home", home, "doctor")
 	if code != 1 || !strings.Contains(stderr, "has mode 0777") {
 		t.Errorf("state dir 0777: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// The installed version is read from the first dotted number of `--version`
+// and compared field by field (so 2.1.1000 is newer than 2.1.332, not older).
+func TestTestedRange(t *testing.T) {
+	claude := agents.Agent{TestedOldest: "2.1.197", TestedNewest: "2.1.332"}
+	cases := []struct {
+		a        agents.Agent
+		line     string
+		rel, ver string
+	}{
+		{claude, "2.1.332 (Claude Code)", "", "2.1.332"},
+		{claude, "2.1.197 (Claude Code)", "", "2.1.197"},
+		{claude, "2.1.1000 (Claude Code)", "newer", "2.1.1000"},
+		{claude, "2.1.99 (Claude Code)", "older", "2.1.99"},
+		{claude, "3.0 (Claude Code)", "newer", "3.0"},
+		{claude, "Claude Code", "", ""},
+		{agents.Agent{TestedOldest: "0.169.0", TestedNewest: "0.171.0"}, "codex-cli 0.172.0-alpha.1", "newer", "0.172.0"},
+		{agents.Agent{TestedOldest: "2026.9.6", TestedNewest: "2026.9.6"}, "OpenClaw 2026.10.1 (3f2a1b0)", "newer", "2026.10.1"},
+		{agents.Agent{}, "1.0.0", "", "1.0.0"}, // nothing tested: no verdict
+	}
+	for _, tc := range cases {
+		rel, ver := testedRange(tc.a, tc.line)
+		if rel != tc.rel || ver != tc.ver {
+			t.Errorf("testedRange(%q) = %q, %q; want %q, %q", tc.line, rel, ver, tc.rel, tc.ver)
+		}
 	}
 }

@@ -46,6 +46,12 @@ type Agent struct {
 	// (a URL in config) without any local state.
 	Gateway bool
 
+	// TestedOldest and TestedNewest are the oldest and newest versions of the
+	// agent agentctl's end-to-end suite ran against (e2e/npm pins them); ""
+	// when no real binary is tested. doctor notes an installed version outside
+	// them.
+	TestedOldest, TestedNewest string
+
 	// Capabilities.
 	Launch     bool // launch starts it (it has a driver in launch/); else agentctl only reads its sessions
 	Resume     bool // resume ID MESSAGE continues a session
@@ -59,15 +65,19 @@ func All() []Agent {
 	return []Agent{
 		{Name: "claude-code", Reader: "claude-code", Doc: "claude-code", Label: "claude", Short: "cc",
 			BinEnv: "AGENTCTL_CLAUDE_BIN", Binary: "claude", Install: "install Claude Code (npm i -g @anthropic-ai/claude-code)",
+			TestedOldest: "2.1.197", TestedNewest: "2.1.332",
 			Launch: true, Resume: true, Fork: true, Background: true, Send: true},
 		{Name: "codex", Reader: "codex", Doc: "codex", Label: "codex", Short: "codex",
 			BinEnv: "AGENTCTL_CODEX_BIN", Binary: "codex", Install: "install it (npm i -g @openai/codex)",
+			TestedOldest: "0.169.0", TestedNewest: "0.171.0",
 			Launch: true, Resume: true, Send: true},
 		{Name: "opencode", Reader: "opencode", Doc: "opencode", Label: "opencode", Short: "opencode",
 			BinEnv: "AGENTCTL_OPENCODE_BIN", Binary: "opencode", Install: "install it (npm i -g opencode-ai)",
+			TestedOldest: "1.18.33", TestedNewest: "1.18.33",
 			Launch: true, Resume: true, Send: true},
 		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
-			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @mariozechner/pi-coding-agent)",
+			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @earendil-works/pi-coding-agent)",
+			TestedOldest: "0.73.1", TestedNewest: "1.6.0",
 			Launch: true, Resume: true, Send: true},
 		// pi-rust is looked up by that name only: upstream builds its binary as
 		// `pi` too, which would find the TypeScript pi.
@@ -75,15 +85,19 @@ func All() []Agent {
 			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)",
 			Launch: true, Resume: true},
 		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw",
+			TestedOldest: "2026.9.6", TestedNewest: "2026.9.6",
 			Gateway: true, Launch: true, Resume: true},
 		{Name: "gemini", Reader: "gemini", Doc: "gemini", Label: "gemini", Short: "gemini",
 			BinEnv: "AGENTCTL_GEMINI_BIN", Binary: "gemini", Install: "install it (npm i -g @google/gemini-cli)",
+			TestedOldest: "0.61.0", TestedNewest: "0.61.0",
 			Launch: true, Resume: true},
 		{Name: "qwen-code", Reader: "qwen-code", Doc: "qwen", Label: "qwen", Short: "qwen",
 			BinEnv: "AGENTCTL_QWEN_BIN", Binary: "qwen", Install: "install it (npm i -g @qwen-code/qwen-code)",
+			TestedOldest: "0.24.4", TestedNewest: "0.24.4",
 			Launch: true, Resume: true},
 		{Name: "copilot", Reader: "copilot", Doc: "copilot", Label: "copilot", Short: "copilot",
 			BinEnv: "AGENTCTL_COPILOT_BIN", Binary: "copilot", Install: "install it (npm i -g @github/copilot)",
+			TestedOldest: "1.0.102", TestedNewest: "1.0.102",
 			Launch: true, Resume: true},
 	}
 }

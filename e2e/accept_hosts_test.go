@@ -25,7 +25,7 @@ func TestAcceptOnHost(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	os.MkdirAll(filepath.Join(c.Home, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(c.Home, ".claude", "settings.json"), []byte(`{"permissions":{"allow":["Bash"]}}`), 0o600)
 	n := harness.NewSSHNet(t)

@@ -389,7 +389,7 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 		}
 		return stub.Keywords(r)
 	})
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
 	dir := harness.WorkDir(t, "acc")
 	seedClaudeJSON(t, c, dir)
@@ -459,7 +459,7 @@ func TestStatusAccuracyClaudeTUI(t *testing.T) {
 	// Claude asks once it has read the tool call: the moment lies between the
 	// stub sending the call and the prompt on screen; both states count there.
 	tr.setAt(toolSent(t, srv), "running|waiting")
-	p.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
+	p.WaitOutput(t, 30*time.Second, from, harness.ClaudePermissionPrompt)
 	tr.set("waiting")
 	time.Sleep(3 * time.Second)
 	from = p.Len()
@@ -545,7 +545,7 @@ func TestStatusAccuracyClaudePrint(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	dir := harness.WorkDir(t, "acc")
 	a := harness.NewAgentctl(t, c.Home)
 	id := uuid.NewString()
@@ -572,7 +572,7 @@ func TestStatusAccuracyClaudePrintPermission(t *testing.T) {
 		}
 		return rep
 	})
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	dir := harness.WorkDir(t, "acc")
 	a := harness.NewAgentctl(t, c.Home)
 	id := uuid.NewString()
@@ -815,7 +815,7 @@ func TestStatusAccuracyCodexTUI(t *testing.T) {
 	}
 	tr.set("stopped")
 	time.Sleep(3 * time.Second)
-	s.finish(t, "Codex 0.169 TUI: held reply, approval prompt, approve, 3 s command, held reply, reply, held 429, held reply, reply, /quit, daemon stop", &tr)
+	s.finish(t, "Codex "+c.Version+" TUI: held reply, approval prompt, approve, 3 s command, held reply, reply, held 429, held reply, reply, /quit, daemon stop", &tr)
 }
 
 // keepCodexHome copies the rollouts and the thread_history database (with its
@@ -949,7 +949,7 @@ func TestStatusAccuracyClaudePrintQuota(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	c.Env = c.Env.With("CLAUDE_CODE_MAX_RETRIES", "1")
 	dir := harness.WorkDir(t, "acc")
 	a := harness.NewAgentctl(t, c.Home)
@@ -1098,5 +1098,5 @@ func TestStatusAccuracyPiTUI(t *testing.T) {
 	p.Wait(t, 30*time.Second)
 	tr.set("failed!quota")
 	time.Sleep(3 * time.Second)
-	s.finish(t, "Pi 0.73.1 TUI: reply, held reply, reply, 429 (one retry), /quit", &tr)
+	s.finish(t, "Pi "+pi.Version+" TUI: reply, held reply, reply, 429 (one retry), /quit", &tr)
 }

@@ -163,7 +163,7 @@ func TestBudgetTokensClaude(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, budgetScript("cc-third"))
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	recv := newWebhookReceiver(t)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin,
 		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})
@@ -187,7 +187,7 @@ func TestBudgetDurationClaude(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin})
 	ac := &agentCase{adapter: "claude-code", a: a, srv: srv, cwd: harness.WorkDir(t, "slow")}
 	l := ac.launch(t, a, "think long HOLD=cc-slow", "--max-duration", "3s")
@@ -232,7 +232,7 @@ func TestBudgetSweepAfterSupervisorDied(t *testing.T) {
 		}
 		return stub.Reply{Hold: "sw-third", Usage: u}
 	})
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	recv := newWebhookReceiver(t)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin,
 		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret})
@@ -308,7 +308,7 @@ func TestBudgetDurationOpenClaw(t *testing.T) {
 		"AGENTCTL_WEBHOOK_URL": recv.URL, "AGENTCTL_WEBHOOK_SECRET": recv.Secret, "AGENTCTL_ADAPTER_TIMEOUT": "30s"})
 	hookOut := filepath.Join(t.TempDir(), "hook")
 	hook := fmt.Sprintf(`printf '%%s %%s\n' "$AGENTCTL_EXIT_REASON" "$AGENTCTL_SESSION_ID" >> '%s'`, hookOut)
-	ac := &agentCase{adapter: "openclaw", a: a, srv: srv}
+	ac := &agentCase{adapter: "openclaw", a: a, srv: srv, gateway: gw.Proc}
 	// A fresh gateway's first turn can take longer than the budget to reach the
 	// model on a loaded machine: one unbudgeted turn first, so that the
 	// budgeted one is usually held by the time it runs out.

@@ -23,7 +23,7 @@ import (
 // bgVersions are the pinned Claude Code versions with background sessions
 // (`claude --bg`, docs/agents/claude-code.md §4.5). 2.1.197 has no --bg: it is skipped with
 // that reason. 2.1.331 is not pinned in e2e/npm.
-var bgVersions = map[string]bool{"2.1.329": true}
+var bgVersions = map[string]bool{harness.ClaudeNewest: true}
 
 // forEachBackgroundClaude runs f for every pinned version, skipping those
 // without background sessions.
@@ -341,7 +341,7 @@ func TestClaudeBackgroundStatusOracle(t *testing.T) {
 		time.Sleep(time.Second)
 		typeLine(t, att, "TOOLCMD: touch bg-made-this")
 		from := att.Len()
-		att.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
+		att.WaitOutput(t, 30*time.Second, from, harness.ClaudePermissionPrompt)
 		phase("permission prompt", "waiting", 5*time.Second)
 
 		// Claude's own stop.

@@ -28,7 +28,7 @@ func TestClaudePrintPermissionToolWaiting(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	dir := harness.WorkDir(t, "sdk")
 	id := uuid.NewString()
 	cmd, stdin, lines := startClaudeSDK(t, c, dir, id)

@@ -17,9 +17,11 @@ import (
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
-// Both pinned Claude Code versions: 2.1.329 writes a registry status in -p mode
-// and many more line types; 2.1.197 does neither.
-var claudeVersions = []string{"2.1.197", "2.1.329"}
+// The oldest and the newest pinned Claude Code: since 2.1.329 -p writes a registry status
+// and many more line types; 2.1.197 does neither. 2.1.329 itself left the suite
+// when 2.1.332 came (two pins keep the suite's time; the oldest shows the most
+// differences).
+var claudeVersions = []string{harness.ClaudeOldest, harness.ClaudeNewest}
 
 func forEachClaude(t *testing.T, f func(t *testing.T, c *harness.Claude, srv *stub.Server)) {
 	for _, v := range claudeVersions {
@@ -236,6 +238,21 @@ func TestClaudeKilledLeavesStaleRegistry(t *testing.T) {
 		if !strings.Contains(string(data), id) {
 			t.Errorf("registry %s does not name %s: %s", filepath.Base(registry), id, data)
 		}
+	})
+}
+
+// waitHeldBy waits for the request held under name while p, the agent that
+// will send it, makes progress (harness.Proc.WaitFor): on a busy machine an
+// agent's cold start alone can take longer than any fixed deadline.
+func waitHeldBy(t *testing.T, srv *stub.Server, name string, p *harness.Proc) {
+	t.Helper()
+	p.WaitFor(t, "model request parked under HOLD="+name, func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		if err := srv.WaitHeld(ctx, name); err != nil {
+			return err.Error()
+		}
+		return ""
 	})
 }
 

@@ -83,7 +83,7 @@ func TestClaudeTUIStatus(t *testing.T) {
 		res := startWait(t, a, id, "waiting")
 		from := p.Len()
 		typeLine(t, p, "TOOLCMD: touch tui-made-this")
-		p.WaitOutput(t, 20*time.Second, from, "Do you want to proceed?")
+		p.WaitOutput(t, 20*time.Second, from, harness.ClaudePermissionPrompt)
 		shown := time.Now()
 		select {
 		case r := <-res:

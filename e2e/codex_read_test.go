@@ -19,8 +19,17 @@ import (
 func TestCodexReadSide(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
+	for _, v := range harness.CodexVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			codexReadSide(t, v)
+		})
+	}
+}
+
+func codexReadSide(t *testing.T, version string) {
 	srv := stub.Start(t, nil)
-	c := harness.NewCodex(t, srv)
+	c := harness.NewCodexVersion(t, version, srv)
 	dir := harness.WorkDir(t, "billing")
 	a := harness.NewAgentctl(t, c.Home)
 
@@ -28,7 +37,7 @@ func TestCodexReadSide(t *testing.T) {
 	m := markNow(srv)
 	p := c.Exec(t, dir, prompt)
 	id := p.WaitStdout(t, 30*time.Second, "thread.started", harness.CodexThreadID)
-	waitHeld(t, srv, "codex-new")
+	waitHeldBy(t, srv, "codex-new", p)
 	waitRollout(t, c, prompt)
 	liveCodex(t, "new thread, reply held", a, id, p, nil)
 	checkPeekLive(t, "peek mid-turn", a, id, prompt)
@@ -52,7 +61,7 @@ func TestCodexReadSide(t *testing.T) {
 	if got := p.WaitStdout(t, 30*time.Second, "thread.started", harness.CodexThreadID); got != id {
 		t.Fatalf("resume started thread %s, want %s", got, id)
 	}
-	waitHeld(t, srv, "codex-resume")
+	waitHeldBy(t, srv, "codex-resume", p)
 	waitRollout(t, c, again)
 	// Mid-turn the totals are still those of turn 1.
 	firstTokens := tokens(sent(first))

@@ -17,8 +17,17 @@ import (
 func TestCodexSmoke(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
+	for _, v := range harness.CodexVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			codexSmoke(t, v)
+		})
+	}
+}
+
+func codexSmoke(t *testing.T, version string) {
 	srv := stub.Start(t, nil)
-	c := harness.NewCodex(t, srv)
+	c := harness.NewCodexVersion(t, version, srv)
 	dir := harness.WorkDir(t, "billing")
 	p := c.Exec(t, dir, "Say hello")
 	if code := p.Wait(t, 60*time.Second); code != 0 {

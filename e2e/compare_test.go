@@ -26,7 +26,7 @@ func TestCompareGroupRealAgents(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	cx := harness.NewCodex(t, srv)
 	pi := harness.NewPi(t, srv)
 	oc := harness.NewOpenCode(t, srv)

@@ -158,7 +158,7 @@ func TestEventsFollowClaudeTUI(t *testing.T) {
 
 	from := p.Len()
 	typeLine(t, p, "TOOLCMD: touch events-made-this")
-	p.WaitOutput(t, 30*time.Second, from, "Do you want to proceed?")
+	p.WaitOutput(t, 30*time.Second, from, harness.ClaudePermissionPrompt)
 	f.waitFor(t, id, 20*time.Second, "session.started", "session.waiting")
 	p.Type(t, "\x1b")
 	f.waitFor(t, id, 20*time.Second, "session.started", "session.waiting", "session.idle")

@@ -32,7 +32,7 @@ func TestGiveUpKeepsLiveClaudeSession(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, claudeVersions[len(claudeVersions)-1], srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	dir := harness.WorkDir(t, "giveup")
 	a := harness.NewAgentctl(t, c.Home)
 	id := uuid.NewString()

@@ -241,7 +241,7 @@ func TestHostsLaunchWaitStop(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	n := harness.NewSSHNet(t)
 	state := filepath.Join(harness.TempDir(t), "agentctl-state")
 	envB := c.Env.Merge(harness.Env{

@@ -172,9 +172,23 @@ type agentCase struct {
 	srv     *stub.Server
 	cwd     string   // "" for OpenClaw (the gateway's workspace)
 	args    []string // extra launch flags (--model …)
+	// gateway, for OpenClaw, is the gateway process whose progress the wait for
+	// a held request follows (nil: a fixed deadline).
+	gateway *harness.Proc
 	// unwritten, when set, proves while the reply is held that the agent has
 	// not written its session yet ("" when it has not).
 	unwritten func(id string) string
+}
+
+// waitHeld waits for the request held under name: while the gateway makes
+// progress for OpenClaw, else within waitHeld's deadline.
+func (ac *agentCase) waitHeld(t *testing.T, name string) {
+	t.Helper()
+	if ac.gateway != nil {
+		waitHeldBy(t, ac.srv, name, ac.gateway)
+		return
+	}
+	waitHeld(t, ac.srv, name)
 }
 
 func (ac *agentCase) launch(t *testing.T, a *harness.Agentctl, prompt string, args ...string) launchedJSON {
@@ -206,7 +220,7 @@ func (ac *agentCase) lifecycle(t *testing.T) launchedJSON {
 	hold := ac.adapter + "-lifecycle"
 	prompt := "lifecycle run HOLD=" + hold + " WORDS=3"
 	l := ac.launch(t, &a, prompt, "--on-complete", onComplete(hookOut), "--callback-session", "cb-"+ac.adapter)
-	waitHeld(t, ac.srv, hold)
+	ac.waitHeld(t, hold)
 
 	if ac.unwritten != nil {
 		if why := ac.unwritten(l.ID); why != "" {
@@ -264,7 +278,7 @@ func (ac *agentCase) stopRunning(t *testing.T, wantOut func(id string) string) l
 	t.Helper()
 	hold := ac.adapter + "-stop"
 	l := ac.launch(t, ac.a, "never answered HOLD="+hold)
-	waitHeld(t, ac.srv, hold)
+	ac.waitHeld(t, hold)
 	start := time.Now()
 	out, errOut, code := ac.a.Run(t, "stop", l.ID)
 	if code != 0 || !regexp.MustCompile(wantOut(l.ID)).MatchString(out) {
@@ -311,7 +325,7 @@ func TestLaunchLifecycleClaude(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	a := agentctlFor(t, c.Home, c.Env, harness.Env{"AGENTCTL_CLAUDE_BIN": c.Bin})
 	ac := &agentCase{adapter: "claude-code", a: a, srv: srv, cwd: harness.WorkDir(t, "webapp")}
 	ac.lifecycle(t)
@@ -396,9 +410,27 @@ func TestLaunchLifecyclePi(t *testing.T) {
 	pi := harness.NewPi(t, srv)
 	a := agentctlFor(t, pi.Home, pi.Env, harness.Env{"AGENTCTL_PI_BIN": pi.Bin})
 	ac := &agentCase{adapter: "pi", a: a, srv: srv, cwd: harness.WorkDir(t, "api-server"), args: []string{"--model", "fakeoai/fake-model"}}
+	// pi 0.73.1 writes its session file with the first assistant message, so
+	// while the reply is held the launch record alone lists it; pi 1.6 writes
+	// it when it sends the first user message (docs/agents/pi.md §1): header
+	// and prompt, no assistant entry yet.
 	ac.unwritten = func(id string) string {
-		if files := pi.Sessions(); len(files) != 0 {
-			return fmt.Sprintf("pi already wrote %v", files)
+		files := pi.Sessions()
+		if pi.Version == harness.PiOlder {
+			if len(files) != 0 {
+				return fmt.Sprintf("pi %s already wrote %v", pi.Version, files)
+			}
+			return ""
+		}
+		if len(files) != 1 || !strings.HasSuffix(files[0], "_"+id+".jsonl") {
+			return fmt.Sprintf("pi %s: session files %v, want one named after %s as soon as the prompt is sent", pi.Version, files, id)
+		}
+		b, _ := os.ReadFile(files[0])
+		// 1.6 records the system prompt and tool loadout as a "system" message
+		// before the prompt.
+		roles := regexp.MustCompile(`"role":"(\w+)"`).FindAllString(string(b), -1)
+		if strings.Count(string(b), `"role":"user"`) != 1 || strings.Contains(string(b), `"role":"assistant"`) {
+			return fmt.Sprintf("pi %s: while the reply is held the file holds roles %v, want one user message and no assistant:\n%s", pi.Version, roles, b)
 		}
 		return ""
 	}
@@ -437,8 +469,9 @@ func TestLaunchLifecycleOpenClaw(t *testing.T) {
 	t.Parallel()
 	srv := stub.Start(t, nil)
 	gw := harness.StartOpenClaw(t, srv)
-	a := agentctlFor(t, gw.Home, gw.Env, harness.Env{"OPENCLAW_GATEWAY_TOKEN": gw.Token, "OPENCLAW_GATEWAY_URL": gw.URL})
-	ac := &agentCase{adapter: "openclaw", a: a, srv: srv}
+	a := agentctlFor(t, gw.Home, gw.Env, harness.Env{"OPENCLAW_GATEWAY_TOKEN": gw.Token, "OPENCLAW_GATEWAY_URL": gw.URL,
+		"AGENTCTL_ADAPTER_TIMEOUT": "30s"}) // a loaded gateway answers slowly (as in budget_test.go)
+	ac := &agentCase{adapter: "openclaw", a: a, srv: srv, gateway: gw.Proc}
 	l := ac.lifecycle(t)
 	if !regexp.MustCompile(`^agent:main:l-[0-9a-f]{12}$`).MatchString(l.ID) || l.LaunchID != strings.TrimPrefix(l.ID, "agent:main:") {
 		t.Errorf("launched key %q (launch %s); want agent:main:<launch id>", l.ID, l.LaunchID)

@@ -34,7 +34,7 @@ func TestMixedHomeAndOpenClawGateway(t *testing.T) {
 	srv := stub.Start(t, nil)
 	home := filepath.Join(harness.TempDir(t), "home")
 
-	cl := harness.NewClaude(t, "2.1.329", srv)
+	cl := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	cl.Env = rehome(t, cl.Home, home, cl.Env)
 	cl.Home = home
 	cx := harness.NewCodex(t, srv)
@@ -71,27 +71,29 @@ func TestMixedHomeAndOpenClawGateway(t *testing.T) {
 
 	// The gateway starts while the agents run.
 	gw := harness.StartOpenClaw(t, srv)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// Gateway calls may take minutes on a busy machine; the waits below follow
+	// the gateway's progress, this only bounds a wedged connection.
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Patience)
 	defer cancel()
 	g, err := gw.Dial(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	gwSessionDone(t, ctx, g, gwDoneKey, gwDone, srv)
+	gwSessionDone(t, ctx, gw, g, gwDoneKey, gwDone, srv)
 	if _, err := g.Call(ctx, "sessions.create", map[string]any{"key": gwBusyKey, "message": gwBusy}); err != nil {
 		t.Fatal(err)
 	}
 
-	for _, h := range []string{"mix-claude", "mix-codex", "mix-opencode", "mix-gateway"} {
-		waitHeld(t, srv, h)
+	for h, p := range map[string]*harness.Proc{"mix-claude": clProc, "mix-codex": cxProc, "mix-opencode": ocProc, "mix-gateway": gw.Proc} {
+		waitHeldBy(t, srv, h, p)
 	}
 	waitExit(t, "pi -p", piProc)
 	piID := harness.PiSessionID(piProc.Stdout())
 	cxID := cxProc.WaitStdout(t, 30*time.Second, "thread.started", harness.CodexThreadID)
 	waitRollout(t, cx, cxPrompt)
 	ocID := openCodeSessionIn(t, oc, dir)
-	harness.Eventually(t, 15*time.Second, func() string {
+	clProc.WaitFor(t, "Claude's registry file", func() string {
 		if !exists(cl.Registry(clProc.PID)) {
 			return "no Claude registry file " + cl.Registry(clProc.PID)
 		}
@@ -152,7 +154,7 @@ func TestMixedHomeAndOpenClawGateway(t *testing.T) {
 	waitExit(t, "claude -p", clProc)
 	waitExit(t, "codex exec", cxProc)
 	waitExit(t, "opencode run", ocProc)
-	gwWaitIdle(t, ctx, g, gwBusyKey, srv)
+	gwWaitIdle(t, ctx, gw, g, gwBusyKey, srv)
 
 	// After the replies: all stopped, with what the stub sent to each.
 	ds = mixedList(t, a, "after the replies")
@@ -290,7 +292,7 @@ func gatewayAt(a *harness.Agentctl, url, token string) *harness.Agentctl {
 
 // gwSessionDone creates a gateway session with one prompt and waits, by the
 // gateway's own account, until its run finished with the model's reply.
-func gwSessionDone(t *testing.T, ctx context.Context, g *harness.GatewayConn, key, prompt string, srv *stub.Server) {
+func gwSessionDone(t *testing.T, ctx context.Context, gw *harness.OpenClaw, g *harness.GatewayConn, key, prompt string, srv *stub.Server) {
 	t.Helper()
 	raw, err := g.Call(ctx, "sessions.create", map[string]any{"key": key, "message": prompt})
 	if err != nil {
@@ -304,14 +306,15 @@ func gwSessionDone(t *testing.T, ctx context.Context, g *harness.GatewayConn, ke
 	if created.Key != key || !created.RunStarted {
 		t.Fatalf("sessions.create answered %s", raw)
 	}
-	gwWaitIdle(t, ctx, g, key, srv)
+	gwWaitIdle(t, ctx, gw, g, key, srv)
 }
 
 // gwWaitIdle waits until the gateway lists key with no active run and the stub
-// completed a reply to that session's prompt.
-func gwWaitIdle(t *testing.T, ctx context.Context, g *harness.GatewayConn, key string, srv *stub.Server) {
+// completed a reply to that session's prompt, for as long as the gateway makes
+// progress.
+func gwWaitIdle(t *testing.T, ctx context.Context, gw *harness.OpenClaw, g *harness.GatewayConn, key string, srv *stub.Server) {
 	t.Helper()
-	harness.Eventually(t, 45*time.Second, func() string {
+	gw.Proc.WaitFor(t, "gateway session "+key+" idle", func() string {
 		raw, err := g.Call(ctx, "sessions.list", map[string]any{"search": key})
 		if err != nil {
 			return err.Error()

@@ -115,7 +115,7 @@ func TestNotifyClaudeTUIPermissionPrompt(t *testing.T) {
 			t.Helper()
 			from := p.Len()
 			typeLine(t, p, "TOOLCMD: touch "+file)
-			p.WaitOutput(t, 20*time.Second, from, "Do you want to proceed?")
+			p.WaitOutput(t, 20*time.Second, from, harness.ClaudePermissionPrompt)
 			shown := time.Now()
 			harness.Eventually(t, 10*time.Second, func() string {
 				if got := len(lines(followLog)); got < n {

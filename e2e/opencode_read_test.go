@@ -35,7 +35,7 @@ func TestOpenCodeReadSide(t *testing.T) {
 	const prompt = "Refactor the header HOLD=oc-new"
 	m := markNow(srv)
 	p := oc.Run(t, dir, prompt)
-	waitHeld(t, srv, "oc-new")
+	waitHeldBy(t, srv, "oc-new", p)
 	// The JSON stream names the session only from the first model output; the
 	// session row is there as soon as the run starts (docs/agents/opencode.md §6).
 	id := openCodeSessionIn(t, oc, dir)
@@ -60,7 +60,7 @@ func TestOpenCodeReadSide(t *testing.T) {
 	const again = "Now the footer HOLD=oc-resume"
 	m = markNow(srv)
 	p = oc.Run(t, dir, again, "--session", id)
-	waitHeld(t, srv, "oc-resume")
+	waitHeldBy(t, srv, "oc-resume", p)
 	liveOpenCode(t, "resumed session, turn held", a, id, p)
 	checkPeekLive(t, "peek mid-turn", a, id, again)
 

@@ -23,6 +23,15 @@ const piInPrice, piOutPrice = 1, 2
 func TestPiReadSide(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
+	for _, v := range harness.PiVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			piReadSide(t, v)
+		})
+	}
+}
+
+func piReadSide(t *testing.T, version string) {
 	srv := stub.Start(t, func(r *stub.Request) stub.Reply {
 		rep := stub.Keywords(r)
 		if r.ToolResult && bytes.Contains(r.Body, []byte("PAUSE-AFTER-TOOL")) {
@@ -30,7 +39,7 @@ func TestPiReadSide(t *testing.T) {
 		}
 		return rep
 	})
-	pi := harness.NewPi(t, srv)
+	pi := harness.NewPiVersion(t, version, srv)
 	dir := harness.WorkDir(t, "api-server")
 	a := harness.NewAgentctl(t, pi.Home)
 
@@ -40,7 +49,7 @@ func TestPiReadSide(t *testing.T) {
 	p := pi.Print(t, dir, prompt)
 	id := p.WaitStdout(t, 30*time.Second, "session header", harness.PiSessionID)
 	headerSeen := time.Now()
-	waitHeld(t, srv, "pi-new")
+	waitHeldBy(t, srv, "pi-new", p)
 	// The tool's assistant message, its result and the header reach the file
 	// around the held request; wait for the file, not for agentctl's opinion.
 	harness.Eventually(t, 10*time.Second, func() string {
@@ -79,7 +88,7 @@ func TestPiReadSide(t *testing.T) {
 	if got := p.WaitStdout(t, 30*time.Second, "session header", harness.PiSessionID); got != id {
 		t.Fatalf("resume printed session %s, want %s", got, id)
 	}
-	waitHeld(t, srv, "pi-resume")
+	waitHeldBy(t, srv, "pi-resume", p)
 	harness.Eventually(t, 10*time.Second, func() string {
 		if n := countLines(t, files[0]); n < 8 {
 			return "the resumed prompt is not in the file yet"

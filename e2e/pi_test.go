@@ -18,8 +18,17 @@ import (
 func TestPiSmoke(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
+	for _, v := range harness.PiVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			piSmoke(t, v)
+		})
+	}
+}
+
+func piSmoke(t *testing.T, version string) {
 	srv := stub.Start(t, nil)
-	pi := harness.NewPi(t, srv)
+	pi := harness.NewPiVersion(t, version, srv)
 	dir := harness.WorkDir(t, "api-server")
 	p := pi.Print(t, dir, "hello pi, say something")
 	if code := p.Wait(t, 60*time.Second); code != 0 {

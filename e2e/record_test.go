@@ -253,7 +253,7 @@ func recordClaude(t *testing.T, dst, version string) {
 func recordCodex(t *testing.T, dst string) {
 	srv := stub.Start(t, nil)
 	c := harness.NewCodex(t, srv)
-	rec := &recording{Agent: "codex", Version: "0.169.0"}
+	rec := &recording{Agent: "codex", Version: c.Version}
 	caps := map[string]string{}
 	dir := harness.ProjectDir(t, c.Home, "billing")
 	run := func(p *harness.Proc, name string) {
@@ -314,7 +314,7 @@ func recordOpenCode(t *testing.T, dst string) {
 func recordPi(t *testing.T, dst string) {
 	srv := stub.Start(t, nil)
 	pi := harness.NewPi(t, srv)
-	rec := &recording{Agent: "pi", Version: "0.73.1"}
+	rec := &recording{Agent: "pi", Version: pi.Version}
 	caps := map[string]string{}
 	dir := harness.ProjectDir(t, pi.Home, "api-server")
 	wait := func(p *harness.Proc, name string) {

@@ -166,7 +166,7 @@ func userRecords(t *testing.T, a *harness.Agentctl, id, msg string) int {
 func TestSendClaudeTUIInTmux(t *testing.T) {
 	harness.Require(t)
 	srv := stub.Start(t, nil)
-	c := harness.NewClaude(t, "2.1.329", srv)
+	c := harness.NewClaude(t, harness.ClaudeNewest, srv)
 	dir := harness.WorkDir(t, "send")
 	seedClaudeJSON(t, c, dir)
 	id := uuid.NewString()

@@ -222,6 +222,26 @@ func bgEnd(root, short string, stopRequested bool) (int, Outcome) {
 	return -1, Outcome{Class: "crashed", Message: msg + "; see `claude logs " + short + "`"}
 }
 
+// jobSettle is how long the supervisor lets Claude's job record catch up with
+// a background session whose process just exited: after `claude stop` returned,
+// Claude Code 2.1.332 was seen to leave the record `working` for a moment after
+// the process was gone (e2e, under load), which bgEnd would read as a crash.
+const jobSettle = 5 * time.Second
+
+// settleJob waits, up to jobSettle, while short's job record still says the
+// session is working or blocked.
+func (d *Deps) settleJob(ctx context.Context, root, short string) {
+	const step = 100 * time.Millisecond
+	for waited := time.Duration(0); waited < jobSettle; waited += step {
+		if st, _ := jobState(root, short); st != "working" && st != "blocked" {
+			return
+		}
+		if d.Sleep(ctx, step) != nil {
+			return
+		}
+	}
+}
+
 // rootOf is the config root of a launch from its environment.
 func rootOf(environ []string) string {
 	return claudeRoot(newEnvSet(environ))
@@ -358,6 +378,9 @@ func (d *Deps) superviseBackground(ctx context.Context, rec *meta.Launch, report
 	stopRequested := false
 	if cur := d.record(id); cur != nil {
 		stopRequested = cur.StopRequested != nil
+	}
+	if !stopRequested {
+		d.settleJob(ctx, root, short)
 	}
 	ec, o := bgEnd(root, short, stopRequested)
 	var exit *int

@@ -392,3 +392,43 @@ echo "backgrounded · abcdef12"
 		t.Errorf("after claude stop: exit %v failure %q finalised %v; want 0, none, finalised", cur.ExitCode, cur.Failure, cur.FinalisedAt)
 	}
 }
+
+// A job record that catches up a moment after the process exited (Claude Code
+// 2.1.332 after `claude stop`) is waited for; one that stays `working` is given
+// up on after jobSettle, and one already final costs no wait.
+func TestSettleJob(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct {
+		name      string
+		state     string
+		catchUpAt int // the record says stopped after this many sleeps; 0: never
+		wantSleep int
+	}{
+		{"already stopped", "stopped", 0, 0},
+		{"catches up", "working", 3, 3},
+		{"blocked catches up", "blocked", 1, 1},
+		{"never catches up", "working", 0, int(jobSettle / (100 * time.Millisecond))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			short := "abcd9999"
+			writeJob(t, root, short, c.state)
+			d := testDeps(t)
+			sleeps := 0
+			d.Sleep = func(context.Context, time.Duration) error {
+				sleeps++
+				if sleeps == c.catchUpAt {
+					writeJob(t, root, short, "stopped")
+				}
+				return nil
+			}
+			d.settleJob(context.Background(), root, short)
+			if sleeps != c.wantSleep {
+				t.Errorf("slept %d times, want %d", sleeps, c.wantSleep)
+			}
+			code, o := bgEnd(root, short, false)
+			if wantCrash := c.catchUpAt == 0 && c.state != "stopped"; (o.Class == "crashed") != wantCrash || (code == 0) == wantCrash {
+				t.Errorf("after settling: %d %+v; crashed want %v", code, o, wantCrash)
+			}
+		})
+	}
+}

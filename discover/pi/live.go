@@ -100,7 +100,8 @@ func candidates(env *discover.Env, startTime func(proc.Process) (time.Time, bool
 // before pi sets its process title).
 func isPi(t proc.Table, p proc.Process, argv []string, names []string) bool {
 	for _, a := range argv {
-		if strings.Contains(filepath.ToSlash(a), "pi-coding-agent/dist/cli.js") {
+		// 0.73.1 runs dist/cli.js; 1.6 (@earendil-works) dist/bundle/cli.js.
+		if a = filepath.ToSlash(a); strings.Contains(a, "pi-coding-agent/dist/cli.js") || strings.Contains(a, "pi-coding-agent/dist/bundle/cli.js") {
 			return true
 		}
 	}

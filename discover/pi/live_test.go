@@ -170,6 +170,8 @@ func TestCandidateShapes(t *testing.T) {
 		{"title pi on node", "pi", []string{"pi"}, "/usr/bin/node", discover.StatusRunning},
 		{"exe unreadable", "pi", []string{"pi"}, "", discover.StatusRunning},
 		{"startup argv", "node", []string{"node", "/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js", "--mode", "json", "-p"}, "/usr/bin/node", discover.StatusRunning},
+		// pi 1.6 (renamed package): the bin is dist/bundle/cli.js.
+		{"startup argv 1.6", "node", []string{"node", "/usr/lib/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js", "--mode", "json", "-p"}, "/usr/bin/node", discover.StatusRunning},
 		{"pi-rust binary", "pi-rust", []string{"/opt/pi-rust", "--mode", "json", "--print"}, "/opt/pi-rust", discover.StatusRunning},
 		{"shell in the cwd", "bash", []string{"bash"}, "/usr/bin/bash", discover.StatusFailed},
 		{"other node program", "node", []string{"node", "server.js"}, "/usr/bin/node", discover.StatusFailed},

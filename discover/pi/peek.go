@@ -26,6 +26,10 @@ type fullEntry struct {
 	Content   json.RawMessage `json:"content"` // custom_message
 	Display   bool            `json:"display"`
 	Message   *fullMessage    `json:"message"`
+	// context_edit (pi 1.6): an earlier entry replaced in (or, replacement
+	// null, dropped from) the model's context; the file keeps the original.
+	TargetID    string          `json:"targetId"`
+	Replacement json.RawMessage `json:"replacement"`
 }
 
 type fullMessage struct {
@@ -41,6 +45,14 @@ type fullMessage struct {
 	Command   string `json:"command"`
 	ExitCode  *int   `json:"exitCode"`
 	Cancelled bool   `json:"cancelled"`
+	// system (pi 1.6): the prompt sections and tool loadout sent from here on.
+	Sections     json.RawMessage `json:"sections"`
+	ToolsAdded   []namedTool     `json:"toolsAdded"`
+	ToolsRemoved []namedTool     `json:"toolsRemoved"`
+}
+
+type namedTool struct {
+	Name string `json:"name"`
 }
 
 // rec is one entry with its raw line.
@@ -115,11 +127,11 @@ func peekFile(ctx context.Context, path string, n int) ([]discover.Message, erro
 			k.parent = *e.ParentID
 		}
 		switch e.Type {
-		case "model_change", "compaction", "branch_summary":
+		case "model_change", "compaction", "branch_summary", "context_edit":
 			k.produces = true
 		case "message":
 			switch e.Role {
-			case "user", "assistant", "bashExecution":
+			case "user", "assistant", "bashExecution", "system":
 				k.produces = true
 			}
 		}
@@ -329,6 +341,8 @@ func build(recs []rec) []discover.Message {
 				continue
 			}
 			item.Kind, item.Text = "system", contentText(e.Content, true)
+		case "context_edit":
+			item.Kind, item.Text = "system", contextEdit(out, e)
 		case "message":
 			if e.Message == nil {
 				continue
@@ -392,6 +406,12 @@ func appendMessage(out []discover.Message, item discover.Message, m *fullMessage
 			return out
 		}
 		item.Kind, item.Text = "system", contentText(m.Content, true)
+	case "system":
+		text := systemText(m)
+		if text == "" {
+			return out
+		}
+		item.Kind, item.Text = "system", text
 	case "branchSummary":
 		item.Kind, item.Text = "system", "branch summary"
 	case "compactionSummary":
@@ -465,4 +485,66 @@ func entryTime(e fullEntry) time.Time {
 		return e.Message.Timestamp.time()
 	}
 	return time.Time{}
+}
+
+// systemText summarises pi 1.6's system message: which prompt sections it sets
+// (their names, in order: the text is pi's own and long) and the tools it adds
+// or removes ("system prompt (preamble, tools, rules); tools +read +bash").
+func systemText(m *fullMessage) string {
+	var parts []string
+	if names := objectKeys(m.Sections); len(names) > 0 {
+		parts = append(parts, "system prompt ("+strings.Join(names, ", ")+")")
+	}
+	var tools []string
+	for _, t := range m.ToolsAdded {
+		tools = append(tools, "+"+t.Name)
+	}
+	for _, t := range m.ToolsRemoved {
+		tools = append(tools, "-"+t.Name)
+	}
+	if len(tools) > 0 {
+		parts = append(parts, "tools "+strings.Join(tools, " "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// objectKeys lists a JSON object's keys in file order (nil if it is not one).
+func objectKeys(raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// contextEdit describes a context_edit entry, naming its target by the item it
+// rendered as when that is in view ("error a90240a7").
+func contextEdit(out []discover.Message, e fullEntry) string {
+	what := "entry " + e.TargetID
+	for i := len(out) - 1; i >= 0; i-- {
+		if id := strings.TrimSuffix(out[i].MessageID, ":error"); id == e.TargetID {
+			what = out[i].Kind + " " + e.TargetID
+			break
+		}
+	}
+	if r := bytes.TrimSpace(e.Replacement); len(r) == 0 || bytes.Equal(r, []byte("null")) {
+		return "context edit: " + what + " dropped from the model's context"
+	}
+	return "context edit: " + what + " replaced in the model's context"
 }

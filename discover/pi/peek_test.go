@@ -213,3 +213,26 @@ func TestPeekBigLines(t *testing.T) {
 		}
 	}
 }
+
+// Pi 1.6 records the system prompt and tool loadout as a "system" message, and
+// drops a failed reply from the model's context with a context_edit before it
+// retries (testdata/pi16/README.md): peek names the sections and tools, and
+// says which reply each edit dropped.
+func TestPeekPi16SystemAndContextEdit(t *testing.T) {
+	got := peekPath(t, "testdata/pi16/retry.jsonl", 0)
+	want := []discover.Message{
+		{TS: ts("2026-12-02T03:50:18.202Z"), Kind: "system", Text: "model fakeoai/fake-model", MessageID: "061ba880"},
+		{TS: ts("2026-12-02T03:50:18.298Z"), Kind: "system", Text: "system prompt (preamble, tools, rules, docs, cwd); tools +read +bash +edit +write", MessageID: "563bc620"},
+		{TS: ts("2026-12-02T03:50:18.298Z"), Kind: "user", Text: "hello there", MessageID: "9ea516e0"},
+		{TS: ts("2026-12-02T03:50:18.588Z"), Kind: "error", Text: "Connection error.: bad port", MessageID: "a90240a7", IsError: true},
+		{TS: ts("2026-12-02T03:50:18.595Z"), Kind: "system", Text: "context edit: error a90240a7 dropped from the model's context", MessageID: "9e45e24b"},
+		{TS: ts("2026-12-02T03:50:20.684Z"), Kind: "error", Text: "Connection error.: bad port", MessageID: "bf85e332", IsError: true},
+		{TS: ts("2026-12-02T03:50:20.685Z"), Kind: "system", Text: "context edit: error bf85e332 dropped from the model's context", MessageID: "ad0bea5b"},
+		{TS: ts("2026-12-02T03:50:24.746Z"), Kind: "error", Text: "Connection error.: bad port", MessageID: "24471d81", IsError: true},
+		{TS: ts("2026-12-02T03:50:24.747Z"), Kind: "system", Text: "context edit: error 24471d81 dropped from the model's context", MessageID: "1a1a0ff5"},
+		{TS: ts("2026-12-02T03:50:32.753Z"), Kind: "error", Text: "Connection error.: bad port", MessageID: "473de6d9", IsError: true},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(discover.Message{}, "Raw")); diff != "" {
+		t.Errorf("peek (-want +got):\n%s", diff)
+	}
+}

@@ -13,15 +13,23 @@ import (
 // Codex runs the pinned Codex CLI against a stub (docs/agents/codex.md §10): a fresh HOME,
 // CODEX_HOME set explicitly, a config.toml naming the stub as provider "fake".
 type Codex struct {
-	Bin  string
-	Home string // CODEX_HOME is Home/.codex
-	Env  Env
+	Version string
+	Bin     string
+	Home    string // CODEX_HOME is Home/.codex
+	Env     Env
 }
 
-// NewCodex prepares a fresh home whose model provider is srv.
+// NewCodex prepares a fresh home whose model provider is srv, for the newest
+// pinned Codex.
 func NewCodex(t testing.TB, srv *stub.Server) *Codex {
 	t.Helper()
-	bin := Tool(t, "codex")
+	return NewCodexVersion(t, CodexNewest, srv)
+}
+
+// NewCodexVersion is NewCodex for one pinned version (CodexVersions).
+func NewCodexVersion(t testing.TB, version string, srv *stub.Server) *Codex {
+	t.Helper()
+	bin := Tool(t, "codex-"+version)
 	root := TempDir(t)
 	home := filepath.Join(root, "home")
 	codexHome := filepath.Join(home, ".codex")
@@ -43,7 +51,7 @@ wire_api = "responses"
 		"CODEX_HOME":   codexHome,
 		"FAKE_API_KEY": "sk-fake",
 	})
-	return &Codex{Bin: bin, Home: home, Env: env}
+	return &Codex{Version: version, Bin: bin, Home: home, Env: env}
 }
 
 // Exec starts `codex exec --json --skip-git-repo-check -C dir <args> -` with the

@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +34,8 @@ type OpenClaw struct {
 }
 
 // StartOpenClaw writes the gateway config, starts `openclaw gateway run` and
-// waits until a full handshake succeeds (6–22 s here).
+// waits until a full handshake succeeds (6–22 s on a quiet machine, over a minute
+// on a busy fresh one: the wait follows the gateway's progress).
 func StartOpenClaw(t testing.TB, srv *stub.Server) *OpenClaw {
 	t.Helper()
 	node := Tool(t, "node24")
@@ -76,26 +79,38 @@ func StartOpenClaw(t testing.TB, srv *stub.Server) *OpenClaw {
 	})
 	oc := &OpenClaw{Home: home, Port: port, Token: token, URL: fmt.Sprintf("ws://127.0.0.1:%d", port),
 		Env: env, node: node, mjs: mjs}
-	oc.Proc = Start(t, Spec{Path: node, Args: []string{mjs, "gateway", "run", "--verbose"}, Dir: root, Env: env, Name: "openclaw-gateway"})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		c, err := oc.Dial(context.Background())
-		if err == nil {
+	// A fresh gateway needs 8–12 s of CPU to listen (about 4,600 modules loaded,
+	// its state databases created; it reaches nothing over the network — strace
+	// shows no connect), so on a busy machine a minute or more: wait while it
+	// makes progress (docs/agents/openclaw.md §8). Under heavy load it may also
+	// give up by itself, its state-lease worker thread not started within a
+	// hard-coded 5 s ("state lease heartbeat did not become ready"): start it
+	// again, on the same state, as a user would.
+	for attempt := 1; ; attempt++ {
+		oc.Proc = Start(t, Spec{Path: node, Args: []string{mjs, "gateway", "run", "--verbose"}, Dir: root, Env: env, Name: "openclaw-gateway"})
+		err := oc.Proc.waitFor(t, "openclaw gateway ready", Stall, Patience, func() string {
+			c, err := oc.Dial(context.Background())
+			if err != nil {
+				return err.Error()
+			}
 			c.Close()
+			return ""
+		})
+		var exited *ExitedError
+		switch {
+		case err == nil:
 			return oc
-		}
-		select {
-		case <-oc.Proc.Done():
-			t.Fatalf("openclaw gateway exited %d before it was ready: %v\nstdout:\n%s\nstderr:\n%s",
-				oc.Proc.ExitCode(), err, Tail(oc.Proc.Stdout(), 30), Tail(oc.Proc.Stderr(), 30))
+		case attempt < 3 && errors.As(err, &exited) && strings.Contains(oc.Proc.Stdout()+oc.Proc.Stderr(), leaseNotReady):
+			t.Logf("openclaw gateway gave up starting under load (%s); starting it again (attempt %d)", leaseNotReady, attempt+1)
 		default:
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("openclaw gateway not ready after 90 s: %v\nstdout:\n%s", err, Tail(oc.Proc.Stdout(), 30))
-		}
-		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// leaseNotReady is how OpenClaw 2026.9.6 says its state-lease worker did not
+// start within its fixed 5 s.
+const leaseNotReady = "state lease heartbeat did not become ready"
 
 // CLI starts `openclaw <args>` as a gateway client.
 func (oc *OpenClaw) CLI(t testing.TB, args ...string) *Proc {
@@ -124,7 +139,9 @@ type GatewayConn struct {
 // Dial connects and completes the handshake with the shared token (device-less
 // operator connections are accepted on loopback).
 func (oc *OpenClaw) Dial(ctx context.Context) (*GatewayConn, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// A loaded gateway can take seconds to answer the handshake; a closed port
+	// still fails at once.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, oc.URL, nil)
 	if err != nil {

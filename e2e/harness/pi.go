@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentctl/agentctl/e2e/npm"
 	"github.com/agentctl/agentctl/e2e/stub"
 )
 
@@ -14,16 +15,37 @@ import (
 // dir is Home/.pi/agent), PI_OFFLINE=1, and a models.json naming the stub as
 // provider "fakeoai" with prices, so cost is non-zero.
 type Pi struct {
+	Version string
+	// Bin is what a launch runs: the package's bin, or for Pi 1.6 (which needs
+	// Node >= 22.19, newer than the machine's node may be) a wrapper that puts
+	// the pinned Node 24 first on PATH and execs it (same PID, argv as an npm
+	// install's: node …/bin/pi ARGS).
 	Bin  string
 	Home string
 	Env  Env
 }
 
-// NewPi prepares a fresh home whose provider "fakeoai" is srv.
+// NewPi prepares a fresh home whose provider "fakeoai" is srv, for the newest
+// pinned pi.
 func NewPi(t testing.TB, srv *stub.Server) *Pi {
 	t.Helper()
-	bin := Tool(t, "pi")
+	return NewPiVersion(t, PiNewest, srv)
+}
+
+// NewPiVersion is NewPi for one pinned version (PiVersions).
+func NewPiVersion(t testing.TB, version string, srv *stub.Server) *Pi {
+	t.Helper()
+	bin := Tool(t, "pi-"+version)
 	root := TempDir(t)
+	if version != PiOlder {
+		wrapper := filepath.Join(root, "bin", "pi")
+		mkdirs(t, filepath.Dir(wrapper))
+		script := fmt.Sprintf("#!/bin/sh\nPATH='%s':$PATH exec '%s' \"$@\"\n", filepath.Dir(Tool(t, "node24")), bin)
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		bin = wrapper
+	}
 	home := filepath.Join(root, "home")
 	tmp := filepath.Join(root, "tmp")
 	agentDir := filepath.Join(home, ".pi", "agent")
@@ -39,7 +61,14 @@ func NewPi(t testing.TB, srv *stub.Server) *Pi {
 		t.Fatal(err)
 	}
 	env := BaseEnv(home, tmp).Merge(Env{"PI_OFFLINE": "1"})
-	return &Pi{Bin: bin, Home: home, Env: env}
+	if version != PiOlder {
+		// pi 1.6 enables Node's compile cache, in TMPDIR unless
+		// NODE_COMPILE_CACHE says where: share one across the suite.
+		if dir := sharedCompileCache(t); dir != "" {
+			env["NODE_COMPILE_CACHE"] = dir
+		}
+	}
+	return &Pi{Version: version, Bin: bin, Home: home, Env: env}
 }
 
 // Print starts `pi --mode json --provider fakeoai --model fake-model <args> -p`
@@ -69,4 +98,19 @@ func PiSessionID(stdout string) string {
 		}
 	}
 	return ""
+}
+
+// sharedCompileCache is the e2e cache's directory for Node's compile cache
+// (NODE_COMPILE_CACHE), shared by the suite's Node agents; "" if unusable.
+func sharedCompileCache(t testing.TB) string {
+	cache, err := npm.CacheDir(os.Getenv)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(cache, "node-compile-cache")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("no shared compile cache: %v", err)
+		return ""
+	}
+	return dir
 }

@@ -123,6 +123,13 @@ func (p *PTY) Type(t testing.TB, text string) {
 	}
 }
 
+// ClaudePermissionPrompt is what WaitOutput looks for to know Claude Code's TUI
+// asks for a permission ("Do you want to proceed?"). Not the whole question:
+// 2.1.332's byte stream held "Do yu want to proceed?" (a character already on
+// screen, most likely, skipped with a cursor move) and WaitOutput reads the
+// stream, not a screen.
+const ClaudePermissionPrompt = "want to proceed?"
+
 // WaitOutput waits until the output after offset from contains want, with
 // escape sequences and whitespace removed from both sides.
 func (p *PTY) WaitOutput(t testing.TB, timeout time.Duration, from int, want string) {

@@ -2,7 +2,8 @@
 //
 // Each sub-directory here is one tiny npm project (package.json plus the
 // package-lock.json npm generated for it). npm holds only one version of a package
-// per tree, so the two Claude Code versions get a directory each. The files are
+// per tree, so each pinned version of an agent gets a directory of its own: the newest
+// pin of Codex and Pi next to the older one in agents, two Claude Code versions. The files are
 // embedded, copied into a cache directory outside the repository and installed there
 // with `npm ci`, so a checkout never grows a node_modules and every run, local or CI,
 // gets exactly the locked versions.
@@ -33,24 +34,27 @@ var projects embed.FS
 
 // Project names (directories of this package).
 const (
-	Claude197 = "claude-2.1.197"
-	Claude329 = "claude-2.1.329"
-	Agents    = "agents"    // codex, opencode, pi, just
-	Node24    = "node24"    // Node >= 24.16 for the OpenClaw gateway
-	OpenClaw  = "openclaw"  // installed and run with Node24 first on PATH
-	CCUsage   = "ccusage"   // an independent reader of Claude transcripts: the token oracle
-	NewAgents = "newagents" // gemini, qwen, copilot; qwen runs on Node24
-	CCUsage20 = "ccusage20" // ccusage 20 (native): the token oracle for gemini, qwen, copilot
+	Claude197 = "claude-2.1.197" // the oldest Claude Code pin
+	Claude332 = "claude-2.1.332" // the newest Claude Code pin
+	Agents    = "agents"         // codex 0.169.0 and pi 0.73.1 (the older pins), opencode, just
+	Codex171  = "codex-0.171.0"  // the newest Codex pin
+	Pi16      = "pi-1.6.0"       // the newest Pi pin, @earendil-works/pi-coding-agent; runs on Node24
+	Node24    = "node24"         // Node >= 24.16 for the OpenClaw gateway, >= 22.19 for Pi 1.6
+	OpenClaw  = "openclaw"       // installed and run with Node24 first on PATH
+	CCUsage   = "ccusage"        // an independent reader of Claude transcripts: the token oracle
+	NewAgents = "newagents"      // gemini, qwen, copilot; qwen runs on Node24
+	CCUsage20 = "ccusage20"      // ccusage 20 (native): the token oracle for gemini, qwen, copilot
 )
 
 // Projects lists every project, in a sensible install order.
 func Projects() []string {
-	return []string{Claude197, Claude329, Agents, Node24, OpenClaw, CCUsage, NewAgents, CCUsage20}
+	return []string{Claude197, Claude332, Agents, Codex171, Node24, Pi16, OpenClaw, CCUsage, NewAgents, CCUsage20}
 }
 
-// needs names the project whose node must run another project's install scripts:
-// openclaw's preinstall refuses Node < 24.16.
-var needs = map[string]string{OpenClaw: Node24}
+// needs names the project whose node must run another project's install scripts
+// (openclaw's preinstall refuses Node < 24.16) or the project itself (Pi 1.6 wants
+// Node >= 22.19, which the machine's node need not be).
+var needs = map[string]string{OpenClaw: Node24, Pi16: Node24}
 
 // CacheDir is where installs live: $AGENTCTL_E2E_CACHE, else
 // $XDG_CACHE_HOME/agentctl-e2e, else ~/.cache/agentctl-e2e. It is outside the

@@ -14,9 +14,11 @@ import (
 // drifted from them would test other versions than the notes describe.
 var wantPins = map[string]map[string]string{
 	Claude197: {"@anthropic-ai/claude-code": "2.1.197"},
-	Claude329: {"@anthropic-ai/claude-code": "2.1.329"},
+	Claude332: {"@anthropic-ai/claude-code": "2.1.332"},
 	Agents: {"@openai/codex": "0.169.0", "opencode-ai": "1.18.33",
 		"@mariozechner/pi-coding-agent": "0.73.1", "rust-just": "1.57.0"},
+	Codex171: {"@openai/codex": "0.171.0"},
+	Pi16:     {"@earendil-works/pi-coding-agent": "1.6.0"},
 	Node24:   {"node": "24.21.0"},
 	OpenClaw: {"openclaw": "2026.9.6"},
 	CCUsage:  {"ccusage": "18.0.11"},
@@ -110,15 +112,15 @@ func TestEnsureInstallsOnceAndReuses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := (&Installer{Cache: in.Cache}).Tool(context.Background(), "codex"); err != nil {
+			if _, err := (&Installer{Cache: in.Cache}).Tool(context.Background(), "codex-0.169.0"); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
-	p, err := in.Tool(context.Background(), "codex")
+	p, err := in.Tool(context.Background(), "codex-0.169.0")
 	if err != nil || p != filepath.Join(in.Cache, Agents, "node_modules", ".bin", "codex") {
-		t.Fatalf("Tool(codex) = %q, %v", p, err)
+		t.Fatalf("Tool(codex-0.169.0) = %q, %v", p, err)
 	}
 	if n := strings.Count(read(t, calls), "\n"); n != 1 {
 		t.Fatalf("npm ran %d times, want once:\n%s", n, read(t, calls))

@@ -39,10 +39,13 @@ func claudeTool(project string) tool {
 
 var tools = map[string]tool{
 	"claude-2.1.197": claudeTool(Claude197),
-	"claude-2.1.329": claudeTool(Claude329),
-	"codex":          {Agents, func() []string { return []string{".bin/codex"} }},
+	"claude-2.1.332": claudeTool(Claude332),
+	"codex-0.169.0":  {Agents, func() []string { return []string{".bin/codex"} }},
+	"codex-0.171.0":  {Codex171, func() []string { return []string{".bin/codex"} }},
 	"opencode":       {Agents, func() []string { return []string{".bin/opencode"} }},
-	"pi":             {Agents, func() []string { return []string{".bin/pi"} }},
+	"pi-0.73.1":      {Agents, func() []string { return []string{".bin/pi"} }},
+	// Pi 1.6's bin is a node script: run it with node24's bin dir first on PATH.
+	"pi-1.6.0": {Pi16, func() []string { return []string{".bin/pi"} }},
 	// The native just needs no node, so CI can call it before anything else.
 	"just": {Agents, func() []string {
 		return []string{fmt.Sprintf("rust-just-%s-%s/bin/just", runtime.GOOS, npmArch()), ".bin/just"}
@@ -65,7 +68,7 @@ var tools = map[string]tool{
 
 // Tools lists the tool names Tool understands.
 func Tools() []string {
-	return []string{"claude-2.1.197", "claude-2.1.329", "codex", "opencode", "pi", "just", "node24", "openclaw", "ccusage", "gemini", "qwen", "copilot", "ccusage20"}
+	return []string{"claude-2.1.197", "claude-2.1.332", "codex-0.169.0", "codex-0.171.0", "opencode", "pi-0.73.1", "pi-1.6.0", "just", "node24", "openclaw", "ccusage", "gemini", "qwen", "copilot", "ccusage20"}
 }
 
 // Tool installs the project holding tool if needed and returns the tool's path.
