@@ -229,30 +229,9 @@ func pollHosts(ctx context.Context, n *notifier, fo fleet.Options, ws []*watcher
 		}()
 	}
 	wg.Wait()
-	if len(undelivered) == 0 {
-		return failed, nil
+	var back []pendingMark
+	for _, c := range undelivered {
+		back = append(back, pendingMark{c.name, c.f.Key, c.before, c.had})
 	}
-	// As for local sessions: nothing reached the user for these, so their marks
-	// go back and the next run tries again.
-	err = e.store.UpdateNotify(func(m *meta.NotifyMarks) (bool, error) {
-		changed := false
-		for _, c := range undelivered {
-			marks := m.Watchers[c.name]
-			if mk, ok := marks[c.f.Key]; !ok || !mk.SeenAt.Equal(at) {
-				continue
-			}
-			if c.had {
-				marks[c.f.Key] = c.before
-			} else {
-				delete(marks, c.f.Key)
-			}
-			changed = true
-		}
-		return changed, nil
-	})
-	if err != nil {
-		return true, notifyStateError(e, err)
-	}
-	warn(e.s, fmt.Sprintf("%d transition(s) were not delivered by any target; they stay pending for the next run", len(undelivered)))
-	return true, nil
+	return n.giveBack(back, at, failed)
 }

@@ -243,23 +243,40 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 		}()
 	}
 	wg.Wait()
-	if len(undelivered) == 0 {
+	var back []pendingMark
+	for _, c := range undelivered {
+		back = append(back, pendingMark{c.w.Name, c.f.Key, c.before, c.had})
+	}
+	return n.giveBack(back, at, failed)
+}
+
+// pendingMark is a claimed transition no target delivered: the watcher's marks
+// it is in (per host for remote sessions), its key, and the mark it replaced.
+type pendingMark struct {
+	watcher, key string
+	before       meta.NotifyMark
+	had          bool
+}
+
+// giveBack returns the marks of transitions nothing delivered, so the next run
+// finds the same transitions and tries again. A mark a later poll has moved on
+// since is that poll's, and stays. failed is the run's outcome so far.
+func (n *notifier) giveBack(back []pendingMark, at time.Time, failed bool) (bool, error) {
+	if len(back) == 0 {
 		return failed, nil
 	}
-	// Nothing reached the user for these: give their marks back, so the next
-	// run finds the same transitions and tries again. A mark a later poll has
-	// moved on since is that poll's, and stays.
-	err = e.store.UpdateNotify(func(m *meta.NotifyMarks) (bool, error) {
+	e := n.e
+	err := e.store.UpdateNotify(func(m *meta.NotifyMarks) (bool, error) {
 		changed := false
-		for _, c := range undelivered {
-			marks := m.Watchers[c.w.Name]
-			if mk, ok := marks[c.f.Key]; !ok || !mk.SeenAt.Equal(at) {
+		for _, b := range back {
+			marks := m.Watchers[b.watcher]
+			if mk, ok := marks[b.key]; !ok || !mk.SeenAt.Equal(at) {
 				continue
 			}
-			if c.had {
-				marks[c.f.Key] = c.before
+			if b.had {
+				marks[b.key] = b.before
 			} else {
-				delete(marks, c.f.Key)
+				delete(marks, b.key)
 			}
 			changed = true
 		}
@@ -268,7 +285,7 @@ func (n *notifier) poll(ctx context.Context, ws []*watcher, only string) (failed
 	if err != nil {
 		return true, notifyStateError(e, err)
 	}
-	warn(e.s, fmt.Sprintf("%d transition(s) were not delivered by any target; they stay pending for the next run", len(undelivered)))
+	warn(e.s, fmt.Sprintf("%d transition(s) were not delivered by any target; they stay pending for the next run", len(back)))
 	return true, nil
 }
 

@@ -28,27 +28,45 @@ func (Gemini) Name() string { return "gemini" }
 var geminiModes = map[string]string{"default": "default", "auto_edit": "auto_edit", "yolo": "yolo", "plan": "plan", "bypassPermissions": "yolo"}
 
 func (Gemini) Plan(req *Request) (*Plan, error) {
+	// --skip-trust: a headless run in an untrusted folder exits 55 without it; the user
+	// chose the directory by launching there.
+	return nodeAgentPlan(req, nodeAgent{name: "gemini", modes: geminiModes, confirm: GeminiConfirmTimeout,
+		modeNames: "default, auto_edit, yolo, plan or bypassPermissions", instructions: "GEMINI.md",
+		args: []string{"-o", "stream-json", "--skip-trust"}})
+}
+
+// nodeAgent is what differs between the Gemini CLI and Qwen Code launches (Qwen
+// Code is a fork of Gemini CLI and kept its command line).
+type nodeAgent struct {
+	name         string
+	modes        map[string]string // agentctl's --permission-mode → the CLI's --approval-mode
+	modeNames    string
+	instructions string // the file the CLI reads standing instructions from
+	args         []string
+	confirm      time.Duration
+}
+
+// nodeAgentPlan builds `<bin> <args> [--approval-mode M] [-m MODEL] [--resume UUID]`
+// with the prompt on stdin (a piped stdin is the prompt of a headless run).
+func nodeAgentPlan(req *Request, a nodeAgent) (*Plan, error) {
 	if req.AppendSystemPrompt != "" {
-		return nil, &InputError{"--append-system-prompt is not supported for gemini; put the instructions in the prompt or GEMINI.md"}
+		return nil, &InputError{fmt.Sprintf("--append-system-prompt is not supported for %s; put the instructions in the prompt or %s", a.name, a.instructions)}
 	}
 	var mode string
 	if req.PermissionMode != "" {
-		m, ok := geminiModes[req.PermissionMode]
+		m, ok := a.modes[req.PermissionMode]
 		if !ok {
-			return nil, &InputError{fmt.Sprintf("--permission-mode %q: gemini takes default, auto_edit, yolo, plan or bypassPermissions", req.PermissionMode)}
+			return nil, &InputError{fmt.Sprintf("--permission-mode %q: %s takes %s", req.PermissionMode, a.name, a.modeNames)}
 		}
 		mode = m
 	}
-	bin, err := resolveAgentBin(req, agents.Get("gemini"))
+	bin, err := resolveAgentBin(req, agents.Get(a.name))
 	if err != nil {
 		return nil, err
 	}
-	env := agentEnv(req, "gemini")
+	env := agentEnv(req, a.name)
 	applyUserEnv(env, req.UserEnv)
-	// --skip-trust: a headless run in an untrusted folder exits 55 without it; the user
-	// chose the directory by launching there.
-	p := &Plan{Bin: bin, Env: env.vars, EnvNames: env.names(), ConfirmTimeout: GeminiConfirmTimeout,
-		Args: []string{"-o", "stream-json", "--skip-trust"}}
+	p := &Plan{Bin: bin, Env: env.vars, EnvNames: env.names(), ConfirmTimeout: a.confirm, Args: append([]string(nil), a.args...)}
 	if mode != "" {
 		p.Args = append(p.Args, "--approval-mode", mode)
 	}
@@ -56,10 +74,10 @@ func (Gemini) Plan(req *Request) (*Plan, error) {
 		p.Args = append(p.Args, "-m", req.Model)
 	}
 	if req.Kind == KindResume {
-		// Only the full id: gemini also takes "latest" and an index, which name
+		// Only the full id: both also take "latest" and an index, which name
 		// whatever is newest in the directory by then.
 		if !uuidRE().MatchString(req.SessionID) {
-			return nil, &InputError{fmt.Sprintf("gemini resumes only a full session id, not %q", req.SessionID)}
+			return nil, &InputError{fmt.Sprintf("%s resumes only a full session id, not %q", a.name, req.SessionID)}
 		}
 		p.Args = append(p.Args, "--resume", req.SessionID)
 		p.SessionID = req.SessionID

@@ -1,10 +1,8 @@
 package launch
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/agentctl/agentctl/agents"
 	"github.com/agentctl/agentctl/meta"
 )
 
@@ -24,39 +22,9 @@ func (Qwen) Name() string { return "qwen-code" }
 var qwenModes = map[string]string{"default": "default", "auto-edit": "auto-edit", "yolo": "yolo", "plan": "plan", "bypassPermissions": "yolo"}
 
 func (Qwen) Plan(req *Request) (*Plan, error) {
-	if req.AppendSystemPrompt != "" {
-		return nil, &InputError{"--append-system-prompt is not supported for qwen-code; put the instructions in the prompt or QWEN.md"}
-	}
-	var mode string
-	if req.PermissionMode != "" {
-		m, ok := qwenModes[req.PermissionMode]
-		if !ok {
-			return nil, &InputError{fmt.Sprintf("--permission-mode %q: qwen-code takes default, auto-edit, yolo, plan or bypassPermissions", req.PermissionMode)}
-		}
-		mode = m
-	}
-	bin, err := resolveAgentBin(req, agents.Get("qwen-code"))
-	if err != nil {
-		return nil, err
-	}
-	env := agentEnv(req, "qwen-code")
-	applyUserEnv(env, req.UserEnv)
-	p := &Plan{Bin: bin, Env: env.vars, EnvNames: env.names(), ConfirmTimeout: QwenConfirmTimeout,
-		Args: []string{"-o", "stream-json"}}
-	if mode != "" {
-		p.Args = append(p.Args, "--approval-mode", mode)
-	}
-	if req.Model != "" {
-		p.Args = append(p.Args, "-m", req.Model)
-	}
-	if req.Kind == KindResume {
-		if !uuidRE().MatchString(req.SessionID) {
-			return nil, &InputError{fmt.Sprintf("qwen-code resumes only a full session id, not %q", req.SessionID)}
-		}
-		p.Args = append(p.Args, "--resume", req.SessionID)
-		p.SessionID = req.SessionID
-	}
-	return p, nil
+	return nodeAgentPlan(req, nodeAgent{name: "qwen-code", modes: qwenModes, confirm: QwenConfirmTimeout,
+		modeNames: "default, auto-edit, yolo, plan or bypassPermissions", instructions: "QWEN.md",
+		args: []string{"-o", "stream-json"}})
 }
 
 func (Qwen) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool) {
