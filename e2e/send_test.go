@@ -388,7 +388,17 @@ func TestSendOpenCodeServe(t *testing.T) {
 	msg := "please note " + marker + " and reply"
 	m := markNow(srv)
 	w := watchCmdlines(marker)
-	r := sendStdin(t, a, msg, "--json", "--timeout", "120s", id, "-")
+	// The store may say the first turn is over a moment before the server's own
+	// session status does (its runner finishes after the last write): send
+	// refuses a busy session, so ask again while the server still calls it busy.
+	var r sendResult
+	for start := time.Now(); ; {
+		r = sendStdin(t, a, msg, "--json", "--timeout", "120s", id, "-")
+		if r.code == 0 || !strings.Contains(r.errOut, "is running, not idle") || time.Since(start) > 60*time.Second {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	samples, hits := w.finish()
 	if r.code != 0 {
 		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.errOut)

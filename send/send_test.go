@@ -46,7 +46,7 @@ func recorder(panes string, calls *[]call, fail string) Runner {
 			if a == fail {
 				return nil, errors.New("exit status 1")
 			}
-			if a == "list-panes" {
+			if a == "list-panes" || a == "capture-pane" { // its panes, or the screen
 				return []byte(panes), nil
 			}
 		}
@@ -101,12 +101,14 @@ func TestPasteKeepsTheMessageOutOfArgv(t *testing.T) {
 	const msg = "MARKER-7f3 please\nrun the tests; $(rm -rf /) `x`"
 	var calls []call
 	pane := Pane{Socket: "/tmp/tmux-7/work", ID: "%4", PID: 100}
-	if err := Paste(context.Background(), recorder("", &calls, ""), pane, msg, "agentctl-send-1"); err != nil {
+	// The screen the recorder answers shows the message's last line: one look.
+	if err := paste(context.Background(), recorder("> run the tests; $(rm -rf /) `x`\n", &calls, ""), pane, msg, "agentctl-send-1", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	want := []call{
 		{Args: []string{"tmux", "-S", "/tmp/tmux-7/work", "load-buffer", "-b", "agentctl-send-1", "-"}, Stdin: msg},
 		{Args: []string{"tmux", "-S", "/tmp/tmux-7/work", "paste-buffer", "-p", "-r", "-d", "-b", "agentctl-send-1", "-t", "%4"}},
+		{Args: []string{"tmux", "-S", "/tmp/tmux-7/work", "capture-pane", "-p", "-t", "%4"}},
 		{Args: []string{"tmux", "-S", "/tmp/tmux-7/work", "send-keys", "-t", "%4", "Enter"}},
 	}
 	if diff := cmp.Diff(want, calls); diff != "" {
@@ -121,7 +123,7 @@ func TestPasteKeepsTheMessageOutOfArgv(t *testing.T) {
 
 func TestPasteFailureDeletesTheBufferAndPressesNoEnter(t *testing.T) {
 	var calls []call
-	err := Paste(context.Background(), recorder("", &calls, "paste-buffer"), Pane{ID: "%4"}, "hi", "b1")
+	err := paste(context.Background(), recorder("", &calls, "paste-buffer"), Pane{ID: "%4"}, "hi", "b1", 0)
 	if err == nil || !strings.Contains(err.Error(), "paste-buffer") {
 		t.Fatalf("err %v, want one naming paste-buffer", err)
 	}
@@ -234,5 +236,37 @@ func TestWaitReturnsTheRecordOnceItAppears(t *testing.T) {
 	got, err := w.Wait(context.Background(), "hello", nil, sent, sent.Add(time.Minute))
 	if err != nil || got.UUID != "u9" || reads != 3 {
 		t.Errorf("Wait = %q, %v after %d reads; want u9 after 3", got.UUID, err, reads)
+	}
+}
+
+// Enter waits until the pane shows the pasted text (Claude Code 2.1.332 lost an
+// Enter that came while it was still taking a paste in), looking again while it
+// does not, and is pressed anyway once the wait is over.
+func TestPasteWaitsForTheTextOnScreen(t *testing.T) {
+	var calls []call
+	shown := 0
+	run := func(ctx context.Context, stdin io.Reader, name string, args ...string) ([]byte, error) {
+		calls = append(calls, call{Args: append([]string{name}, args...)})
+		if len(args) > 0 && args[0] == "capture-pane" {
+			shown++
+			if shown < 3 {
+				return []byte("> \n"), nil
+			}
+			return []byte("> please note the\n  wrapped message\n"), nil
+		}
+		return nil, nil
+	}
+	if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note the wrapped message", "b1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if shown != 3 || calls[len(calls)-1].Args[1] != "send-keys" {
+		t.Errorf("%d looks, last call %v; want Enter after the third look", shown, calls[len(calls)-1].Args)
+	}
+	calls, shown = nil, -100
+	if err := paste(context.Background(), run, Pane{ID: "%4"}, "never drawn", "b1", 250*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if calls[len(calls)-1].Args[1] != "send-keys" {
+		t.Errorf("after the wait: last call %v, want Enter anyway", calls[len(calls)-1].Args)
 	}
 }

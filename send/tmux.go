@@ -105,11 +105,21 @@ func socketArgs(socket string, args ...string) []string {
 // receives both at once may take the Enter as part of the paste.
 const enterDelay = 150 * time.Millisecond
 
+// shownWait bounds how long Paste waits for the pane to show the pasted text
+// before it presses Enter anyway (a TUI may fold a long paste into a placeholder).
+const shownWait = 5 * time.Second
+
 // Paste types msg into pane as one bracketed paste (when the program in the
-// pane asked for bracketed pastes, as agent TUIs do) and presses Enter. The
-// text goes to tmux on stdin (load-buffer -), never in an argv; the buffer is
-// deleted as it is pasted.
+// pane asked for bracketed pastes, as agent TUIs do) and presses Enter once the
+// pane shows the text: an Enter that arrives while the TUI is still taking the
+// paste in is lost (seen with Claude Code 2.1.332 on a loaded machine: the message
+// stayed in its input box). The text goes to tmux on stdin (load-buffer -), never
+// in an argv; the buffer is deleted as it is pasted.
 func Paste(ctx context.Context, run Runner, pane Pane, msg string, buffer string) error {
+	return paste(ctx, run, pane, msg, buffer, shownWait)
+}
+
+func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait time.Duration) error {
 	if _, err := run(ctx, strings.NewReader(msg), "tmux", socketArgs(pane.Socket, "load-buffer", "-b", buffer, "-")...); err != nil {
 		return fmt.Errorf("tmux load-buffer: %w", err)
 	}
@@ -118,6 +128,9 @@ func Paste(ctx context.Context, run Runner, pane Pane, msg string, buffer string
 	if _, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", pane.ID)...); err != nil {
 		_, _ = run(ctx, nil, "tmux", socketArgs(pane.Socket, "delete-buffer", "-b", buffer)...)
 		return fmt.Errorf("tmux paste-buffer: %w", err)
+	}
+	if err := waitShown(ctx, run, pane, msg, wait); err != nil {
+		return err
 	}
 	select {
 	case <-ctx.Done():
@@ -128,4 +141,41 @@ func Paste(ctx context.Context, run Runner, pane Pane, msg string, buffer string
 		return fmt.Errorf("tmux send-keys Enter: %w", err)
 	}
 	return nil
+}
+
+// waitShown polls the pane's screen (capture-pane, read on stdout) until it holds
+// the end of the message's last line, whitespace aside (a TUI wraps it), or wait
+// has passed; at least one look either way.
+func waitShown(ctx context.Context, run Runner, pane Pane, msg string, wait time.Duration) error {
+	tail := squeezeSpace(lastLine(msg))
+	if n := len(tail); n > 24 {
+		tail = tail[n-24:]
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		out, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "capture-pane", "-p", "-t", pane.ID)...)
+		if err == nil && (tail == "" || strings.Contains(squeezeSpace(string(out)), tail)) {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return nil // not shown (folded, or drawn otherwise): press Enter anyway
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+func squeezeSpace(s string) string {
+	return strings.Join(strings.Fields(s), "")
 }
