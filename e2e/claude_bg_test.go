@@ -484,23 +484,29 @@ func TestClaudeBackgroundListAndStop(t *testing.T) {
 		for _, ag := range agents {
 			want[ag.SessionID] = true
 		}
-		got := map[string]bool{}
-		for _, s := range a.ListAlive(t) {
-			got[s.ID] = true
-			if _, ok := machinery[s.PID]; ok {
-				t.Errorf("list shows Claude's own process %d as session %s", s.PID, s.ID)
+		// Claude's own view can run a moment ahead of the files agentctl reads (a CI
+		// run once listed the finished session only after claude agents did):
+		// agreement is waited for, a disagreement that lasts fails.
+		harness.Eventually(t, 20*time.Second, func() string {
+			got := map[string]bool{}
+			for _, s := range a.ListAlive(t) {
+				got[s.ID] = true
+				if _, ok := machinery[s.PID]; ok {
+					t.Errorf("list shows Claude's own process %d as session %s", s.PID, s.ID)
+				}
 			}
-		}
-		for id := range want {
-			if !got[id] {
-				t.Errorf("list misses %s, which claude agents shows", id)
+			for id := range want {
+				if !got[id] {
+					return "list misses " + id + ", which claude agents shows"
+				}
 			}
-		}
-		for id := range got {
-			if !want[id] {
-				t.Errorf("list shows %s, which claude agents does not", id)
+			for id := range got {
+				if !want[id] {
+					return "list shows " + id + ", which claude agents does not"
+				}
 			}
-		}
+			return ""
+		})
 
 		out, errOut, code := a.Run(t, "stop", one, "--json")
 		if code != 0 {
@@ -543,7 +549,14 @@ func TestClaudeBackgroundListAndStop(t *testing.T) {
 		// agentctl: it failed once under CI load with "running (sessions/<pid>.json
 		// procStart=… matches)"), so idle is waited for; anything but alive fails.
 		harness.Eventually(t, 30*time.Second, func() string {
-			s := a.Status(t, two)
+			out, errOut, code := a.Run(t, "status", two, "--json")
+			if code == 3 {
+				return "the other session is not found: " + errOut
+			}
+			var s harness.Session
+			if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
+				t.Fatalf("status %s: exit %d\n%s%s", two, code, out, errOut)
+			}
 			switch s.Status {
 			case "idle":
 				return ""
