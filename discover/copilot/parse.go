@@ -326,9 +326,17 @@ func (s *summary) usage(e event, ts time.Time) {
 		s.Sub.Add(t)
 	}
 	s.Usage++
-	if !ts.IsZero() {
-		s.Slots.Add(discover.SlotOfTime(ts), t)
+	// A record without a time of its own is slotted at the latest time the log
+	// has shown so far, else the session's start: the slots must always add up
+	// to the tokens (usage --by day counts what list counts).
+	at := ts
+	if at.IsZero() {
+		at = s.Last
 	}
+	if at.IsZero() {
+		at = s.Started
+	}
+	s.Slots.Add(discover.SlotOfTime(at), t)
 	s.addModel(u.Model)
 }
 
