@@ -230,7 +230,11 @@ func TestHostileHome(t *testing.T) {
 func TestDamagedCacheChangesNoOutput(t *testing.T) {
 	home := hostileHome(t)
 	state := t.TempDir()
-	env := map[string]string{"AGENTCTL_HOME": state, "NO_COLOR": "1", "TZ": "UTC"}
+	// One pinned clock for every run: the home's files are minutes old, and a
+	// status that follows their age (a transcript written in the last minute) would
+	// otherwise change between the cold run and a late trial on a loaded machine.
+	env := map[string]string{"AGENTCTL_HOME": state, "NO_COLOR": "1", "TZ": "UTC",
+		"TEST_NOW": time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)}
 	cold, _, code := runCLI(t, env, "--home", home, "list", "-a", "--since", "3650d", "--json")
 	if code != 0 {
 		t.Fatal("cold run failed")
