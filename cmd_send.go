@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/claude"
 	"github.com/agentctl/agentctl/discover/opencode"
+	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
 	"github.com/agentctl/agentctl/send"
 )
@@ -24,8 +28,9 @@ func sendCommand(s *host) *cli.Command {
 		ArgsUsage: "ID MESSAGE | ID - | -f FILE ID",
 		Description: `Hands MESSAGE to a session that is running, through a channel it has (README
 "Send"): its agent's own (OpenCode: the server API of a live serve or a TUI
-started with --port), else the tmux pane it runs in (a bracketed paste, then
-Enter). Only an idle session is sent to: a permission prompt must never get
+started with --port; a Claude Code background session: claude attach, run in a
+tmux server of agentctl's for the send), else the tmux pane it runs in (a
+bracketed paste, then Enter). Only an idle session is sent to: a permission prompt must never get
 keystrokes meant as a message; --force sends anyway. Prints "delivered ID" once
 the agent's own transcript holds a user record with exactly this text, written
 after the send; --no-wait prints "queued ID" once the message is handed over.
@@ -196,6 +201,9 @@ func runSend(ctx context.Context, s *host, o sendOptions) error {
 	before, _ := c.peek(ctx)
 	earlier := send.Earlier(before, msg)
 
+	if ch.done != nil {
+		defer ch.done()
+	}
 	queued := s.now()
 	if err := ch.deliver(ctx, msg, queued); err != nil {
 		return &exitError{exitFailed, fmt.Errorf("send to %s via %s: %w", sess.ID, ch.where, err)}
@@ -204,6 +212,11 @@ func runSend(ctx context.Context, s *host, o sendOptions) error {
 	journalSend(e, sess, meta.EventMessageSent, via, queued)
 	out := sent{ID: sess.ID, Adapter: sess.Adapter, Via: via, Status: "queued", QueuedAt: queued.UTC()}
 	if o.NoWait {
+		if ch.done != nil {
+			// The client agentctl started is ended on return: give the keys it
+			// took a moment to reach the agent first.
+			time.Sleep(time.Second)
+		}
 		if o.JSON {
 			return writeJSON(s.Out, out)
 		}
@@ -286,6 +299,9 @@ type channel struct {
 	status string // the session's status as the channel's own source says it
 	// deliver hands msg over; sent names the moment (tmux buffer names).
 	deliver func(ctx context.Context, msg string, sent time.Time) error
+	// done, when set, is called once the send is over (confirmed or not):
+	// an attach client agentctl started is ended then.
+	done func()
 }
 
 // pickChannel chooses how to reach sess: its agent's own channel first, else
@@ -318,8 +334,7 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 		return channel{}, fmt.Errorf("%s is not running (%s); use agentctl resume %s MESSAGE", sess.ID, sess.Status, sess.ID)
 	}
 	if sess.Kind == "background" {
-		return channel{}, fmt.Errorf("%s is a background session (claude --bg): agentctl has no channel into it yet; "+
-			"type the message in `claude attach %s`, or once it has ended use agentctl resume %s MESSAGE", sess.ID, jobOrID(sess), sess.ID)
+		return claudeAttachChannel(env, sess)
 	}
 	pane, err := send.Pane{}, send.ErrNoPane
 	if sess.PID > 0 {
@@ -338,4 +353,54 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 		deliver: func(ctx context.Context, msg string, sent time.Time) error {
 			return send.Paste(ctx, send.Exec, pane, msg, fmt.Sprintf("agentctl-send-%d-%d", os.Getpid(), sent.UnixNano()))
 		}}, nil
+}
+
+// claudeReady is what `claude attach` shows once its prompt box is drawn.
+var claudeReady = []string{"❯", "? for shortcuts", "mode on"}
+
+// claudeAttachChannel reaches a Claude Code background session through
+// `claude attach <short>` (docs/agents/claude-code.md §11), Claude's own client for
+// the sessions its daemon hosts: run with the session's binary, HOME and
+// config root in a tmux server agentctl starts for this send and ends after it
+// (the session stays with the daemon). tmux takes the message on stdin.
+func claudeAttachChannel(env *discover.Env, sess discover.Session) (channel, error) {
+	if sess.Adapter != claude.Name || sess.JobID == "" {
+		return channel{}, fmt.Errorf("%s is a background session with no job id to attach to; once it has ended use agentctl resume %s MESSAGE", sess.ID, sess.ID)
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return channel{}, fmt.Errorf("%s is a Claude Code background session: send types into `claude attach %s`, which needs tmux (not found: install it), "+
+			"or type the message in `claude attach %s` yourself", sess.ID, sess.JobID, sess.JobID)
+	}
+	bin, err := env.Procs.Exe(sess.PID)
+	if err != nil || bin == "" {
+		bin = "claude"
+	}
+	run := send.EnvRunner(launch.ClaudeClientEnv(os.Environ(), env.Home, claude.Root(env)))
+	var att *send.Attached
+	var tmp string
+	ch := channel{via: send.ViaClaudeAttach, where: "claude attach " + sess.JobID, status: sess.Status}
+	ch.deliver = func(ctx context.Context, msg string, sent time.Time) error {
+		var err error
+		if tmp, err = os.MkdirTemp("", "agentctl-send-"); err != nil {
+			return err
+		}
+		dir := sess.Cwd
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			dir = tmp
+		}
+		att, err = send.Attach(ctx, run, filepath.Join(tmp, "tmux.sock"), dir, []string{bin, "attach", sess.JobID}, claudeReady)
+		if err != nil {
+			return err
+		}
+		return att.Paste(ctx, msg, fmt.Sprintf("agentctl-send-%d-%d", os.Getpid(), sent.UnixNano()))
+	}
+	ch.done = func() {
+		if att != nil {
+			att.Close()
+		}
+		if tmp != "" {
+			_ = os.RemoveAll(tmp)
+		}
+	}
+	return ch, nil
 }

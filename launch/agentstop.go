@@ -85,18 +85,26 @@ func (d *Deps) StopViaAgent(ctx context.Context, t StopTarget, ask func(context.
 	return res, serr
 }
 
+// ClaudeClientEnv is the environment for one of Claude's own client commands
+// (`claude stop`, `claude attach`) that must reach the daemon of the config
+// root a session lives under: agentctl's env without the variables a parent
+// Claude sets, with HOME and, when it is not the default, CLAUDE_CONFIG_DIR.
+func ClaudeClientEnv(env []string, home, configDir string) []string {
+	e := ClaudeEnv(env, nil, home, nil)
+	if configDir != "" && configDir != filepath.Join(home, ".claude") {
+		e.set("CLAUDE_CONFIG_DIR", configDir)
+	}
+	return e.vars
+}
+
 // ClaudeStopCommand runs `<bin> stop <short>` against the config root the
 // session lives under (docs/agents/claude-code.md §4.5): Claude's own stop, which records the job
 // as stopped and keeps the conversation attachable with `claude attach`. env is
 // agentctl's environment; the variables a parent Claude sets are removed.
 func ClaudeStopCommand(bin, short, home, configDir string, env []string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		e := ClaudeEnv(env, nil, home, nil)
-		if configDir != "" && configDir != filepath.Join(home, ".claude") {
-			e.set("CLAUDE_CONFIG_DIR", configDir)
-		}
 		cmd := exec.CommandContext(ctx, bin, "stop", short)
-		cmd.Env = e.vars
+		cmd.Env = ClaudeClientEnv(env, home, configDir)
 		cmd.WaitDelay = time.Second
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out

@@ -67,7 +67,13 @@ func CanSend(t proc.Table, s *discover.Session) string {
 	if s.Adapter == "opencode" && s.Evidence == discover.EvidenceServer && discover.Alive(s.Status) {
 		return ViaOpenCodeAPI // a server answered for it during discovery
 	}
-	if !discover.Alive(s.Status) || s.PID <= 0 || s.Kind == "background" {
+	if !discover.Alive(s.Status) || s.PID <= 0 {
+		return ""
+	}
+	if s.Kind == "background" {
+		if s.Adapter == "claude-code" && s.JobID != "" {
+			return ViaClaudeAttach // Claude's daemon hosts it; `claude attach` reaches it
+		}
 		return ""
 	}
 	if InPane(t, s.PID) {

@@ -147,7 +147,10 @@ func TestCanSend(t *testing.T) {
 		{"outside tmux", discover.Session{Status: "idle", PID: 200}, ""},
 		{"ended", discover.Session{Status: "stopped", PID: 120}, ""},
 		{"no process", discover.Session{Status: "unknown"}, ""},
-		{"a background job", discover.Session{Status: "idle", PID: 120, Kind: "background"}, ""},
+		{"a background job of no agent agentctl can attach to", discover.Session{Status: "idle", PID: 120, Kind: "background"}, ""},
+		{"a Claude Code background session (its daemon hosts it)", discover.Session{Adapter: "claude-code", Status: "idle", PID: 200, Kind: "background", JobID: "3f2a9c1e"}, ViaClaudeAttach},
+		{"a Claude Code background session without its job id", discover.Session{Adapter: "claude-code", Status: "idle", PID: 200, Kind: "background"}, ""},
+		{"a Claude Code background session that ended", discover.Session{Adapter: "claude-code", Status: "stopped", PID: 200, Kind: "background", JobID: "3f2a9c1e"}, ""},
 		{"a process that is gone", discover.Session{Status: "idle", PID: 999}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
