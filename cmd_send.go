@@ -243,13 +243,6 @@ func runSend(ctx context.Context, s *host, o sendOptions) error {
 	return nil
 }
 
-func jobOrID(s discover.Session) string {
-	if s.JobID != "" {
-		return s.JobID
-	}
-	return s.ID
-}
-
 // journalSend appends a send event: its type, the session and the channel,
 // never the message.
 func journalSend(e *cmdEnv, sess discover.Session, typ, via string, at time.Time) {
@@ -311,7 +304,7 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 	if sess.Adapter == "opencode" {
 		// A session at rest in a live server is reported stopped (nothing ties
 		// it to its server without asking), so the servers are asked first.
-		client := send.OpenCodeClient()
+		client := send.OpenCodeClient(send.SendTimeout)
 		h, err := send.FindOpenCode(ctx, client, opencode.Servers(env), sess.ID, sess.Cwd)
 		if err == nil {
 			status := discover.StatusIdle

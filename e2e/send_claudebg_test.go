@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -83,38 +82,8 @@ func TestSendClaudeBackground(t *testing.T) {
 		// 1. Delivered, confirmed from the transcript.
 		marker := "BGSENDMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 		msg := "please note " + marker + " and reply"
-		m := markNow(srv)
-		w := watchCmdlines(marker)
-		r = sendStdin(t, a, msg, "--json", short, "-")
-		samples, hits := w.finish()
-		if r.code != 0 {
-			t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.errOut)
-		}
-		var got struct {
-			ID, Adapter, Via, Status string
-			Record                   struct{ Kind, Text string }
-		}
-		if err := json.Unmarshal([]byte(r.out), &got); err != nil {
-			t.Fatalf("send --json: %v\n%s", err, r.out)
-		}
-		if got.ID != id || got.Via != "claude-attach" || got.Status != "delivered" || got.Record.Kind != "user" || got.Record.Text != msg {
-			t.Errorf("send --json = %s; want id %s via claude-attach, delivered, a user record %q", r.out, id, msg)
-		}
-		t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-		if samples < 2 {
-			t.Errorf("only %d argv samples during the send", samples)
-		}
-		for _, h := range hits {
-			t.Errorf("the message's marker is in an argv: %s", h)
-		}
-		harness.Eventually(t, 30*time.Second, func() string {
-			for _, e := range since(srv, m) {
-				if strings.TrimSpace(e.Request.LastUser) == msg {
-					return ""
-				}
-			}
-			return "the stub has not seen the message in a request"
-		})
+		sendChecked(t, srv, id, "claude-attach", msg, marker, nil,
+			func() sendResult { return sendStdin(t, a, msg, "--json", short, "-") })
 		s = waitStatus("after the reply", "idle")
 		if s.PID != pid {
 			t.Errorf("after the send the session runs as pid %d, was %d", s.PID, pid)
@@ -144,19 +113,7 @@ func TestSendClaudeBackground(t *testing.T) {
 		}
 
 		// 2. Ten more, timed: the README's median.
-		var took []time.Duration
-		for i := 0; i < 10; i++ {
-			waitStatus("before a timed send", "idle")
-			msg := "timed message " + itoa(i) + " " + marker
-			r := sendStdin(t, a, msg, short, "-")
-			if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
-				t.Fatalf("timed send %d: exit %d, %q %q", i, r.code, r.out, r.errOut)
-			}
-			took = append(took, r.took)
-		}
-		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-		t.Logf("claude-code background via claude attach: send → delivered median of 10 = %s (min %s, max %s)",
-			((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+		timedSends(t, a, short, id, marker, "claude-code background via claude attach", func(when string) { waitStatus(when, "idle") }, nil)
 		waitStatus("after the timed sends", "idle")
 	})
 }

@@ -156,6 +156,77 @@ func userRecords(t *testing.T, a *harness.Agentctl, id, msg string) int {
 	return n
 }
 
+// sendChecked runs one send (do: sendStdin with --json, retried by the caller
+// as it needs) while every argv is sampled, and holds it to what issue 35
+// asks of every channel: exit 0; --json says delivered via via, for session
+// id, with the message as its user record; at least two argv samples and the
+// marker in none; the stub sees the message in a request. screen adds what the
+// agent shows to a failure (nil: nothing).
+func sendChecked(t *testing.T, srv *stub.Server, id, via, msg, marker string, screen func() string, do func() sendResult) sendResult {
+	t.Helper()
+	m := markNow(srv)
+	w := watchCmdlines(marker)
+	r := do()
+	samples, hits := w.finish()
+	if r.code != 0 {
+		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s%s", r.code, r.out, r.errOut, shown(screen))
+	}
+	var got struct {
+		ID, Via, Status string
+		DeliveredAt     *time.Time `json:"delivered_at"`
+		Record          struct{ Kind, Text string }
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("send --json: %v\n%s", err, r.out)
+	}
+	if got.ID != id || got.Via != via || got.Status != "delivered" || got.DeliveredAt == nil || got.Record.Kind != "user" || got.Record.Text != msg {
+		t.Errorf("send --json = %s; want id %s via %s, delivered, a user record %q", r.out, id, via, msg)
+	}
+	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
+	if samples < 2 {
+		t.Errorf("only %d argv samples during the send", samples)
+	}
+	for _, h := range hits {
+		t.Errorf("the message's marker is in an argv: %s", h)
+	}
+	harness.Eventually(t, 120*time.Second, func() string {
+		for _, e := range since(srv, m) {
+			if strings.Contains(e.Request.LastUser, msg) {
+				return ""
+			}
+		}
+		return "the stub has not seen the message in a request"
+	})
+	return r
+}
+
+func shown(screen func() string) string {
+	if screen == nil {
+		return ""
+	}
+	return "\nscreen:\n" + screen()
+}
+
+// timedSends sends ten messages to ref (each once ready says the session can
+// take one), each of which must print "delivered <id>", and logs the median
+// time from send to delivered for README "send" under label.
+func timedSends(t *testing.T, a *harness.Agentctl, ref, id, marker, label string, ready func(when string), screen func() string, args ...string) {
+	t.Helper()
+	var took []time.Duration
+	for i := 0; i < 10; i++ {
+		ready("before a timed send")
+		msg := "timed message " + itoa(i) + " " + marker
+		r := sendStdin(t, a, msg, append(append([]string{}, args...), ref, "-")...)
+		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
+			t.Fatalf("timed send %d: exit %d, %q %q%s", i, r.code, r.out, r.errOut, shown(screen))
+		}
+		took = append(took, r.took)
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("%s: send → delivered median of 10 = %s (min %s, max %s)", label,
+		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+}
+
 // issue 35: a Claude Code TUI running in a tmux pane takes a message from
 // `agentctl send`: a bracketed paste and Enter, confirmed from the transcript.
 // The message reaches the stub's next request, is recorded exactly once, and
@@ -181,7 +252,7 @@ func TestSendClaudeTUIInTmux(t *testing.T) {
 		t.Helper()
 		var s harness.Session
 		harness.Eventually(t, 30*time.Second, func() string {
-			s = a.Status(t, id)
+			s = a.StatusOrMissing(t, id) // claude may not have started yet
 			if s.Status != status || s.PID == 0 {
 				return when + ": status " + s.Status + " (" + s.Evidence + ": " + s.EvidenceDetail + "), want " + status + "\nscreen:\n" + x.screen(t)
 			}
@@ -216,45 +287,12 @@ func TestSendClaudeTUIInTmux(t *testing.T) {
 	// 1. Delivered, confirmed from the transcript.
 	marker := "SENDMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	msg := "please note " + marker + " and reply"
-	m := markNow(srv)
-	w := watchCmdlines(marker)
-	r := sendStdin(t, a, msg, "--json", id, "-")
-	samples, hits := w.finish()
-	if r.code != 0 {
-		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s\nscreen:\n%s", r.code, r.out, r.errOut, x.screen(t))
-	}
-	var got struct {
-		ID, Adapter, Via, Status string
-		DeliveredAt              *time.Time `json:"delivered_at"`
-		Record                   struct{ Kind, Text string }
-	}
-	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
-		t.Fatalf("send --json: %v\n%s", err, r.out)
-	}
-	if got.ID != id || got.Adapter != "claude-code" || got.Via != "tmux" || got.Status != "delivered" || got.DeliveredAt == nil ||
-		got.Record.Kind != "user" || got.Record.Text != msg {
-		t.Errorf("send --json = %s; want id %s, claude-code, via tmux, delivered, a user record %q", r.out, id, msg)
-	}
-	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 2 {
-		t.Errorf("only %d argv samples during the send", samples)
-	}
-	for _, h := range hits {
-		t.Errorf("the message's marker is in an argv: %s", h)
-	}
-	// The transcript had it when send said so (send's own confirmation), and
-	// the stub sees it in the next request.
+	r := sendChecked(t, srv, id, "tmux", msg, marker, func() string { return x.screen(t) },
+		func() sendResult { return sendStdin(t, a, msg, "--json", id, "-") })
+	// The transcript had it when send said so (send's own confirmation).
 	if n := userRecords(t, a, id, msg); n != 1 {
 		t.Errorf("right after delivered: %d user records with the message, want 1", n)
 	}
-	harness.Eventually(t, 20*time.Second, func() string {
-		for _, e := range since(srv, m) {
-			if strings.TrimSpace(e.Request.LastUser) == msg {
-				return ""
-			}
-		}
-		return "the stub has not seen the message in a request"
-	})
 	waitStatus("after the reply", "idle")
 	if n := userRecords(t, a, id, msg); n != 1 {
 		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
@@ -275,19 +313,7 @@ func TestSendClaudeTUIInTmux(t *testing.T) {
 	}
 
 	// 2. Ten more, timed: the README's median.
-	var took []time.Duration
-	for i := 0; i < 10; i++ {
-		waitStatus("before a timed send", "idle")
-		msg := "timed message " + itoa(i) + " " + marker
-		r := sendStdin(t, a, msg, id, "-")
-		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
-			t.Fatalf("timed send %d: exit %d, %q %q", i, r.code, r.out, r.errOut)
-		}
-		took = append(took, r.took)
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	t.Logf("claude-code TUI via tmux: send → delivered median of 10 = %s (min %s, max %s)",
-		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+	timedSends(t, a, id, id, marker, "claude-code TUI via tmux", func(when string) { waitStatus(when, "idle") }, func() string { return x.screen(t) })
 	waitStatus("after the timed sends", "idle")
 
 	// 3. A permission prompt on screen: refused without --force, and the
@@ -386,60 +412,26 @@ func TestSendOpenCodeServe(t *testing.T) {
 
 	marker := "OCMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	msg := "please note " + marker + " and reply"
-	m := markNow(srv)
-	w := watchCmdlines(marker)
 	// The store may say the first turn is over a moment before the server's own
 	// session status does (its runner finishes after the last write): send
 	// refuses a busy session, so ask again while the server still calls it busy.
-	var r sendResult
-	for start := time.Now(); ; {
-		r = sendStdin(t, a, msg, "--json", "--timeout", "120s", id, "-")
-		if r.code == 0 || !strings.Contains(r.errOut, "is running, not idle") || time.Since(start) > 60*time.Second {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	samples, hits := w.finish()
-	if r.code != 0 {
-		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.errOut)
-	}
-	var got struct {
-		ID, Adapter, Via, Status string
-		Record                   struct{ Kind, Text string }
-	}
-	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
-		t.Fatalf("send --json: %v\n%s", err, r.out)
-	}
-	if got.ID != id || got.Adapter != "opencode" || got.Via != "opencode-api" || got.Status != "delivered" ||
-		got.Record.Kind != "user" || got.Record.Text != msg {
-		t.Errorf("send --json = %s; want id %s, opencode, via opencode-api, delivered, a user record %q", r.out, id, msg)
-	}
-	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 2 {
-		t.Errorf("only %d argv samples during the send", samples)
-	}
-	for _, h := range hits {
-		t.Errorf("the message's marker is in an argv: %s", h)
-	}
-	if n := userRecords(t, a, id, msg); n != 1 {
-		t.Errorf("right after delivered: %d user records with the message, want 1", n)
-	}
-	eventually(t, 120*time.Second, func() (bool, string) {
-		for _, e := range since(srv, m) {
-			if strings.TrimSpace(e.Request.LastUser) == msg {
-				return true, ""
+	sendChecked(t, srv, id, "opencode-api", msg, marker, nil, func() sendResult {
+		var r sendResult
+		for start := time.Now(); ; {
+			r = sendStdin(t, a, msg, "--json", "--timeout", "120s", id, "-")
+			if r.code == 0 || !strings.Contains(r.errOut, "is running, not idle") || time.Since(start) > 60*time.Second {
+				return r
 			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		return false, "the stub has not seen the message in a request"
 	})
 	atRest("after the reply")
 	if n := userRecords(t, a, id, msg); n != 1 {
 		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
 	}
 
-	var took []time.Duration
-	for i := 0; i < 10; i++ {
-		atRest("before a timed send")
+	timedSends(t, a, id, id, marker, "opencode serve via opencode-api", func(when string) {
+		atRest(when)
 		// The server must be idle too: the store's turn closes a moment before.
 		eventually(t, 60*time.Second, func() (bool, string) {
 			var status map[string]any
@@ -447,16 +439,7 @@ func TestSendOpenCodeServe(t *testing.T) {
 			_, busy := status[id]
 			return !busy, fmt.Sprint(status)
 		})
-		msg := "timed message " + itoa(i) + " " + marker
-		r := sendStdin(t, a, msg, "--timeout", "120s", id, "-")
-		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
-			t.Fatalf("timed send %d: exit %d, %q %q", i, r.code, r.out, r.errOut)
-		}
-		took = append(took, r.took)
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	t.Logf("opencode serve via opencode-api: send → delivered median of 10 = %s (min %s, max %s)",
-		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+	}, nil, "--timeout", "120s")
 }
 
 // issue 35: the Codex TUI (the pinned CLI) in a tmux pane takes a message
@@ -519,49 +502,14 @@ func TestSendCodexTUIInTmux(t *testing.T) {
 
 	marker := "CXMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	msg := "please note " + marker + " and reply"
-	m := markNow(srv)
-	w := watchCmdlines(marker)
-	r := sendStdin(t, a, msg, "--json", id, "-")
-	samples, hits := w.finish()
-	if r.code != 0 {
-		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s\nscreen:\n%s", r.code, r.out, r.errOut, x.screen(t))
-	}
-	if !strings.Contains(r.out, `"via": "tmux"`) || !strings.Contains(r.out, `"status": "delivered"`) {
-		t.Errorf("send --json = %s; want via tmux, delivered", r.out)
-	}
-	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 2 {
-		t.Errorf("only %d argv samples during the send", samples)
-	}
-	for _, h := range hits {
-		t.Errorf("the message's marker is in an argv: %s", h)
-	}
-	harness.Eventually(t, 30*time.Second, func() string {
-		for _, e := range since(srv, m) {
-			if strings.Contains(e.Request.LastUser, msg) {
-				return ""
-			}
-		}
-		return "the stub has not seen the message in a request"
-	})
+	sendChecked(t, srv, id, "tmux", msg, marker, func() string { return x.screen(t) },
+		func() sendResult { return sendStdin(t, a, msg, "--json", id, "-") })
 	idle("after the reply")
 	if n := userRecords(t, a, id, msg); n != 1 {
 		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
 	}
 
-	var took []time.Duration
-	for i := 0; i < 10; i++ {
-		idle("before a timed send")
-		msg := "timed message " + itoa(i) + " " + marker
-		r := sendStdin(t, a, msg, id, "-")
-		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
-			t.Fatalf("timed send %d: exit %d, %q %q\nscreen:\n%s", i, r.code, r.out, r.errOut, x.screen(t))
-		}
-		took = append(took, r.took)
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	t.Logf("codex TUI via tmux: send → delivered median of 10 = %s (min %s, max %s)",
-		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+	timedSends(t, a, id, id, marker, "codex TUI via tmux", idle, func() string { return x.screen(t) })
 }
 
 // issue 35: the Pi TUI (1.6.0) in a tmux pane takes a message through the
@@ -614,55 +562,20 @@ func TestSendPiTUIInTmux(t *testing.T) {
 
 	marker := "PIMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	msg := "please note " + marker + " and reply"
-	m := markNow(srv)
-	w := watchCmdlines(marker)
-	r := sendStdin(t, a, msg, "--json", id, "-")
-	samples, hits := w.finish()
-	if r.code != 0 {
-		t.Fatalf("send: exit %d\nstdout: %s\nstderr: %s\nscreen:\n%s", r.code, r.out, r.errOut, x.screen(t))
-	}
-	if !strings.Contains(r.out, `"via": "tmux"`) || !strings.Contains(r.out, `"status": "delivered"`) {
-		t.Errorf("send --json = %s; want via tmux, delivered", r.out)
-	}
-	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 2 {
-		t.Errorf("only %d argv samples during the send", samples)
-	}
-	for _, h := range hits {
-		t.Errorf("the message's marker is in an argv: %s", h)
-	}
-	harness.Eventually(t, 30*time.Second, func() string {
-		for _, e := range since(srv, m) {
-			if strings.Contains(e.Request.LastUser, msg) {
-				return ""
-			}
-		}
-		return "the stub has not seen the message in a request"
-	})
+	sendChecked(t, srv, id, "tmux", msg, marker, func() string { return x.screen(t) },
+		func() sendResult { return sendStdin(t, a, msg, "--json", id, "-") })
 	idle("after the reply")
 	if n := userRecords(t, a, id, msg); n != 1 {
 		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
 	}
 
-	var took []time.Duration
-	for i := 0; i < 10; i++ {
-		idle("before a timed send")
-		msg := "timed message " + itoa(i) + " " + marker
-		r := sendStdin(t, a, msg, id, "-")
-		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
-			t.Fatalf("timed send %d: exit %d, %q %q\nscreen:\n%s", i, r.code, r.out, r.errOut, x.screen(t))
-		}
-		took = append(took, r.took)
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	t.Logf("pi TUI via tmux: send → delivered median of 10 = %s (min %s, max %s)",
-		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+	timedSends(t, a, id, id, marker, "pi TUI via tmux", idle, func() string { return x.screen(t) })
 
 	// --no-wait: "queued" once handed over, never "delivered"; the session
 	// records it afterwards all the same, once.
 	idle("before --no-wait")
 	queued := "queued message " + marker
-	r = sendStdin(t, a, queued, "--no-wait", id, "-")
+	r := sendStdin(t, a, queued, "--no-wait", id, "-")
 	if r.code != 0 || strings.TrimSpace(r.out) != "queued "+id {
 		t.Fatalf("send --no-wait: exit %d, %q %q; want queued %s", r.code, r.out, r.errOut, id)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,8 +21,13 @@ import (
 // loopback HTTP API. POST /session/<id>/prompt_async starts a turn with the
 // message in the request body and answers at once; the store then records it.
 
-// openCodeTimeout bounds each request to a server.
-const openCodeTimeout = 2 * time.Second
+// Each request to a server is bounded: StatusTimeout where a status only
+// reports whether a session can take a message, SendTimeout where send waits
+// for the answer (a node server on a loaded machine can take seconds).
+const (
+	StatusTimeout = 5 * time.Second
+	SendTimeout   = 15 * time.Second
+)
 
 // OpenCodeHost is the server that knows a session, and what it says of it.
 type OpenCodeHost struct {
@@ -37,17 +43,20 @@ var ErrNoServer = errors.New("no live opencode server knows this session")
 
 // OpenCodeClient is the HTTP client for loopback servers: no proxy (a proxy
 // variable must not send a local request elsewhere), short timeouts.
-func OpenCodeClient() *http.Client {
+func OpenCodeClient(timeout time.Duration) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
-	return &http.Client{Timeout: openCodeTimeout, Transport: tr}
+	return &http.Client{Timeout: timeout, Transport: tr}
 }
 
 // FindOpenCode asks each server, on each address it listens on, whether it
 // knows session id (GET /session/<id> for the session's directory), and the
-// first that does says whether it is busy or asks the user something.
+// first that does says whether it is busy or asks the user something. When
+// none knows it and one did not answer in time, the error says so (it may be
+// that one): ErrNoServer only when no server that listens left it unsaid.
 func FindOpenCode(ctx context.Context, client *http.Client, servers []opencode.Server, id, dir string) (OpenCodeHost, error) {
 	q := "?directory=" + url.QueryEscape(dir)
+	var silent error
 	for _, s := range servers {
 		for _, addr := range s.Addrs {
 			base := "http://" + addr
@@ -55,6 +64,10 @@ func FindOpenCode(ctx context.Context, client *http.Client, servers []opencode.S
 				ID string `json:"id"`
 			}
 			if err := getJSON(ctx, client, base+"/session/"+url.PathEscape(id)+q, &sess); err != nil || sess.ID != id {
+				var ne net.Error
+				if err != nil && errors.As(err, &ne) && ne.Timeout() && silent == nil {
+					silent = fmt.Errorf("opencode server %s (pid %d) did not answer whether it hosts %s: %w; try again", addr, s.PID, id, err)
+				}
 				continue
 			}
 			h := OpenCodeHost{PID: s.PID, Base: base, Dir: dir}
@@ -84,8 +97,19 @@ func FindOpenCode(ctx context.Context, client *http.Client, servers []opencode.S
 			return h, nil
 		}
 	}
+	if silent != nil {
+		return OpenCodeHost{}, silent
+	}
 	return OpenCodeHost{}, ErrNoServer
 }
+
+// statusError: a server answered with an HTTP status other than 200 (404: it
+// does not know the session).
+type statusError struct {
+	url, status string
+}
+
+func (e *statusError) Error() string { return e.url + ": " + e.status }
 
 // PromptOpenCode starts a turn of session id with msg, in the request body
 // (POST /session/<id>/prompt_async). model is the session's "provider/model",
@@ -130,7 +154,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", u, resp.Status)
+		return &statusError{url: u, status: resp.Status}
 	}
 	return json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(v)
 }

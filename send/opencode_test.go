@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -65,7 +66,7 @@ func TestFindOpenCode(t *testing.T) {
 	servers := []opencode.Server{{PID: 7, Addrs: []string{"127.0.0.1:1", addr}}}
 	ctx := context.Background()
 
-	h, err := FindOpenCode(ctx, OpenCodeClient(), servers, "ses_1", "/w/app")
+	h, err := FindOpenCode(ctx, OpenCodeClient(StatusTimeout), servers, "ses_1", "/w/app")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +74,31 @@ func TestFindOpenCode(t *testing.T) {
 		t.Errorf("idle host (-want +got):\n%s", diff)
 	}
 	f.busy, f.asks = true, true
-	h, _ = FindOpenCode(ctx, OpenCodeClient(), servers, "ses_1", "/w/app")
+	h, _ = FindOpenCode(ctx, OpenCodeClient(StatusTimeout), servers, "ses_1", "/w/app")
 	if h.Busy != "busy" || h.Asks != "permission per_9" {
 		t.Errorf("busy asking host: %+v, want busy and permission per_9", h)
 	}
 	for _, c := range []struct{ id, dir string }{{"ses_2", "/w/app"}, {"ses_1", "/elsewhere"}} {
-		if _, err := FindOpenCode(ctx, OpenCodeClient(), servers, c.id, c.dir); !errors.Is(err, ErrNoServer) {
+		if _, err := FindOpenCode(ctx, OpenCodeClient(StatusTimeout), servers, c.id, c.dir); !errors.Is(err, ErrNoServer) {
 			t.Errorf("%s in %s: err %v, want ErrNoServer", c.id, c.dir, err)
 		}
+	}
+}
+
+// A server that does not answer in time is named, not taken for one that
+// does not host the session (which would send the user to tmux).
+func TestFindOpenCodeNamesASilentServer(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	servers := []opencode.Server{{PID: 9, Addrs: []string{strings.TrimPrefix(slow.URL, "http://")}}}
+	_, err := FindOpenCode(context.Background(), OpenCodeClient(100*time.Millisecond), servers, "ses_1", "/w/app")
+	if err == nil || errors.Is(err, ErrNoServer) || !strings.Contains(err.Error(), "(pid 9) did not answer") {
+		t.Errorf("err = %v; want the silent server named, not ErrNoServer", err)
 	}
 }
 
@@ -90,7 +108,7 @@ func TestPromptOpenCodePutsTheMessageInTheBody(t *testing.T) {
 	defer srv.Close()
 	h := OpenCodeHost{PID: 7, Base: srv.URL, Dir: "/w/app"}
 	const msg = "add tests\nfor \"quoted\" things"
-	if err := PromptOpenCode(context.Background(), OpenCodeClient(), h, "ses_1", "fake/fake-model", msg); err != nil {
+	if err := PromptOpenCode(context.Background(), OpenCodeClient(StatusTimeout), h, "ses_1", "fake/fake-model", msg); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.posted) != 1 {
@@ -109,7 +127,7 @@ func TestPromptOpenCodePutsTheMessageInTheBody(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
-	if err := PromptOpenCode(context.Background(), OpenCodeClient(), h, "ses_2", "", msg); err == nil || !strings.Contains(err.Error(), "404") {
+	if err := PromptOpenCode(context.Background(), OpenCodeClient(StatusTimeout), h, "ses_2", "", msg); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("prompt to an unknown session: err %v, want the server's 404", err)
 	}
 }

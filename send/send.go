@@ -112,7 +112,7 @@ func CanSendAsking(ctx context.Context, env *discover.Env, s *discover.Session) 
 	if v := CanSend(env.Procs, s); v != "" || s.Adapter != "opencode" {
 		return v
 	}
-	if _, err := FindOpenCode(ctx, OpenCodeClient(), opencode.Servers(env), s.ID, s.Cwd); err == nil {
+	if _, err := FindOpenCode(ctx, OpenCodeClient(StatusTimeout), opencode.Servers(env), s.ID, s.Cwd); err == nil {
 		return ViaOpenCodeAPI
 	}
 	return ""

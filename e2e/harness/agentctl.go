@@ -201,6 +201,22 @@ func (a *Agentctl) Status(t testing.TB, id string) Session {
 	return s
 }
 
+// StatusOrMissing is Status, except that a session agentctl does not know
+// (yet: exit 3) is "", not a failure: for waits that may start before the
+// agent's process exists.
+func (a *Agentctl) StatusOrMissing(t testing.TB, id string) Session {
+	t.Helper()
+	out, errOut, code := a.Run(t, "status", id, "--json")
+	if code == 3 {
+		return Session{}
+	}
+	var s Session
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
+		t.Fatalf("agentctl status %s --json: exit %d\n%s%s", id, code, out, errOut)
+	}
+	return s
+}
+
 // Peek returns `agentctl peek -n 0 ID --json`.
 func (a *Agentctl) Peek(t testing.TB, id string) []Message {
 	t.Helper()
