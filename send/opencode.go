@@ -63,7 +63,7 @@ func FindOpenCode(ctx context.Context, client *http.Client, servers []opencode.S
 			var sess struct {
 				ID string `json:"id"`
 			}
-			if err := getJSON(ctx, client, base+"/session/"+url.PathEscape(id)+q, &sess); err != nil || sess.ID != id {
+			if err := opencode.GetJSON(ctx, client, base+"/session/"+url.PathEscape(id)+q, &sess); err != nil || sess.ID != id {
 				var ne net.Error
 				if err != nil && errors.As(err, &ne) && ne.Timeout() && silent == nil {
 					silent = fmt.Errorf("opencode server %s (pid %d) did not answer whether it hosts %s: %w; try again", addr, s.PID, id, err)
@@ -74,7 +74,7 @@ func FindOpenCode(ctx context.Context, client *http.Client, servers []opencode.S
 			var status map[string]struct {
 				Type string `json:"type"`
 			}
-			if err := getJSON(ctx, client, base+"/session/status"+q, &status); err != nil {
+			if err := opencode.GetJSON(ctx, client, base+"/session/status"+q, &status); err != nil {
 				return h, fmt.Errorf("opencode server %s (pid %d) knows %s but did not say whether it is busy: %w", addr, s.PID, id, err)
 			}
 			if st, ok := status[id]; ok && st.Type != "idle" {
@@ -85,7 +85,7 @@ func FindOpenCode(ctx context.Context, client *http.Client, servers []opencode.S
 					ID        string `json:"id"`
 					SessionID string `json:"sessionID"`
 				}
-				if getJSON(ctx, client, base+path+q, &reqs) != nil {
+				if opencode.GetJSON(ctx, client, base+path+q, &reqs) != nil {
 					continue
 				}
 				for _, r := range reqs {
@@ -102,14 +102,6 @@ func FindOpenCode(ctx context.Context, client *http.Client, servers []opencode.S
 	}
 	return OpenCodeHost{}, ErrNoServer
 }
-
-// statusError: a server answered with an HTTP status other than 200 (404: it
-// does not know the session).
-type statusError struct {
-	url, status string
-}
-
-func (e *statusError) Error() string { return e.url + ": " + e.status }
 
 // PromptOpenCode starts a turn of session id with msg, in the request body
 // (POST /session/<id>/prompt_async). model is the session's "provider/model",
@@ -140,21 +132,4 @@ func PromptOpenCode(ctx context.Context, client *http.Client, h OpenCodeHost, id
 		return fmt.Errorf("POST %s/session/%s/prompt_async: %s %s", h.Base, id, resp.Status, trimLine(string(msg)))
 	}
 	return nil
-}
-
-func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return &statusError{url: u, status: resp.Status}
-	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(v)
 }

@@ -63,7 +63,7 @@ func askServers(ctx context.Context, procs []ocProc, dirs []string) (out map[str
 				Healthy bool   `json:"healthy"`
 				Version string `json:"version"`
 			}
-			if err := getJSON(ctx, client, base+"/global/health", &health); err != nil || !health.Healthy {
+			if err := GetJSON(ctx, client, base+"/global/health", &health); err != nil || !health.Healthy {
 				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 					// An opencode server busy starting a turn can be this slow.
 					silent[p.PID] = fmt.Sprintf("opencode server %s (pid %d) did not answer: %v", addr, p.PID, err)
@@ -105,7 +105,7 @@ func askDir(ctx context.Context, client *http.Client, base, addr string, pid int
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	}
-	if err := getJSON(ctx, client, base+"/session/status"+q, &status); err != nil {
+	if err := GetJSON(ctx, client, base+"/session/status"+q, &status); err != nil {
 		return err
 	}
 	for id, st := range status {
@@ -115,7 +115,7 @@ func askDir(ctx context.Context, client *http.Client, base, addr string, pid int
 	}
 	for _, path := range []string{"/permission", "/question"} {
 		var reqs []pendingRequest
-		if getJSON(ctx, client, base+path+q, &reqs) != nil {
+		if GetJSON(ctx, client, base+path+q, &reqs) != nil {
 			continue
 		}
 		for _, r := range reqs {
@@ -146,7 +146,9 @@ func describeRequest(path string, r pendingRequest) string {
 	return d + " (GET /permission)"
 }
 
-func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
+// GetJSON GETs u from a server, asking for JSON, and decodes a 200 answer of
+// at most 4 MiB into v; another status is an error naming u and the status.
+func GetJSON(ctx context.Context, client *http.Client, u string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
