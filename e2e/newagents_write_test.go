@@ -163,6 +163,9 @@ matrix:
 		BaseCommit string `json:"base_commit"`
 		Slots      []slot `json:"slots"`
 	}
+	if out, _, code := a.Run(t, "compare", group); code == 0 {
+		t.Logf("compare:\n%s", out)
+	}
 	a.JSON(t, &cmp, "compare", group)
 	if cmp.Group != group || len(cmp.Slots) != 3 || cmp.BaseCommit != base {
 		t.Fatalf("compare: %+v (base %s)", cmp, base)
