@@ -4,8 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -54,6 +56,26 @@ func newAgentsSharedHome(t *testing.T, extra harness.Env) *newAgentsShared {
 	return s
 }
 
+// runStdin runs agentctl with stdin.
+func runStdin(t *testing.T, a *harness.Agentctl, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(a.Bin, append(args, "--home", a.Home)...)
+	cmd.Env, cmd.Dir = a.Env.List(), a.Home
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), errOut.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), errOut.String(), ee.ExitCode()
+	}
+	t.Fatalf("agentctl %v: %v", args, err)
+	return "", "", 0
+}
+
 // recorded is what a slot's session must hold by its agent's own rules: every
 // completed request its stub answered, except Gemini's model-router side calls
 // (no tools offered), which Gemini records nowhere (newAgentCases).
@@ -74,8 +96,9 @@ func recorded(adapter string, srv *stub.Server) harness.Tokens {
 // compare --check passes only the slot whose edit passes the repository's
 // check; accept --squash --clean lands that slot's diff as one commit on main
 // and removes the worktrees. On-complete and the webhook fire once per slot
-// with exit 0. The prompt (a unique marker) is in no process's argv at any
-// 50 ms sample from the launch to the accept.
+// with exit 0; each slot resumed in its worktree (the message on stdin) ends
+// with one webhook more. The prompt and the resume message (a unique marker)
+// are in no process's argv at any 50 ms sample from the launch to the accept.
 func TestGroupCompareAcceptNewAgents(t *testing.T) {
 	harness.Require(t)
 	t.Parallel()
@@ -239,6 +262,49 @@ matrix:
 		}
 		checkDelivery(t, recv, d, map[string]any{"hook_type": "session.stopped", "session_id": p.SessionID, "adapter": p.Adapter,
 			"cwd": cwd, "exit_status": float64(0), "summary": prompt[:200]})
+	}
+
+	// Each slot resumed in its worktree, the message on agentctl's stdin (the
+	// marker again): the same session answers, and the run ends with one more
+	// webhook each, exit 0.
+	for _, ad := range []string{"gemini", "qwen-code", "copilot"} {
+		id := idOf[ad]
+		out, errOut, code := runStdin(t, a, marker+" once more WORDS=2", "resume", id, "-")
+		if code != 0 || !strings.HasPrefix(out, "resumed "+id+" ("+ad) {
+			t.Fatalf("resume %s: exit %d %q\n%s\n%s", ad, code, out, errOut, readLog(a.State))
+		}
+	}
+	for _, ad := range []string{"gemini", "qwen-code", "copilot"} {
+		id := idOf[ad]
+		if out, errOut, code := a.Run(t, "wait", "--timeout", "25s", id); code != 0 || out != id+" stopped (exit 0)\n" {
+			t.Fatalf("wait after the resume of %s: exit %d %q\n%s", ad, code, out, errOut)
+		}
+	}
+	harness.Eventually(t, 20*time.Second, func() string {
+		if m := len(recv.deliveries()); m < 6 {
+			return fmt.Sprintf("%d webhook deliveries; want 6 (3 launches, 3 resumes)", m)
+		}
+		return ""
+	})
+	resumed := map[string]int{}
+	for _, d := range recv.deliveries()[3:] {
+		var p struct {
+			SessionID  string   `json:"session_id"`
+			ExitStatus *float64 `json:"exit_status"`
+		}
+		json.Unmarshal(d.Body, &p)
+		if p.ExitStatus == nil || *p.ExitStatus != 0 {
+			t.Errorf("resume webhook %s", d.Body)
+		}
+		resumed[p.SessionID]++
+	}
+	for ad, id := range idOf {
+		if resumed[id] != 1 {
+			t.Errorf("%d webhooks for the resume of %s %s, want 1", resumed[id], ad, id)
+		}
+	}
+	if got := hookLines(hookOut); len(got) != 3 {
+		t.Errorf("on-complete ran %d times; the launch's hook is for the launch's runs only", len(got))
 	}
 
 	// compare --check: only qwen's edit passes.
