@@ -23,15 +23,17 @@ const GeminiConfirmTimeout = 45 * time.Second
 
 func (Gemini) Name() string { return "gemini" }
 
-// geminiModes are Gemini CLI's own --approval-mode values; bypassPermissions is
-// agentctl's common name for "run every tool without asking" (yolo).
-var geminiModes = map[string]string{"default": "default", "auto_edit": "auto_edit", "yolo": "yolo", "plan": "plan", "bypassPermissions": "yolo"}
+// geminiModes are Gemini CLI's own --approval-mode values, and agentctl's common
+// names (Claude Code's) where one means the same: bypassPermissions "run every
+// tool without asking" (yolo), acceptEdits "edit files without asking" (auto_edit).
+var geminiModes = map[string]string{"default": "default", "auto_edit": "auto_edit", "yolo": "yolo", "plan": "plan",
+	"bypassPermissions": "yolo", "acceptEdits": "auto_edit"}
 
 func (Gemini) Plan(req *Request) (*Plan, error) {
 	// --skip-trust: a headless run in an untrusted folder exits 55 without it; the user
 	// chose the directory by launching there.
 	return nodeAgentPlan(req, nodeAgent{name: "gemini", modes: geminiModes, confirm: GeminiConfirmTimeout,
-		modeNames: "default, auto_edit, yolo, plan or bypassPermissions", instructions: "GEMINI.md",
+		modeNames: "default, auto_edit, yolo, plan, acceptEdits or bypassPermissions", instructions: "GEMINI.md",
 		args: []string{"-o", "stream-json", "--skip-trust"}})
 }
 

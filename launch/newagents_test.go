@@ -31,6 +31,10 @@ func TestNewAgentPlans(t *testing.T) {
 			[]string{"-o", "stream-json", "--skip-trust", "--resume", id}},
 		{"qwen launch", Qwen{}, Request{Kind: KindLaunch, PermissionMode: "auto-edit"},
 			[]string{"-o", "stream-json", "--approval-mode", "auto-edit"}},
+		{"gemini acceptEdits (a group with Claude shares the name)", Gemini{}, Request{Kind: KindLaunch, PermissionMode: "acceptEdits"},
+			[]string{"-o", "stream-json", "--skip-trust", "--approval-mode", "auto_edit"}},
+		{"qwen acceptEdits", Qwen{}, Request{Kind: KindLaunch, PermissionMode: "acceptEdits"},
+			[]string{"-o", "stream-json", "--approval-mode", "auto-edit"}},
 		{"qwen resume", Qwen{}, Request{Kind: KindResume, SessionID: id, Model: "qwen3-coder-plus"},
 			[]string{"-o", "stream-json", "-m", "qwen3-coder-plus", "--resume", id}},
 		{"copilot launch", Copilot{}, Request{Kind: KindLaunch, Model: "gpt-4.1"},
@@ -73,7 +77,7 @@ func TestNewAgentPlans(t *testing.T) {
 		{Gemini{}, Request{Kind: KindResume, SessionID: "latest"}, "only a full session id"},
 		{Qwen{}, Request{Kind: KindResume, SessionID: "2c5c07cf"}, "only a full session id"},
 		{Copilot{}, Request{Kind: KindLaunch, PermissionMode: "plan"}, "--allow-all-tools"},
-		{Gemini{}, Request{Kind: KindLaunch, PermissionMode: "acceptEdits"}, "gemini takes default, auto_edit, yolo, plan"},
+		{Gemini{}, Request{Kind: KindLaunch, PermissionMode: "dontAsk"}, "gemini takes default, auto_edit, yolo, plan, acceptEdits"},
 		{Qwen{}, Request{Kind: KindLaunch, AppendSystemPrompt: "x"}, "not supported for qwen-code"},
 	} {
 		req := tc.req

@@ -18,12 +18,14 @@ const QwenConfirmTimeout = 45 * time.Second
 
 func (Qwen) Name() string { return "qwen-code" }
 
-// qwenModes are Qwen Code's own --approval-mode values.
-var qwenModes = map[string]string{"default": "default", "auto-edit": "auto-edit", "yolo": "yolo", "plan": "plan", "bypassPermissions": "yolo"}
+// qwenModes are Qwen Code's own --approval-mode values, and agentctl's common
+// names where one means the same (geminiModes).
+var qwenModes = map[string]string{"default": "default", "auto-edit": "auto-edit", "yolo": "yolo", "plan": "plan",
+	"bypassPermissions": "yolo", "acceptEdits": "auto-edit"}
 
 func (Qwen) Plan(req *Request) (*Plan, error) {
 	return nodeAgentPlan(req, nodeAgent{name: "qwen-code", modes: qwenModes, confirm: QwenConfirmTimeout,
-		modeNames: "default, auto-edit, yolo, plan or bypassPermissions", instructions: "QWEN.md",
+		modeNames: "default, auto-edit, yolo, plan, acceptEdits or bypassPermissions", instructions: "QWEN.md",
 		args: []string{"-o", "stream-json"}})
 }
 
