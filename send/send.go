@@ -19,10 +19,10 @@ import (
 
 // Channels: the values of a session's can_send and of send's "via".
 const (
-	ViaTmux        = "tmux"         // a bracketed paste into the tmux pane the agent runs in
-	ViaOpenCodeAPI = "opencode-api" // the HTTP server of `opencode serve` or a TUI started with --port
-	ViaPiRPC       = "pi-rpc"       // the stdin of a pi that agentctl started in RPC mode
-	ViaCodexQueue  = "codex-queue"  // `codex queue` for a thread the app-server daemon hosts
+	ViaTmux        = "tmux"             // a bracketed paste into the tmux pane the agent runs in
+	ViaOpenCodeAPI = "opencode-api"     // the HTTP server of `opencode serve` or a TUI started with --port
+	ViaPiRPC       = "pi-rpc"           // the stdin of a pi that agentctl started in RPC mode
+	ViaCodexServer = "codex-app-server" // thread/queue/add (what `codex queue` sends) to the app-server daemon that hosts the thread
 )
 
 // Runner runs a helper program (tmux) with stdin and returns its stdout.
@@ -69,6 +69,9 @@ func CanSend(t proc.Table, s *discover.Session) string {
 	}
 	if !discover.Alive(s.Status) || s.PID <= 0 || s.Kind == "background" {
 		return ""
+	}
+	if CodexHosted(t, s) {
+		return ViaCodexServer // the TUI's daemon (or an app-server on a unix socket) holds the thread
 	}
 	if InPane(t, s.PID) {
 		return ViaTmux
