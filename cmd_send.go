@@ -324,7 +324,10 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 		// pane the daemon's environment names (the TUI that started it may be
 		// gone, the pane reused).
 		h, err := send.FindCodex(ctx, sock, sess.PID, sess.ID)
-		if err != nil {
+		switch {
+		case errors.Is(err, send.ErrQueueStalled):
+			return channel{}, fmt.Errorf("%s: %w", sess.ID, err)
+		case err != nil:
 			return channel{}, fmt.Errorf("%s is held by a codex app-server (pid %d) that did not take a message: %w. "+
 				"Check it with `codex app-server daemon version`, or type the message in the Codex TUI", sess.ID, sess.PID, err)
 		}

@@ -87,6 +87,7 @@ type CodexHost struct {
 	PID    int
 	Socket string
 	Status string // discover.StatusIdle, StatusRunning, StatusWaiting or StatusUnknown
+	Queued int    // messages waiting in the thread's queue
 }
 
 // ErrNotHosted: no app-server daemon has the thread loaded.
@@ -107,7 +108,16 @@ func CodexSocketFor(t proc.Table, codexHome string, s *discover.Session) (string
 }
 
 // FindCodex asks the app-server on socket whether it has thread id loaded
-// (thread/loaded/list) and what state it is in (thread/read).
+// (thread/loaded/list), what state it is in (thread/read) and what waits in
+// its queue (thread/queue/list).
+//
+// The daemon starts a queued message by itself when it is added to an empty
+// queue of an idle thread, and runs the rest after each turn. Messages queued
+// while the thread was not loaded (`codex queue` on a closed thread) stay put
+// once it is loaded, until a client starts the queue: a message added behind
+// them would wait as well, so an idle thread with a queue is refused
+// (ErrQueueStalled) after one second's second look (between two queued turns
+// the thread is idle for a moment).
 func FindCodex(ctx context.Context, socket string, pid int, id string) (CodexHost, error) {
 	c, err := dialCodex(ctx, socket)
 	if err != nil {
@@ -121,6 +131,36 @@ func FindCodex(ctx context.Context, socket string, pid int, id string) (CodexHos
 	if !loaded {
 		return CodexHost{}, ErrNotHosted
 	}
+	h := CodexHost{PID: pid, Socket: socket}
+	for look := 0; ; look++ {
+		if h.Status, err = c.status(ctx, id); err != nil {
+			return CodexHost{}, err
+		}
+		if h.Queued, err = c.queued(ctx, id); err != nil {
+			return CodexHost{}, err
+		}
+		if h.Status != discover.StatusIdle || h.Queued == 0 {
+			return h, nil
+		}
+		if look == 1 {
+			return h, fmt.Errorf("%w: %d message(s) wait in its queue and it has not started them "+
+				"(queued while the thread was not loaded); start them from a Codex client (the protocol's thread/queue/start), then send", ErrQueueStalled, h.Queued)
+		}
+		select {
+		case <-ctx.Done():
+			return CodexHost{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// ErrQueueStalled: the thread is idle with messages in its queue that the
+// daemon does not start by itself.
+var ErrQueueStalled = errors.New("the codex app-server holds the thread idle with a queue it has not started")
+
+// status is thread/read's thread.status as a discover status; ErrNotHosted
+// for a thread that is not loaded.
+func (c *codexConn) status(ctx context.Context, id string) (string, error) {
 	var r struct {
 		Thread struct {
 			Status struct {
@@ -130,23 +170,33 @@ func FindCodex(ctx context.Context, socket string, pid int, id string) (CodexHos
 		} `json:"thread"`
 	}
 	if err := c.call(ctx, "thread/read", map[string]any{"threadId": id}, &r); err != nil {
-		return CodexHost{}, err
+		return "", err
 	}
-	h := CodexHost{PID: pid, Socket: socket}
 	switch st := r.Thread.Status; st.Type {
 	case "idle":
-		h.Status = discover.StatusIdle
+		return discover.StatusIdle, nil
 	case "active":
-		h.Status = discover.StatusRunning
 		if len(st.ActiveFlags) > 0 { // waitingOnApproval, waitingOnUserInput
-			h.Status = discover.StatusWaiting
+			return discover.StatusWaiting, nil
 		}
+		return discover.StatusRunning, nil
 	case "notLoaded":
-		return CodexHost{}, ErrNotHosted
+		return "", ErrNotHosted
 	default: // systemError, or a state this release does not know
-		h.Status = discover.StatusUnknown
+		return discover.StatusUnknown, nil
 	}
-	return h, nil
+}
+
+// queued is how many messages wait in the thread's queue (the first page's
+// count: any is enough to matter).
+func (c *codexConn) queued(ctx context.Context, id string) (int, error) {
+	var r struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := c.call(ctx, "thread/queue/list", map[string]any{"threadId": id}, &r); err != nil {
+		return 0, err
+	}
+	return len(r.Data), nil
 }
 
 // QueueCodex hands msg to the thread's queue in the app-server on socket

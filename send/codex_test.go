@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,9 +31,21 @@ type fakeCodexd struct {
 	mu       sync.Mutex
 	status   string // thread/read's thread.status
 	loaded   bool
-	paged    bool // thread/loaded/list answers in two pages
+	paged    bool  // thread/loaded/list answers in two pages
+	queues   []int // thread/queue/list's count at each call (the last one repeats)
 	requests []map[string]any
 	path     string
+}
+
+// codexdState is what a fakeCodexd answers.
+type codexdState struct {
+	status        string
+	loaded, paged bool
+	queues        []int
+}
+
+func newFakeCodexd(st codexdState) *fakeCodexd {
+	return &fakeCodexd{status: st.status, loaded: st.loaded, paged: st.paged, queues: st.queues}
 }
 
 func startFakeCodexd(t *testing.T, f *fakeCodexd) string {
@@ -76,6 +89,13 @@ func (f *fakeCodexd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.requests = append(f.requests, m)
 		status, loaded, paged := f.status, f.loaded, f.paged
+		queued := 0
+		if m["method"] == "thread/queue/list" && len(f.queues) > 0 {
+			queued = f.queues[0]
+			if len(f.queues) > 1 {
+				f.queues = f.queues[1:]
+			}
+		}
 		f.mu.Unlock()
 		id, _ := json.Marshal(m["id"])
 		params, _ := m["params"].(map[string]any)
@@ -101,6 +121,12 @@ func (f *fakeCodexd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			send(`{"id":` + string(id) + `,"result":{"thread":{"id":"` + codexThread + `","status":` + status + `}}}`)
+		case "thread/queue/list":
+			items := make([]string, queued)
+			for i := range items {
+				items[i] = `{"id":"q` + strconv.Itoa(i) + `","input":[],"clientUserMessageId":"c"}`
+			}
+			send(`{"id":` + string(id) + `,"result":{"data":[` + strings.Join(items, ",") + `],"nextCursor":null}}`)
 		case "thread/queue/add":
 			send(`{"id":` + string(id) + `,"result":{"queuedSubmission":{"id":"01a23582-e9e5-7e70-8681-f8d739c1a751","clientUserMessageId":"x","input":[]}}}`)
 		}
@@ -108,29 +134,37 @@ func (f *fakeCodexd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestFindCodexStatus(t *testing.T) {
+	idle := `{"type":"idle"}`
 	for _, tc := range []struct {
 		name   string
-		f      fakeCodexd
+		st     codexdState
 		want   string
+		queued int
 		wantEr error
 	}{
-		{"idle", fakeCodexd{status: `{"type":"idle"}`, loaded: true}, discover.StatusIdle, nil},
-		{"idle, the loaded list in two pages", fakeCodexd{status: `{"type":"idle"}`, loaded: true, paged: true}, discover.StatusIdle, nil},
-		{"a turn runs", fakeCodexd{status: `{"type":"active","activeFlags":[]}`, loaded: true}, discover.StatusRunning, nil},
-		{"an approval prompt", fakeCodexd{status: `{"type":"active","activeFlags":["waitingOnApproval"]}`, loaded: true}, discover.StatusWaiting, nil},
-		{"a system error", fakeCodexd{status: `{"type":"systemError"}`, loaded: true}, discover.StatusUnknown, nil},
-		{"not loaded (an exec run's thread, a thread the daemon let go)", fakeCodexd{status: `{"type":"notLoaded"}`}, "", ErrNotHosted},
-		{"loaded but read says notLoaded", fakeCodexd{status: `{"type":"notLoaded"}`, loaded: true}, "", ErrNotHosted},
+		{"idle", codexdState{status: idle, loaded: true}, discover.StatusIdle, 0, nil},
+		{"idle, the loaded list in two pages", codexdState{status: idle, loaded: true, paged: true}, discover.StatusIdle, 0, nil},
+		{"a turn runs", codexdState{status: `{"type":"active","activeFlags":[]}`, loaded: true}, discover.StatusRunning, 0, nil},
+		{"a turn runs, messages queued behind it", codexdState{status: `{"type":"active","activeFlags":[]}`, loaded: true, queues: []int{2}}, discover.StatusRunning, 2, nil},
+		{"an approval prompt", codexdState{status: `{"type":"active","activeFlags":["waitingOnApproval"]}`, loaded: true}, discover.StatusWaiting, 0, nil},
+		{"a system error", codexdState{status: `{"type":"systemError"}`, loaded: true}, discover.StatusUnknown, 0, nil},
+		{"not loaded (an exec run's thread, a thread the daemon let go)", codexdState{status: `{"type":"notLoaded"}`}, "", 0, ErrNotHosted},
+		{"loaded but read says notLoaded", codexdState{status: `{"type":"notLoaded"}`, loaded: true}, "", 0, ErrNotHosted},
+		// between two queued turns: idle with a queue for a moment
+		{"idle with a queue that starts", codexdState{status: idle, loaded: true, queues: []int{1, 0}}, discover.StatusIdle, 0, nil},
+		{"idle with a queue that stays", codexdState{status: idle, loaded: true, queues: []int{2}}, discover.StatusIdle, 2, ErrQueueStalled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := tc.f
-			sock := startFakeCodexd(t, &f)
+			f := newFakeCodexd(tc.st)
+			sock := startFakeCodexd(t, f)
 			h, err := FindCodex(context.Background(), sock, 42, codexThread)
 			if !errors.Is(err, tc.wantEr) {
 				t.Fatalf("err %v, want %v", err, tc.wantEr)
 			}
-			if err == nil && (h.Status != tc.want || h.PID != 42 || h.Socket != sock) {
-				t.Errorf("host %+v, want status %s, pid 42, socket %s", h, tc.want, sock)
+			if tc.wantEr == nil || tc.wantEr == ErrQueueStalled {
+				if h.Status != tc.want || h.Queued != tc.queued || h.PID != 42 || h.Socket != sock {
+					t.Errorf("host %+v, want status %s, %d queued, pid 42, socket %s", h, tc.want, tc.queued, sock)
+				}
 			}
 			if f.path != "/rpc" {
 				t.Errorf("websocket path %q, want /rpc (codex queue's own)", f.path)
@@ -163,7 +197,7 @@ func TestQueueCodexSendsWhatCodexQueueSends(t *testing.T) {
 	want := recorded[2]["params"].(map[string]any)
 	msg := want["input"].([]any)[0].(map[string]any)["text"].(string)
 
-	f := &fakeCodexd{status: `{"type":"idle"}`, loaded: true}
+	f := newFakeCodexd(codexdState{status: `{"type":"idle"}`, loaded: true})
 	sock := startFakeCodexd(t, f)
 	qid, err := QueueCodex(context.Background(), sock, codexThread, msg)
 	if err != nil {
