@@ -27,6 +27,10 @@ import (
 // thread starts a turn with it at once, a busy one runs it after the turn; the
 // rollout then records it as a user message.
 
+// ViaCodexServer is the channel (can_send, send's "via"): thread/queue/add to
+// the app-server daemon that hosts the thread.
+const ViaCodexServer = "codex-app-server"
+
 // codexTimeout bounds one exchange with the daemon (connect, initialize, a
 // request).
 const codexTimeout = 10 * time.Second

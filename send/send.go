@@ -19,10 +19,9 @@ import (
 
 // Channels: the values of a session's can_send and of send's "via".
 const (
-	ViaTmux        = "tmux"             // a bracketed paste into the tmux pane the agent runs in
-	ViaOpenCodeAPI = "opencode-api"     // the HTTP server of `opencode serve` or a TUI started with --port
-	ViaPiRPC       = "pi-rpc"           // the stdin of a pi that agentctl started in RPC mode
-	ViaCodexServer = "codex-app-server" // thread/queue/add (what `codex queue` sends) to the app-server daemon that hosts the thread
+	ViaTmux        = "tmux"         // a bracketed paste into the tmux pane the agent runs in
+	ViaOpenCodeAPI = "opencode-api" // the HTTP server of `opencode serve` or a TUI started with --port
+	ViaPiRPC       = "pi-rpc"       // the stdin of a pi that agentctl started in RPC mode
 )
 
 // Runner runs a helper program (tmux) with stdin and returns its stdout.
