@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentctl/agentctl/discover"
 	"github.com/agentctl/agentctl/discover/claude"
+	"github.com/agentctl/agentctl/discover/codex"
 	"github.com/agentctl/agentctl/discover/opencode"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
@@ -28,9 +29,10 @@ func sendCommand(s *host) *cli.Command {
 		ArgsUsage: "ID MESSAGE | ID - | -f FILE ID",
 		Description: `Hands MESSAGE to a session that is running, through a channel it has (README
 "Send"): its agent's own (OpenCode: the server API of a live serve or a TUI
-started with --port; a Claude Code background session: claude attach, run in a
-tmux server of agentctl's for the send), else the tmux pane it runs in (a
-bracketed paste, then Enter). Only an idle session is sent to: a permission prompt must never get
+started with --port; Codex: the queue of the app-server daemon that hosts a TUI's
+thread; a Claude Code background session: claude attach, run in a tmux server
+of agentctl's for the send), else the tmux pane it runs in (a bracketed paste,
+then Enter). Only an idle session is sent to: a permission prompt must never get
 keystrokes meant as a message; --force sends anyway. Prints "delivered ID" once
 the agent's own transcript holds a user record with exactly this text, written
 after the send; --no-wait prints "queued ID" once the message is handed over.
@@ -326,6 +328,24 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 	if !discover.Alive(sess.Status) {
 		return channel{}, fmt.Errorf("%s is not running (%s); use agentctl resume %s MESSAGE", sess.ID, sess.Status, sess.ID)
 	}
+	if sock, ok := send.CodexSocketFor(env.Procs, codex.Home(env), &sess); ok {
+		// The thread's writer is an app-server daemon: its queue, never the
+		// pane the daemon's environment names (the TUI that started it may be
+		// gone, the pane reused).
+		h, err := send.FindCodex(ctx, sock, sess.PID, sess.ID)
+		switch {
+		case errors.Is(err, send.ErrQueueStalled):
+			return channel{}, fmt.Errorf("%s: %w", sess.ID, err)
+		case err != nil:
+			return channel{}, fmt.Errorf("%s is held by a codex app-server (pid %d) that did not take a message: %w. "+
+				"Check it with `codex app-server daemon version`, or type the message in the Codex TUI", sess.ID, sess.PID, err)
+		}
+		return channel{via: send.ViaCodexServer, where: fmt.Sprintf("codex app-server %s (pid %d)", h.Socket, h.PID),
+			status: h.Status, deliver: func(ctx context.Context, msg string, _ time.Time) error {
+				_, err := send.QueueCodex(ctx, h.Socket, sess.ID, msg)
+				return err
+			}}, nil
+	}
 	if sess.Kind == "background" {
 		return claudeAttachChannel(env, sess)
 	}
@@ -335,8 +355,14 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 	}
 	if err != nil {
 		hint := "start the agent inside tmux next time"
-		if sess.Adapter == "opencode" {
+		switch sess.Adapter {
+		case "opencode":
 			hint = "start it with --port (or use opencode serve), or inside tmux, next time"
+		case "codex":
+			// codex exec reads its prompt only; a thread takes messages while
+			// the TUI's app-server daemon hosts it (docs/agents/codex.md §12).
+			hint = "run it in the Codex TUI (its app-server daemon takes messages; not with --disable daemon_auto_start) or inside tmux next time; " +
+				"a `codex exec` run reads nothing after its prompt"
 		}
 		return channel{}, fmt.Errorf("%s (%s) has no channel agentctl can send on: %s. "+
 			"Type the message in the agent's own window, %s, or once it has ended use agentctl resume %s MESSAGE",

@@ -442,11 +442,12 @@ func TestSendOpenCodeServe(t *testing.T) {
 	}, nil, "--timeout", "120s")
 }
 
-// issue 35: the Codex TUI (the pinned CLI) in a tmux pane takes a message
-// through the tmux fallback — `codex queue` takes its message only as an
-// argv (docs/agents/codex.md "Send"), so agentctl does not use it: delivered
-// once the rollout records it, the stub sees it, recorded exactly once, its
-// marker in no argv at any 50 ms sample; the median of 10 is logged.
+// issue 35: a Codex TUI (the pinned CLI) that runs its thread itself
+// (--disable daemon_auto_start: no app-server daemon, so no queue to send to;
+// docs/agents/codex.md "Send") in a tmux pane takes a message through the
+// tmux fallback: delivered once the rollout records it, the stub sees it,
+// recorded exactly once, its marker in no argv at any 50 ms sample; the median
+// of 10 is logged. TestSendCodexDaemonTUI covers the default TUI.
 func TestSendCodexTUIInTmux(t *testing.T) {
 	harness.Require(t)
 	srv := stub.Start(t, nil)
@@ -462,7 +463,7 @@ func TestSendCodexTUIInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := startTmux(t, c.Env.With("PWD", dir), dir, "sh", "-c", `"$@"; echo "codex exited $?"; sleep 60`, "sh",
-		c.Bin, "-a", "on-request", "-s", "read-only", "-C", dir)
+		c.Bin, "--disable", "daemon_auto_start", "-a", "on-request", "-s", "read-only", "-C", dir)
 	harness.Eventually(t, 120*time.Second, func() string {
 		// The composer is drawn at once, but takes keys (they are buffered till
 		// then) only once the footer names the model: 15-20 s under load.

@@ -22,7 +22,6 @@ const (
 	ViaTmux        = "tmux"         // a bracketed paste into the tmux pane the agent runs in
 	ViaOpenCodeAPI = "opencode-api" // the HTTP server of `opencode serve` or a TUI started with --port
 	ViaPiRPC       = "pi-rpc"       // the stdin of a pi that agentctl started in RPC mode
-	ViaCodexQueue  = "codex-queue"  // `codex queue` for a thread the app-server daemon hosts
 )
 
 // Runner runs a helper program (tmux) with stdin and returns its stdout.
@@ -75,6 +74,9 @@ func CanSend(t proc.Table, s *discover.Session) string {
 			return ViaClaudeAttach // Claude's daemon hosts it; `claude attach` reaches it
 		}
 		return ""
+	}
+	if CodexHosted(t, s) {
+		return ViaCodexServer // the TUI's daemon (or an app-server on a unix socket) holds the thread
 	}
 	if InPane(t, s.PID) {
 		return ViaTmux
