@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -214,23 +213,9 @@ func trustCodexProject(t *testing.T, c *harness.Codex, dir string) {
 	}
 }
 
-// codexDaemonPIDFile is the pid in CODEX_HOME/app-server-daemon/<name> (0 when
-// there is none).
-func codexDaemonPIDFile(codexHome, name string) int {
-	b, err := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
-	if err != nil {
-		return 0
-	}
-	var v struct {
-		PID int `json:"pid"`
-	}
-	_ = json.Unmarshal(b, &v)
-	return v.PID
-}
-
 func codexDaemonPID(t *testing.T, codexHome string) int {
 	t.Helper()
-	return codexDaemonPIDFile(codexHome, "daemon.pid")
+	return harness.CodexDaemonPID(codexHome, "daemon.pid")
 }
 
 // stopCodexDaemon stops the TUI's daemon (`codex app-server daemon stop`),
@@ -247,13 +232,7 @@ func stopCodexDaemon(c *harness.Codex, codexHome string) {
 			_ = cmd.Process.Kill()
 		}
 	}
-	for _, f := range []string{"daemon.pid", "daemon-updater.pid"} {
-		if pid := codexDaemonPIDFile(codexHome, f); pid > 1 {
-			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(b), "app-server") {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	}
+	harness.KillCodexDaemons(codexHome)
 }
 
 // codexRolloutOf is the rollout file of thread id.

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentctl/agentctl/e2e/stub"
@@ -51,7 +54,38 @@ wire_api = "responses"
 		"CODEX_HOME":   codexHome,
 		"FAKE_API_KEY": "sk-fake",
 	})
+	// A Codex TUI starts an app-server daemon (and its updater) that outlives
+	// the TUI, reparented to init: whatever the home's pid files still name
+	// is killed when the test ends (cleanups run last-registered first, so
+	// this one reads the pid files before the home is removed).
+	t.Cleanup(func() { KillCodexDaemons(codexHome) })
 	return &Codex{Version: version, Bin: bin, Home: home, Env: env}
+}
+
+// CodexDaemonPID is the pid in CODEX_HOME/app-server-daemon/<name>
+// (daemon.pid, daemon-updater.pid); 0 when there is none.
+func CodexDaemonPID(codexHome, name string) int {
+	b, err := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
+	if err != nil {
+		return 0
+	}
+	var v struct {
+		PID int `json:"pid"`
+	}
+	_ = json.Unmarshal(b, &v)
+	return v.PID
+}
+
+// KillCodexDaemons sends SIGKILL to the app-server daemon and updater the
+// home's pid files name, when those pids still run a codex app-server.
+func KillCodexDaemons(codexHome string) {
+	for _, f := range []string{"daemon.pid", "daemon-updater.pid"} {
+		if pid := CodexDaemonPID(codexHome, f); pid > 1 {
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(b), "app-server") {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
 }
 
 // Exec starts `codex exec --json --skip-git-repo-check -C dir <args> -` with the
