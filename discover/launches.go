@@ -113,6 +113,9 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 		}
 		s.Budget = l.Budget
 		s.ExitReason = l.ExitReason
+		if l.Input != "" {
+			s.Kind = KindKeptOpen
+		}
 		switch {
 		case alive:
 			if !Alive(s.Status) || s.Status == StatusUnknown {

@@ -70,6 +70,9 @@ func CanSend(t proc.Table, s *discover.Session) string {
 	if !discover.Alive(s.Status) || s.PID <= 0 || s.Kind == "background" {
 		return ""
 	}
+	if s.Kind == discover.KindKeptOpen {
+		return ViaPiRPC // its input FIFO (launch --keep-open); the launch record proved the PID
+	}
 	if InPane(t, s.PID) {
 		return ViaTmux
 	}
