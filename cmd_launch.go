@@ -158,7 +158,7 @@ Examples:
 			&cli.StringFlag{Name: "base-branch", Usage: "base of --branch or of a group's branches (default: the repository's current HEAD)"},
 			&cli.StringFlag{Name: "matrix", Usage: "launch the slots of a YAML `FILE` (prompt, cwd, base_branch, matrix: [{adapter, model, background}])"},
 			&cli.BoolFlag{Name: "background", Usage: "claude-code: run as a Claude Code background session (claude --bg, 2.1.329+; `claude attach <short>` opens it)"},
-			&cli.BoolFlag{Name: "keep-open", Usage: "pi: keep the run open for agentctl send (RPC mode); it ends with agentctl stop"},
+			&cli.BoolFlag{Name: "keep-open", Usage: "pi: keep the run open for agentctl send (RPC mode) until stopped"},
 		}, launchAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := launchOptionsFrom(c)
