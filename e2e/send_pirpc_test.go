@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,6 +128,48 @@ func TestSendPiKeptOpen(t *testing.T) {
 	}
 	if n := userRecords(t, a, id, msg); n != 1 {
 		t.Errorf("peek shows %d user records with the message, want exactly 1", n)
+	}
+
+	// During a turn: refused without --force; with it, pi queues the message
+	// (followUp) and runs it once the turn is over, as the next request.
+	idleNow(t, a, id)
+	held := "a long turn HOLD=busy " + marker
+	mk = markNow(srv)
+	if r := sendStdin(t, a, held, id, "-"); r.code != 0 {
+		t.Fatalf("send of the held turn: exit %d, %q %q", r.code, r.out, r.errOut)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := srv.WaitHeld(ctx, "busy"); err != nil {
+		t.Fatal(err)
+	}
+	busy := "while busy " + marker
+	if r := sendStdin(t, a, busy, id, "-"); r.code != 1 || !strings.Contains(r.errOut, "not idle") {
+		t.Errorf("send during a turn without --force: exit %d, stderr %q; want 1, not idle", r.code, r.errOut)
+	}
+	forced := make(chan sendResult, 1)
+	go func() { forced <- sendStdin(t, a, busy, "--force", id, "-") }()
+	time.Sleep(time.Second) // the message is in pi's queue, the turn still held
+	if n := fileUserRecords(t, pi, id, busy); n != 0 {
+		t.Errorf("a message queued during a turn is in the file %d times before the turn ended", n)
+	}
+	srv.Release("busy")
+	if r := <-forced; r.code != 0 || r.out != "delivered "+id+"\n" {
+		t.Fatalf("send --force during a turn: exit %d, %q %q", r.code, r.out, r.errOut)
+	}
+	harness.Eventually(t, 60*time.Second, func() string {
+		ex := since(srv, mk)
+		if len(ex) < 2 {
+			return fmt.Sprintf("%d requests since the held turn was sent, want 2", len(ex))
+		}
+		if ex[0].Request.LastUser != held || ex[1].Request.LastUser != busy {
+			return fmt.Sprintf("requests carry %q then %q; want the held turn, then the queued message", ex[0].Request.LastUser, ex[1].Request.LastUser)
+		}
+		return ""
+	})
+	idleNow(t, a, id)
+	if n := fileUserRecords(t, pi, id, busy); n != 1 {
+		t.Errorf("the forced message is in the file %d times, want 1", n)
 	}
 
 	var took []time.Duration
