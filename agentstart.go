@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,6 +26,7 @@ import (
 // the command's store, config and streams.
 type starter struct {
 	s        *host
+	e        *cmdEnv
 	home     string
 	config   *meta.Config
 	launcher *launch.Launcher
@@ -35,7 +37,7 @@ func newStarter(e *cmdEnv) *starter {
 	if e.s.executable != nil {
 		self, _ = e.s.executable()
 	}
-	return &starter{s: e.s, home: e.home, config: e.config,
+	return &starter{s: e.s, e: e, home: e.home, config: e.config,
 		launcher: &launch.Launcher{Deps: e.deps(), Self: self, Euid: os.Geteuid()}}
 }
 
@@ -236,6 +238,11 @@ func (st *starter) reportStart(ctx context.Context, o agentOptions, res *launch.
 	if !o.Wait {
 		return nil
 	}
+	if r.Input != "" {
+		if done, err := st.waitKeptOpen(ctx, id, asJSON); done {
+			return err
+		}
+	}
 	end, err := st.launcher.WaitLaunch(ctx, r.ID)
 	if err != nil {
 		return &exitError{exitFailed, err}
@@ -268,3 +275,39 @@ func seenOf(sess discover.Session, env *discover.Env) launch.Seen {
 	}
 	return s
 }
+
+// waitKeptOpen is --wait for a kept-open run (launch --keep-open), which never
+// ends on its own: it returns once the session is idle, its prompt's turn
+// over (exit 0, or 1 when that turn failed on the provider: blocked_reason).
+// done false: the run ended first, and its end is reported as any other's.
+func (st *starter) waitKeptOpen(ctx context.Context, id string, asJSON bool) (bool, error) {
+	for {
+		sess, _, err := st.e.resolve(ctx, id)
+		switch {
+		case err != nil:
+		case sess.Status == discover.StatusIdle:
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"id": id, "status": sess.Status, "blocked_reason": sess.BlockedReason})
+				fmt.Fprintln(st.s.Out, string(b))
+			} else {
+				why := ""
+				if sess.BlockedReason != "" {
+					why = " (its turn failed: " + sess.BlockedReason + ")"
+				}
+				printHuman(st.s.Out, "%s idle%s; it stays open: agentctl send %s MESSAGE, agentctl stop %s\n", id, why, id, id)
+			}
+			if sess.BlockedReason != "" {
+				return true, &exitError{exitFailed, nil}
+			}
+			return true, nil
+		case !discover.Alive(sess.Status) && sess.Status != discover.StatusUnknown:
+			return false, nil
+		}
+		if err := st.launcher.Sleep(ctx, keptOpenPoll); err != nil {
+			return true, &exitError{exitFailed, err}
+		}
+	}
+}
+
+// keptOpenPoll is how often launch --wait looks at a kept-open run's status.
+const keptOpenPoll = 500 * time.Millisecond

@@ -123,6 +123,14 @@ own; hooks, webhooks and budgets apply as for any launch. The workspace must be
 trusted in Claude's config. In a group, it applies to the claude-code slots (a
 --matrix slot: background: true).
 
+--keep-open (pi) keeps the run open for messages: pi runs in RPC mode and reads
+commands from a FIFO (0600) under agentctl's state dir, the prompt being the
+first; agentctl send ID MESSAGE writes more (can_send pi-rpc). Such a run never
+ends on its own: between turns it is idle, --wait and agentctl wait return once
+it is idle (exit 1 if its turn failed on the provider), and agentctl stop ID
+ends it (the FIFO goes with it). Hooks, webhooks and budgets apply as for any
+launch; on-complete runs when it is stopped.
+
 --on-create runs after the id is confirmed; if it fails, launch exits 1 but the
 agent keeps running. --on-complete runs when the agent exits, with
 AGENTCTL_EXIT_CODE. Both get AGENTCTL_SESSION_ID, AGENTCTL_CWD, AGENTCTL_ADAPTER,
@@ -135,7 +143,8 @@ Examples:
   agentctl launch -p "review this" --file ./design.md --wait
   agentctl launch --adapter claude-code --model claude-opus-4-6,claude-sonnet-4-5 --adapter codex -p "add a cache"
   agentctl launch --matrix compare.yaml --wait
-  agentctl launch claude-code --background -p "triage the open issues"`,
+  agentctl launch claude-code --background -p "triage the open issues"
+  agentctl launch pi --keep-open -p "read the failing test" --wait`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task (`TEXT`; - reads stdin)"},
 			&cli.StringFlag{Name: "cwd", Usage: "working `DIR` (default: config cwd, else the current directory)"},
@@ -149,6 +158,7 @@ Examples:
 			&cli.StringFlag{Name: "base-branch", Usage: "base of --branch or of a group's branches (default: the repository's current HEAD)"},
 			&cli.StringFlag{Name: "matrix", Usage: "launch the slots of a YAML `FILE` (prompt, cwd, base_branch, matrix: [{adapter, model, background}])"},
 			&cli.BoolFlag{Name: "background", Usage: "claude-code: run as a Claude Code background session (claude --bg, 2.1.329+; `claude attach <short>` opens it)"},
+			&cli.BoolFlag{Name: "keep-open", Usage: "pi: keep the run open for agentctl send (RPC mode) until stopped"},
 		}, launchAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := launchOptionsFrom(c)
@@ -171,6 +181,7 @@ type launchOptions struct {
 	Worktree, Branch, BaseBranch   string
 	Matrix                         string
 	Background                     bool
+	KeepOpen                       bool
 	// Slots are --adapter flags given after the command name, each with the
 	// --model flags that followed it.
 	Slots []slotArg
@@ -186,7 +197,7 @@ func launchOptionsFrom(c *cli.Context) (launchOptions, error) {
 		Prompt: c.String("prompt"), Cwd: c.String("cwd"), Spec: c.String("spec"), Issue: c.String("issue"), Repo: c.String("repo"),
 		Files: multi(c, "file"), MaxFileSize: c.Int64("max-file-size"),
 		Worktree: c.String("worktree"), Branch: c.String("branch"), BaseBranch: c.String("base-branch"),
-		Matrix: c.String("matrix"), Background: c.Bool("background")}
+		Matrix: c.String("matrix"), Background: c.Bool("background"), KeepOpen: c.Bool("keep-open")}
 	if a, ok := c.Generic("adapter").(adapterArg); ok && a.l != nil {
 		o.Slots = a.l.slots
 		if len(a.l.loose) > 0 {
@@ -213,6 +224,8 @@ func (o launchOptions) check() error {
 			return usageErrorf("a group launch makes one worktree per slot itself; drop --worktree/--branch (the repository is --cwd, else the current directory)")
 		case o.Matrix != "" && len(o.groupSlots()) > 0:
 			return usageErrorf("--matrix and --adapter/ADAPTER exclude each other; put every slot in the matrix file")
+		case o.KeepOpen:
+			return usageErrorf("--keep-open applies to a single launch, not a group; launch each run on its own")
 		}
 	}
 	if o.MaxFileSize <= 0 {
@@ -260,6 +273,7 @@ func runLaunch(ctx context.Context, s *host, o launchOptions) error {
 	if err != nil {
 		return err
 	}
+	sp.KeepOpen = o.KeepOpen
 	ask := launch.Ask{Slots: o.groupSlots(), DefaultAdapter: st.configAdapter(), ConfigAdapter: st.configAdapter(), ConfigModel: e.config.Model,
 		Background: o.Background, Cwd: o.Cwd, ConfigCwd: e.config.Cwd, Worktree: o.Worktree, Expand: e.expand, Agent: *sp,
 		Prompt: launch.PromptInput{Prompt: o.Prompt, Files: o.Files, Spec: o.Spec, MaxFileSize: o.MaxFileSize, Issue: o.Issue, Repo: o.Repo}}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentctl/agentctl/discover/opencode"
 	"github.com/agentctl/agentctl/launch"
 	"github.com/agentctl/agentctl/meta"
+	"github.com/agentctl/agentctl/proc"
 	"github.com/agentctl/agentctl/send"
 )
 
@@ -31,8 +32,9 @@ func sendCommand(s *host) *cli.Command {
 "Send"): its agent's own (OpenCode: the server API of a live serve or a TUI
 started with --port; Codex: the queue of the app-server daemon that hosts a TUI's
 thread; a Claude Code background session: claude attach, run in a tmux server
-of agentctl's for the send), else the tmux pane it runs in (a bracketed paste,
-then Enter). Only an idle session is sent to: a permission prompt must never get
+of agentctl's for the send; pi: the input of a run started with agentctl launch
+pi --keep-open), else the tmux pane it runs in (a bracketed paste, then Enter).
+Only an idle session is sent to: a permission prompt must never get
 keystrokes meant as a message; --force sends anyway. Prints "delivered ID" once
 the agent's own transcript holds a user record with exactly this text, written
 after the send; --no-wait prints "queued ID" once the message is handed over.
@@ -325,6 +327,9 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 			return channel{}, err
 		}
 	}
+	if sess.Kind == discover.KindKeptOpen {
+		return keptOpenChannel(env, sess)
+	}
 	if !discover.Alive(sess.Status) {
 		return channel{}, fmt.Errorf("%s is not running (%s); use agentctl resume %s MESSAGE", sess.ID, sess.Status, sess.ID)
 	}
@@ -363,6 +368,8 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 			// the TUI's app-server daemon hosts it (docs/agents/codex.md §12).
 			hint = "run it in the Codex TUI (its app-server daemon takes messages; not with --disable daemon_auto_start) or inside tmux next time; " +
 				"a `codex exec` run reads nothing after its prompt"
+		case "pi":
+			hint = "launch it with agentctl launch pi --keep-open, or start it inside tmux, next time"
 		}
 		return channel{}, fmt.Errorf("%s (%s) has no channel agentctl can send on: %s. "+
 			"Type the message in the agent's own window, %s, or once it has ended use agentctl resume %s MESSAGE",
@@ -422,4 +429,22 @@ func claudeAttachChannel(env *discover.Env, sess discover.Session) (channel, err
 		}
 	}
 	return ch, nil
+}
+
+// keptOpenChannel reaches a pi that agentctl launched with --keep-open: one
+// RPC command written to the FIFO it reads (send.WritePiRPC), once its launch
+// record's PID is still that pi (PID, start time, boot id).
+func keptOpenChannel(env *discover.Env, sess discover.Session) (channel, error) {
+	rec := meta.FindLaunch(env.Launches, sess.LaunchID)
+	if rec == nil || rec.Input == "" {
+		return channel{}, fmt.Errorf("%s: its launch record %s is gone; once it has ended use agentctl resume %s MESSAGE", sess.ID, sess.LaunchID, sess.ID)
+	}
+	if !discover.Alive(sess.Status) || !proc.Check(env.Procs, rec.Agent()).Alive {
+		return channel{}, fmt.Errorf("%s is not running (%s): the pi kept open for it has ended; use agentctl resume %s MESSAGE", sess.ID, sess.Status, sess.ID)
+	}
+	input := rec.Input
+	return channel{via: send.ViaPiRPC, where: fmt.Sprintf("pi input %s (pid %d)", input, rec.PID), status: sess.Status,
+		deliver: func(ctx context.Context, msg string, sent time.Time) error {
+			return send.WritePiRPC(ctx, input, fmt.Sprintf("agentctl-send-%d-%d", os.Getpid(), sent.UnixNano()), msg)
+		}}, nil
 }

@@ -141,6 +141,9 @@ func sweepOnce(ctx context.Context, e *cmdEnv) (sweepReport, error) {
 	if _, err := d.SweepPrompts(); err != nil {
 		warn(s, fmt.Sprintf("prompt files: %v", err))
 	}
+	if _, err := d.SweepInputs(); err != nil {
+		warn(s, fmt.Sprintf("input FIFOs of kept-open runs: %v", err))
+	}
 	if rep.WebhooksSent, rep.WebhooksPending, err = d.RetryOutbox(ctx); err != nil {
 		warn(s, fmt.Sprintf("webhook outbox: %v", err))
 	}

@@ -28,7 +28,9 @@ not): done (the session ended: stopped or failed), idle (its turn is over, the
 process lives on), waiting (it asks the user: a permission or approval prompt, a
 question), running, stopped, failed, blocked (blocked_reason set: the latest
 turn failed on quota, auth or api-error), or any-change (its status differs from the
-one seen first). A live status is polled every 500 ms without backing off.
+one seen first). A live status is polled every 500 ms without backing off. A run launched with
+--keep-open never ends on its own: done is reached when it is idle (exit 1 if
+that turn failed on the provider).
 
 Exit codes: 0 every session reached a wanted status (with done: and ended
 successfully); 1 a session failed or was killed while done was wanted, or ended
@@ -209,6 +211,12 @@ func waitSessions(ctx context.Context, e *cmdEnv, o waitOptions, limit time.Dura
 			w.last = s.Status
 			end := waitEnded(s, env.Launches)
 			got := reached(until, s, w.first, end)
+			keptIdle := got == "" && until["done"] && s.Kind == discover.KindKeptOpen && s.Status == discover.StatusIdle
+			if keptIdle {
+				// A kept-open run (launch --keep-open) never ends on its own:
+				// its turn being over is as done as it gets.
+				got = s.Status
+			}
 			if got == "" && !end {
 				continue
 			}
@@ -219,6 +227,8 @@ func waitSessions(ctx context.Context, e *cmdEnv, o waitOptions, limit time.Dura
 				failed = true
 			case got == "done" && !waitSucceeded(s):
 				failed = true
+			case keptIdle && s.BlockedReason != "":
+				failed = true // the turn failed on the provider
 			}
 			if err := printEnded(e, s, got, until, o.JSON); err != nil {
 				return err

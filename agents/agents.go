@@ -57,6 +57,7 @@ type Agent struct {
 	Resume     bool // resume ID MESSAGE continues a session
 	Fork       bool // resume --fork copies a session into a new one
 	Background bool // launch --background: a session the agent's own daemon hosts
+	KeepOpen   bool // launch --keep-open: the run stays open for send (the agent's RPC input)
 	Send       bool // send ID MESSAGE reaches its live sessions, proven end to end (README "Send")
 }
 
@@ -78,7 +79,7 @@ func All() []Agent {
 		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
 			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @earendil-works/pi-coding-agent)",
 			TestedOldest: "0.73.1", TestedNewest: "1.6.0",
-			Launch: true, Resume: true, Send: true},
+			Launch: true, Resume: true, KeepOpen: true, Send: true},
 		// pi-rust is looked up by that name only: upstream builds its binary as
 		// `pi` too, which would find the TypeScript pi.
 		{Name: "pi-rust", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi-rs",

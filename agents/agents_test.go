@@ -40,7 +40,7 @@ func TestRows(t *testing.T) {
 			TestedOldest: "1.18.33", TestedNewest: "1.18.33", Launch: true, Resume: true, Send: true},
 		{Name: "pi", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi",
 			BinEnv: "AGENTCTL_PI_BIN", Binary: "pi", Install: "install it (npm i -g @earendil-works/pi-coding-agent)",
-			TestedOldest: "0.73.1", TestedNewest: "1.6.0", Launch: true, Resume: true, Send: true},
+			TestedOldest: "0.73.1", TestedNewest: "1.6.0", Launch: true, Resume: true, KeepOpen: true, Send: true},
 		{Name: "pi-rust", Reader: "pi", Doc: "pi", Label: "pi", Short: "pi-rs",
 			BinEnv: "AGENTCTL_PI_RUST_BIN", Binary: "pi-rust", Install: "install pi-rust (as pi-rust on $PATH)", Launch: true, Resume: true},
 		{Name: "openclaw", Reader: "openclaw", Doc: "openclaw", Label: "openclaw", Short: "openclaw",

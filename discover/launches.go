@@ -114,6 +114,12 @@ func (ls *Listing) applyLaunches(env *Env, adapters []string, upIn map[string]bo
 		s.Budget = l.Budget
 		s.ExitReason = l.ExitReason
 		switch {
+		case l.Input != "":
+			s.Kind = KindKeptOpen
+		case s.Kind == KindKeptOpen:
+			s.Kind = "" // a later run of the session (a resume) was not kept open
+		}
+		switch {
 		case alive:
 			if !Alive(s.Status) || s.Status == StatusUnknown {
 				s.Status = StatusRunning

@@ -171,7 +171,8 @@ type Session struct {
 	Path string `json:"path,omitempty" pack:"own"`
 	// Kind is "background" for a session the agent's own daemon hosts (Claude
 	// Code's `claude --bg`); JobID is the agent's short id for it, accepted
-	// wherever an id is.
+	// wherever an id is. Kind is KindKeptOpen for a run agentctl launched
+	// with --keep-open (its input stays open for send).
 	Kind  string `json:"kind,omitempty"`
 	JobID string `json:"job_id,omitempty" pack:"inline"`
 	// CanSend names the channel `agentctl send` would use for this live
@@ -184,6 +185,11 @@ type Session struct {
 	// day`); nil when the adapter cannot tell. Not part of the JSON.
 	Slots Slots `json:"-"`
 }
+
+// KindKeptOpen is the Kind of a session launched with `launch --keep-open`:
+// the agent reads commands from an input agentctl keeps open (pi in RPC
+// mode), so it takes messages and never ends on its own.
+const KindKeptOpen = "kept-open"
 
 // Message is one normalised peek item: a user prompt, an assistant message (its
 // text and tool calls, each with its result attached), an error or a system event

@@ -46,6 +46,10 @@ type Request struct {
 	Home               string // --home: the agent's HOME ("" keeps the inherited one)
 	Config             *meta.Config
 	LookPath           func(string) (string, error)
+	// KeepOpen: the run stays open for messages (`launch --keep-open`): the
+	// agent reads commands from its input, the prompt being the first
+	// (Keeper).
+	KeepOpen bool
 }
 
 // getenv reads the request's base environment.
@@ -70,6 +74,9 @@ type Plan struct {
 	EnvNames       []string // variables changed from the launcher's environment
 	SessionID      string   // pre-assigned id ("" when the agent picks it)
 	ConfirmTimeout time.Duration
+	// Input: the agent reads commands from a FIFO that stays open (KeepOpen):
+	// the supervisor writes the Keeper's first commands, send the later ones.
+	Input bool
 }
 
 // Outcome classifies how a run ended (or failed to start): Class is "" for a
@@ -120,6 +127,15 @@ type Driver interface {
 	// Resumable refuses a session that is still live (*BusyError) and returns
 	// the directory to resume it in.
 	Resumable(s Seen, force bool) (cwd string, err error)
+}
+
+// Keeper is a driver whose agent can stay open for messages (`launch
+// --keep-open`): it then reads commands on its stdin, a FIFO under the state
+// dir that nobody closes, and never exits on its own.
+type Keeper interface {
+	// FirstInput is what the supervisor writes to the agent's input at start:
+	// the prompt as a command, and whatever makes the agent name its session.
+	FirstInput(prompt string) ([]byte, error)
 }
 
 // Prober is a driver that can also confirm a session from the agent's own store:

@@ -35,6 +35,7 @@ func (d *Deps) finalise(ctx context.Context, id string, e ended, lazy bool) (boo
 	if err != nil || rec == nil {
 		return false, err
 	}
+	removeInput(rec.Input) // a kept-open run's FIFO ends with it
 	if err := locks.ReleaseLaunch(d.Store, id); err != nil {
 		d.warn("release the lock of %s: %v", id, err)
 	}

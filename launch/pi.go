@@ -50,6 +50,14 @@ func (Pi) Plan(req *Request) (*Plan, error) {
 	applyUserEnv(env, req.UserEnv)
 	p := &Plan{Bin: bin, Env: env.vars, EnvNames: env.names(), ConfirmTimeout: PiConfirmTimeout}
 	p.Args = []string{"--mode", "json"}
+	if req.KeepOpen {
+		if req.Kind == KindResume {
+			return nil, &InputError{"--keep-open applies to launch only; resume a pi session with agentctl resume ID MESSAGE"}
+		}
+		// RPC mode (docs/agents/pi.md §13): commands on stdin, the prompt the
+		// first of them (FirstInput), so no -p.
+		p.Args, p.Input = []string{"--mode", "rpc"}, true
+	}
 	if req.Kind == KindResume {
 		path, err := piSessionPath(req, "pi")
 		if err != nil {
@@ -65,7 +73,9 @@ func (Pi) Plan(req *Request) (*Plan, error) {
 	if req.AppendSystemPrompt != "" {
 		p.Args = append(p.Args, "--append-system-prompt", req.AppendSystemPrompt)
 	}
-	p.Args = append(p.Args, "-p")
+	if !p.Input {
+		p.Args = append(p.Args, "-p")
+	}
 	return p, nil
 }
 
@@ -73,6 +83,11 @@ type piEvent struct {
 	Type    string     `json:"type"`
 	ID      string     `json:"id"`
 	Message *piMessage `json:"message"`
+	// RPC mode's responses (launch --keep-open).
+	Command string       `json:"command"`
+	Success *bool        `json:"success"`
+	Error   string       `json:"error"`
+	Data    *piStateData `json:"data"`
 }
 
 type piMessage struct {
@@ -104,7 +119,10 @@ func piConfirm(lines [][]byte) (string, bool) {
 }
 
 func (Pi) Confirm(lines [][]byte, want string) (string, *meta.InitInfo, bool) {
-	id, ok := piConfirm(lines)
+	if id, ok := piConfirm(lines); ok {
+		return id, nil, ok
+	}
+	id, ok := piRPCConfirm(lines)
 	return id, nil, ok
 }
 
@@ -136,6 +154,8 @@ func piClassify(name string, lines [][]byte, exitCode int, stopRequested bool) O
 		switch {
 		case e.Type == "session":
 			header = true
+		case e.Type == "response" && e.Command == "get_state" && e.Data != nil && e.Data.SessionID != "":
+			header = true // RPC mode (launch --keep-open): no header, the state names the session
 		case e.Type == "message_end" && e.Message != nil && e.Message.Role == "assistant":
 			last = e.Message
 		}

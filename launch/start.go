@@ -53,6 +53,9 @@ type Spec struct {
 	WebhookURL, WebhookSecret                     string
 	// Budget is what the run may take; the supervisor stops the agent past it.
 	Budget *meta.Budget
+	// KeepOpen: the run stays open for messages after its prompt (`launch
+	// --keep-open`, agents whose row says KeepOpen).
+	KeepOpen bool
 }
 
 // Launcher starts supervised agents.
@@ -101,7 +104,12 @@ func (l *Launcher) Plan(sp *Spec) (Driver, *Plan, error) {
 	req := &Request{Kind: sp.Kind, SessionID: sp.SessionID, SessionPath: sp.SessionPath, SessionModel: sp.SessionModel, Fork: sp.Fork,
 		LaunchID: sp.LaunchID, Prompt: sp.Prompt, Cwd: sp.Cwd, Model: sp.Model, PermissionMode: sp.PermissionMode,
 		AppendSystemPrompt: sp.AppendSystemPrompt, Sandbox: sp.Sandbox, Background: sp.Background, UserEnv: sp.UserEnv, Environ: l.Environ,
-		Euid: l.Euid, Home: sp.Home, Config: l.Config, LookPath: l.LookPath}
+		Euid: l.Euid, Home: sp.Home, Config: l.Config, LookPath: l.LookPath, KeepOpen: sp.KeepOpen}
+	if sp.KeepOpen {
+		if err := keepOpenAllowed(sp, drv); err != nil {
+			return nil, nil, err
+		}
+	}
 	if sp.Background {
 		if _, ok := drv.(Claude); !ok {
 			return nil, nil, &InputError{fmt.Sprintf("--background is for claude-code (Claude Code's own background sessions), not %s", sp.Adapter)}
@@ -229,6 +237,9 @@ func (l *Launcher) Start(ctx context.Context, sp Spec) (*Result, error) {
 		BaseCommit: sp.BaseCommit, Meta: sp.Meta, Argv: plan.Args, Log: logPath, OnCreate: sp.OnCreate, OnComplete: sp.OnComplete,
 		LauncherPID: me, LauncherStart: myStart, Bin: plan.Bin, EnvNames: plan.EnvNames, User: sp.User, Home: sp.Home,
 		WebhookURL: sp.WebhookURL, WebhookSecret: sp.WebhookSecret, LaunchedAt: now, Background: sp.Background}
+	if plan.Input {
+		rec.Input = l.InputPath(id)
+	}
 	if !sp.Budget.Empty() {
 		b := *sp.Budget
 		rec.Budget = &b

@@ -91,10 +91,26 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 	defer logf.Close()
 	startOffset := offset
 
+	var stdin io.Reader
+	if prompt != nil {
+		stdin = prompt
+	}
+	// A kept-open run (launch --keep-open) reads a FIFO instead: the prompt
+	// goes in as its first command, written once the agent runs.
+	var input *os.File
+	var first []byte
+	if rec.Input != "" {
+		if input, first, err = openKeptInput(drv, rec.Input, prompt); err != nil {
+			return fail(Outcome{Class: "error", Message: err.Error()}, nil)
+		}
+		defer input.Close()
+		prompt, stdin = nil, input
+	}
+
 	newCmd := func() *exec.Cmd {
 		return &exec.Cmd{
 			Path: rec.Bin, Args: append([]string{rec.Bin}, rec.Argv...), Dir: rec.Cwd, Env: environ,
-			Stdin: prompt, Stdout: logf, Stderr: logf,
+			Stdin: stdin, Stdout: logf, Stderr: logf,
 			// Own session and process group (pgid == pid), no controlling TTY: the
 			// agent outlives us, and stop can signal its whole group.
 			SysProcAttr: &syscall.SysProcAttr{Setsid: true},
@@ -124,6 +140,16 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 		_ = cmd.Wait()
 		exited <- exitCodeOf(cmd.ProcessState)
 	}()
+	var wrote chan error
+	if input != nil {
+		wrote = make(chan error, 1)
+		go func() {
+			_, err := input.Write(first)
+			// The agent holds its own descriptor; ours goes, so the FIFO's
+			// only reader is the agent (send finds no reader once it is gone).
+			wrote <- errors.Join(err, input.Close())
+		}()
+	}
 	boot := d.Procs.BootID()
 	var ticks uint64
 	if p, err := d.Procs.Find(pid); err == nil {
@@ -196,6 +222,20 @@ func (d *Deps) Supervise(ctx context.Context, launchID string, ready io.WriteClo
 		}
 	}
 
+	if wrote != nil {
+		// Ready only once the prompt is wholly in the FIFO: a send must not
+		// write into the middle of it.
+		select {
+		case err := <-wrote:
+			if err != nil {
+				code := d.stopChild(pid, exited)
+				return fail(Outcome{Class: "error", Message: fmt.Sprintf("write the prompt to the agent's input %s: %v; stopped it", rec.Input, err)}, code)
+			}
+		case <-time.After(confirmTimeout):
+			code := d.stopChild(pid, exited)
+			return fail(Outcome{Class: "timeout", Message: fmt.Sprintf("the agent did not read its prompt within %s; stopped it (see %s)", confirmTimeout, rec.Log)}, code)
+		}
+	}
 	if strict, ok := drv.(interface{ StrictResume() bool }); ok && strict.StrictResume() && rec.Kind == KindResume && sid != want {
 		_ = d.Kill(pid, syscall.SIGINT)
 		code := d.stopChild(pid, exited)

@@ -83,6 +83,11 @@ type Launch struct {
 	JobID      string `json:"job_id,omitempty"`
 	ClaudeRoot string `json:"claude_root,omitempty"`
 
+	// Input is the FIFO a kept-open run reads its commands from (`launch
+	// --keep-open`: pi in RPC mode, docs/agents/pi.md §13); "" for a one-shot
+	// run, whose input is the prompt alone.
+	Input string `json:"input,omitempty"`
+
 	// Budget is what the run may take (launch --max-*); BudgetBase what the
 	// resumed session had taken before this run; Breach the limit it went over,
 	// set once; ExitReason says why agentctl ended it (budget:tokens, …).

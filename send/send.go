@@ -69,6 +69,9 @@ func CanSend(t proc.Table, s *discover.Session) string {
 	if !discover.Alive(s.Status) || s.PID <= 0 {
 		return ""
 	}
+	if s.Kind == discover.KindKeptOpen {
+		return ViaPiRPC // its input FIFO (launch --keep-open); the launch record proved the PID
+	}
 	if s.Kind == "background" {
 		if s.Adapter == "claude-code" && s.JobID != "" {
 			return ViaClaudeAttach // Claude's daemon hosts it; `claude attach` reaches it

@@ -10,6 +10,7 @@ package pi
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -91,6 +92,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	flavourOf := map[string]string{}
 	launchPIDs := map[int]bool{}
 	launchLive := map[string]bool{}
+	keptOpen := map[string]int{} // live kept-open launches (RPC mode): session id → pid
 	for _, l := range env.Launches {
 		if l.Adapter != Name && l.Adapter != NameRust {
 			continue
@@ -106,6 +108,9 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		if proc.Check(env.Procs, l.Agent()).Alive {
 			launchPIDs[l.PID] = true
 			launchLive[l.CurrentSessionID()] = true
+			if l.Input != "" {
+				keptOpen[l.CurrentSessionID()] = l.PID
+			}
 		}
 	}
 	procsOK := env.Procs != nil && env.Procs.Available()
@@ -171,6 +176,16 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			}
 		}
 		owners = attribute(cands, open)
+		// A pi in RPC mode (launch --keep-open) outlives its turns like the
+		// TUI: between them it is idle, not a print run finishing (§4.2).
+		for _, f := range files {
+			if pid, ok := keptOpen[f.Sum.Header.ID]; ok {
+				if owners == nil {
+					owners = map[*file]owner{}
+				}
+				owners[f] = owner{PID: pid, Detail: fmt.Sprintf("pi process %d kept open by agentctl (RPC mode)", pid)}
+			}
+		}
 	}
 
 	prices := discover.NewPrices(nil, env.Config)
