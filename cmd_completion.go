@@ -270,6 +270,9 @@ func matchCommands(cmds []*cli.Command, cur string) []string {
 func matchFlags(flags []cli.Flag, cur string) []string {
 	var out []string
 	for _, f := range flags {
+		if hiddenFlag(f) {
+			continue
+		}
 		usage := flagRight(f) // as --help shows it: no backquotes
 		for _, n := range f.Names() {
 			name := "--" + n

@@ -83,7 +83,7 @@ func appHelp(app *cli.App) string {
 	b.WriteString("\nGlobal flags (before or after the command):\n")
 	var fs []cli.Flag
 	for _, f := range app.Flags {
-		if !isHelpFlag(f) {
+		if !isHelpFlag(f) && !hiddenFlag(f) {
 			fs = append(fs, f)
 		}
 	}
@@ -126,7 +126,7 @@ func commandHelp(c *cli.Command, path string, globals []cli.Flag) string {
 	var own, inherited []cli.Flag
 	for _, f := range c.Flags {
 		switch {
-		case isHelpFlag(f):
+		case isHelpFlag(f), hiddenFlag(f):
 		case isGlobal(f, globals):
 			inherited = append(inherited, f)
 		default:
@@ -160,6 +160,13 @@ func isGlobal(f cli.Flag, globals []cli.Flag) bool {
 }
 
 func isHelpFlag(f cli.Flag) bool { return f.Names()[0] == "help" }
+
+// hiddenFlag is a flag for agentctl's own use (--version-line, what one
+// agentctl passes another over ssh): never listed, never completed.
+func hiddenFlag(f cli.Flag) bool {
+	v, ok := f.(cli.VisibleFlag)
+	return ok && !v.IsVisible()
+}
 
 // splitExamples cuts an "Examples:" block out of a description: the line
 // "Examples:" and the indented lines after it (blank lines between them

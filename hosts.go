@@ -22,7 +22,18 @@ func hostFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "host", Usage: "also run on ssh destination `HOST` (repeatable; local is this machine; see README \"Several machines\")"},
 		&cli.StringFlag{Name: "hosts", Usage: "`all`: run on every host of config hosts"},
 		&cli.IntFlag{Name: "parallel", Value: fleet.DefaultParallel, Usage: "across hosts: at most `N` ssh calls at once"},
+		&cli.BoolFlag{Name: remote.VersionLineFlag, Hidden: true, Usage: "print the line of version --json first (what the agentctl that called over ssh reads)"},
 	}
+}
+
+// versionFirst prints the version line first when the agentctl that called
+// this one over ssh asked for it (remote/ssh.go): the same process answers
+// both, instead of a `version --json` of its own before each call.
+func versionFirst(c *cli.Context, s *host) error {
+	if !flagBool(c, remote.VersionLineFlag) {
+		return nil
+	}
+	return printVersion(s, true)
 }
 
 // remoteSpec is how a command runs across hosts, from its command line (list
@@ -49,6 +60,9 @@ func (a *acrossHosts) on(cmd *cli.Command, spec remoteSpec) *cli.Command {
 	a.declared[cmd] = true
 	local, s := cmd.Action, a.s
 	cmd.Action = func(c *cli.Context) error {
+		if err := versionFirst(c, s); err != nil {
+			return err
+		}
 		sp := spec(c)
 		l := hostLine(c, s, cmd.Name)
 		if !sp.Wanted(l) {
@@ -71,21 +85,24 @@ func (a *acrossHosts) on(cmd *cli.Command, spec remoteSpec) *cli.Command {
 func (a *acrossHosts) refuseOthers(app *cli.App) {
 	for _, c := range app.Commands {
 		if !a.declared[c] {
-			refuseHosts(c, "")
+			refuseHosts(a.s, c, "")
 		}
 	}
 }
 
-func refuseHosts(c *cli.Command, parent string) {
+func refuseHosts(s *host, c *cli.Command, parent string) {
 	name := strings.TrimSpace(parent + " " + c.Name)
 	for _, sc := range c.Subcommands {
-		refuseHosts(sc, name)
+		refuseHosts(s, sc, name)
 	}
 	local := c.Action
 	if local == nil {
 		return
 	}
 	c.Action = func(cc *cli.Context) error {
+		if err := versionFirst(cc, s); err != nil {
+			return err
+		}
 		if len(flagStrings(cc, "host")) > 0 || flagString(cc, "hosts") != "" {
 			return usageErrorf("%s runs on this machine only; on another, run it there: ssh HOST agentctl %s …", name, name)
 		}
@@ -134,6 +151,9 @@ func (a *acrossHosts) custom(cmd *cli.Command, sp fleet.Spec, run func(c *cli.Co
 	a.declared[cmd] = true
 	local, s := cmd.Action, a.s
 	cmd.Action = func(c *cli.Context) error {
+		if err := versionFirst(c, s); err != nil {
+			return err
+		}
 		l := hostLine(c, s, cmd.Name)
 		if len(l.Host) == 0 && l.Hosts == "" {
 			return local(c)

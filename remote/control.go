@@ -27,8 +27,9 @@ import (
 const ControlPersist = 10 * time.Minute
 
 // maxSocketDir is the longest directory a control socket may live in: a unix
-// socket path holds at most 104 bytes (macOS; Linux 108), and ssh appends
-// the %C hash (40) and, while it creates the socket, a temporary suffix (17).
+// socket path holds at most 104 bytes (macOS; Linux 108), and the socket's
+// name is a hash (40, SocketName) to which ssh appends, while it creates the
+// socket, a temporary suffix (17).
 const maxSocketDir = 104 - 1 - 40 - 17 - 1
 
 // ControlDir makes (or checks) the directory of the control sockets for the
@@ -74,8 +75,13 @@ type controls struct {
 }
 
 // controlOptions are the options that make the call to h share its host's
-// connection. It asks ssh once per host and Runner (`ssh -G`: the
-// configuration that applies, nothing sent over the network).
+// connection. Whether the user's configuration sets a control path of its own
+// takes `ssh -G` (the configuration that applies, nothing sent over the
+// network; ~7 ms of CPU, a process per host and command): it is asked once
+// per host and Runner, and not at all while agentctl's own socket for the
+// host is there — agentctl made it, so the user's configuration set none then
+// (a ControlPath added since is honoured once that master has gone idle for
+// ControlPersist).
 func (r *Runner) controlOptions(ctx context.Context, h string) []string {
 	if r.ControlDir == "" {
 		return nil
@@ -88,13 +94,27 @@ func (r *Runner) controlOptions(ctx context.Context, h string) []string {
 	if r.ctl.opts == nil {
 		r.ctl.opts = map[string][]string{}
 	}
+	sock := filepath.Join(r.ControlDir, SocketName(r.SSH, h))
 	var o []string
-	if !r.userControlPath(ctx, h) {
+	if isSocket(sock) || !r.userControlPath(ctx, h) {
 		o = []string{"-o", "ControlMaster=auto", "-o", fmt.Sprintf("ControlPersist=%d", int(ControlPersist.Seconds())),
-			"-o", "ControlPath=" + filepath.Join(r.ControlDir, "%C")}
+			"-o", "ControlPath=" + sock}
 	}
 	r.ctl.opts[h] = o
 	return o
+}
+
+// SocketName is the name of the control socket for host h reached with the
+// ssh command line sshArgv: a hash of both (as long as ssh's own %C), so that
+// another ssh configuration (AGENTCTL_SSH="ssh -F …") gets its own master.
+func SocketName(sshArgv []string, h string) string {
+	sum := sha256.Sum256([]byte(strings.Join(append(append([]string{}, sshArgv...), h), "\x00")))
+	return hex.EncodeToString(sum[:20])
+}
+
+func isSocket(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
 // userControlPath reports whether the user's ssh configuration for h sets a

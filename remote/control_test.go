@@ -1,10 +1,14 @@
 package remote
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestHasControlPath(t *testing.T) {
@@ -46,5 +50,32 @@ func TestControlDir(t *testing.T) {
 	}
 	if _, err := ControlDir(state); err == nil || !strings.Contains(err.Error(), "mode 755") {
 		t.Errorf("ControlDir over a 0755 directory: %v; want refused", err)
+	}
+}
+
+// While agentctl's own socket for a host is there, the host's calls share it
+// without asking ssh again (ssh -G, a process per host and command); without
+// it, an ssh that cannot say (here: no such program) gets no options.
+func TestControlOptionsReuseOwnSocket(t *testing.T) {
+	dir, err := ControlDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{SSH: []string{filepath.Join(t.TempDir(), "no-ssh-here")}, ControlDir: dir}
+	if o := r.controlOptions(context.Background(), "gpu"); o != nil {
+		t.Fatalf("no socket, ssh -G fails: options %q, want none", o)
+	}
+	sock := filepath.Join(dir, SocketName(r.SSH, "build"))
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	want := []string{"-o", "ControlMaster=auto", "-o", "ControlPersist=600", "-o", "ControlPath=" + sock}
+	if d := cmp.Diff(want, r.controlOptions(context.Background(), "build")); d != "" {
+		t.Errorf("own socket there: options (-want +got):\n%s", d)
+	}
+	if SocketName([]string{"ssh"}, "build") == SocketName([]string{"ssh", "-F", "other"}, "build") {
+		t.Errorf("another ssh command line must get another socket")
 	}
 }

@@ -145,7 +145,7 @@ func TestArgv(t *testing.T) {
 	}
 	got := r.Argv(Host{Name: "gpu", Agentctl: "/opt/agentctl"}, []string{"status", "x; y", "--json"}, 1500*time.Millisecond)
 	want := []string{"ssh", "-F", "my config", "-o", "BatchMode=yes", "-o", "ConnectTimeout=2", "-T", "--", "gpu",
-		"/opt/agentctl version --json && /opt/agentctl status 'x; y' --json"}
+		"/opt/agentctl --version-line status 'x; y' --json"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Argv (-want +got):\n%s", d)
 	}

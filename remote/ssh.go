@@ -93,9 +93,16 @@ func (r *Runner) Mismatch(h string, res Result) string {
 		h, res.Version, res.Protocol, r.Version, Protocol)
 }
 
+// VersionLineFlag is the global flag that makes agentctl print the line of
+// `version --json` before it runs its command: the one remote process answers
+// with its version and the command's output (one agentctl start per call, not
+// two).
+const VersionLineFlag = "version-line"
+
 // Argv is the local command line that runs args on h: ssh, its options, the
-// destination and one remote command line, which first prints the remote
-// agentctl's version line and then runs the command.
+// destination and one remote command line, `agentctl --version-line ARGS…`,
+// which first prints the remote agentctl's version line and then runs the
+// command.
 func (r *Runner) Argv(h Host, args []string, connect time.Duration) []string {
 	return r.argv(h, args, connect, nil)
 }
@@ -113,7 +120,7 @@ func (r *Runner) argv(h Host, args []string, connect time.Duration, opts []strin
 	if secs < 1 {
 		secs = 1
 	}
-	remote := CommandLine([]string{prog, "version", "--json"}) + " && " + CommandLine(append([]string{prog}, args...))
+	remote := CommandLine(append([]string{prog, "--" + VersionLineFlag}, args...))
 	argv := append(append([]string{}, r.SSH...), opts...)
 	// BatchMode: never ask for a password or a host key on a terminal
 	// agentctl does not own; -T: no pty, the output is data; "--" so that no
@@ -220,7 +227,7 @@ func classify(code int, stderr, prog string) string {
 	case code == 127 || has("command not found", "agentctl: not found", "No such file or directory", "Unknown command: agentctl"):
 		return "agentctl is not installed there (or not on the PATH of non-interactive ssh sessions): install it, or set its path in config hosts (" + last + ")"
 	case code == 2 || has("flag provided but not defined"):
-		return "agentctl there is too old (no `version --json`): install this version there (" + last + ")"
+		return "agentctl there is too old (no --version-line): install this version there (" + last + ")"
 	case code == 255:
 		if last == "" {
 			last = "no message"
@@ -250,7 +257,7 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// versionLine is what `agentctl version --json` prints.
+// versionLine is what `agentctl version --json` (and --version-line) prints.
 type versionLine struct {
 	Version  string `json:"version"`
 	Protocol int    `json:"protocol"`

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,6 +125,7 @@ func runHosts(list string, perHost, runs int, bin string) (err error) {
 		hosts                int
 		listCold, listWarm   *result
 		usageCold, usageWarm *result
+		listCPU, usageCPU    warmCPU
 		sessions             int
 	}
 	var rows []row
@@ -140,9 +142,10 @@ func runHosts(list string, perHost, runs int, bin string) (err error) {
 		for _, c := range []struct {
 			args       []string
 			cold, warm **result
+			cpu        *warmCPU
 		}{
-			{[]string{"list", "-a", "--hosts", "all", "--json"}, &r.listCold, &r.listWarm},
-			{[]string{"usage", "--hosts", "all", "--json"}, &r.usageCold, &r.usageWarm},
+			{[]string{"list", "-a", "--hosts", "all", "--json"}, &r.listCold, &r.listWarm, &r.listCPU},
+			{[]string{"usage", "--hosts", "all", "--json"}, &r.usageCold, &r.usageWarm, &r.usageCPU},
 		} {
 			cold, warm := &result{label: "cold"}, &result{label: "warm"}
 			for range runs {
@@ -159,6 +162,9 @@ func runHosts(list string, perHost, runs int, bin string) (err error) {
 			if _, _, _, _, err := runAgentctl(bin, local, st, c.args...); err != nil { // the masters come up
 				return err
 			}
+			ctl, _ := remote.ControlDir(st)
+			before := snapshotCPU(ctl)
+			var localCPU time.Duration
 			for range runs {
 				cnt, wall, cpu, rss, err := runAgentctl(bin, local, st, c.args...)
 				if err != nil {
@@ -166,7 +172,11 @@ func runHosts(list string, perHost, runs int, bin string) (err error) {
 				}
 				warm.add(wall, cpu, rss)
 				warm.sessions = cnt
+				localCPU += cpu
 			}
+			after := snapshotCPU(ctl)
+			*c.cpu = warmCPU{local: localCPU / time.Duration(runs), masters: (after.masters - before.masters) / time.Duration(runs),
+				remote: (after.remote - before.remote) / time.Duration(runs)}
 			closeMasters(ssh, st, hosts)
 			cold.sort()
 			warm.sort()
@@ -187,8 +197,27 @@ func runHosts(list string, perHost, runs int, bin string) (err error) {
 		fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %s |\n", r.hosts, r.sessions, ms(r.listCold), ms(r.listWarm),
 			ms(r.usageCold), ms(r.usageWarm), mb(r.listWarm), mb(r.usageWarm))
 	}
+	cores := runtime.NumCPU()
+	fmt.Printf("\nwarm runs: CPU per run (mean of %d), all hosts on this machine's %d cores; floor = total CPU / %d cores\n\n", runs, cores, cores)
+	fmt.Println("| hosts | command | local (agentctl + ssh clients) | control masters | remote (sshd, shell, agentctl) | total | per host | floor | warm wall |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		for _, c := range []struct {
+			name string
+			cpu  warmCPU
+			warm *result
+		}{{"list", r.listCPU, r.listWarm}, {"usage", r.usageCPU, r.usageWarm}} {
+			total := c.cpu.local + c.cpu.masters + c.cpu.remote
+			fmt.Printf("| %d | %s | %d ms | %d ms | %d ms | %d ms | %.1f ms | %d ms | %d ms |\n", r.hosts, c.name,
+				c.cpu.local.Milliseconds(), c.cpu.masters.Milliseconds(), c.cpu.remote.Milliseconds(), total.Milliseconds(),
+				float64(total.Microseconds())/1000/float64(r.hosts), (total / time.Duration(cores)).Milliseconds(), c.warm.median().Milliseconds())
+		}
+	}
 	return nil
 }
+
+// warmCPU is the CPU of one warm run, by where it ran (hostcpu.go).
+type warmCPU struct{ local, masters, remote time.Duration }
 
 func jsonHosts(hs []string) (string, error) {
 	q := make([]string, len(hs))
@@ -210,12 +239,16 @@ func closeMasters(ssh, state string, hosts []string) {
 			os.RemoveAll(dir)
 		}
 	}()
+	sshArgv, err := remote.SplitCommand(ssh) // as agentctl splits AGENTCTL_SSH
+	if err != nil {
+		return
+	}
 	var wg sync.WaitGroup
 	for _, h := range hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			argv := append(strings.Fields(ssh), "-o", "ControlPath="+filepath.Join(dir, "%C"), "-O", "exit", h)
+			argv := append(append([]string{}, sshArgv...), "-o", "ControlPath="+filepath.Join(dir, remote.SocketName(sshArgv, h)), "-O", "exit", h)
 			exec.Command(argv[0], argv[1:]...).Run()
 		}()
 	}

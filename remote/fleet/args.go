@@ -118,10 +118,11 @@ func (o Options) resolveArgs(h remote.Host, id string) []string {
 	return append(args, "--json", id)
 }
 
-// onStdin moves the prompt of launch (-p TEXT) and the message of resume
-// (its second argument) out of the remote command line onto ssh's stdin: the
-// remote side reads "-". A prompt that was "-" already is this stdin. Other
-// commands get no stdin (ssh then reads none of ours).
+// onStdin moves the prompt of launch (-p TEXT) and the message of resume and
+// send (their second argument) out of the remote command line onto ssh's
+// stdin: the remote side reads "-". A prompt or message that was "-" already
+// (or send's -f -) is this stdin. Other commands get no stdin (ssh then reads
+// none of ours).
 func onStdin(rule Stdin, args []string, npos int, in io.Reader) (io.Reader, []string) {
 	args = append([]string{}, args...)
 	text := func(v string) io.Reader {
@@ -153,6 +154,17 @@ func onStdin(rule Stdin, args []string, npos int, in io.Reader) (io.Reader, []st
 			v := args[i]
 			args[i] = "-"
 			return text(v), args
+		}
+		// send -f -: the remote side reads its stdin, which is ours. (-f FILE
+		// names a file on that host and needs none.)
+		for i := 0; i < len(args)-npos; i++ {
+			n, v, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+			if !strings.HasPrefix(args[i], "-") || (n != "f" && n != "file") {
+				continue
+			}
+			if (hasValue && v == "-") || (!hasValue && i+1 < len(args)-npos && args[i+1] == "-") {
+				return in, args
+			}
 		}
 	}
 	return nil, args

@@ -89,7 +89,7 @@ type Stdin int
 const (
 	NoStdin    Stdin = iota
 	PromptFlag       // -p/--prompt TEXT (launch)
-	SecondArg        // the second argument (resume's message)
+	SecondArg        // the second argument (the message of resume and send), or send's -f -
 )
 
 // Printer prints the answers of the hosts that answered, in host order, of a

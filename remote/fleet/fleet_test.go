@@ -24,6 +24,7 @@ var commands = map[string]Spec{
 	"wait":    {Mode: PerHost, IDs: AllIDs},
 	"status":  {Mode: OneHost, IDs: FirstID},
 	"resume":  {Mode: OneHost, IDs: FirstID, Stdin: SecondArg},
+	"send":    {Mode: OneHost, IDs: FirstID, Stdin: SecondArg},
 	"launch":  {Mode: OneHost, Stdin: PromptFlag},
 	"compare": {Mode: OneHost, IDs: FirstName},
 	"list":    {Mode: Merged, AskJSON: true},
@@ -90,7 +91,6 @@ func TestIDArgs(t *testing.T) {
 }
 
 func TestPromptOnStdin(t *testing.T) {
-	in := strings.NewReader("from my stdin")
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -104,7 +104,16 @@ func TestPromptOnStdin(t *testing.T) {
 		{"launch", []string{"launch", "-p", "-"}, 0, []string{"launch", "-p", "-"}, "from my stdin"},
 		{"resume", []string{"resume", "abc", "next: `id`"}, 2, []string{"resume", "abc", "-"}, "next: `id`"},
 		{"status", []string{"status", "abc"}, 1, []string{"status", "abc"}, ""},
+		{"send", []string{"send", "--json", "abc", "note: $(id)\n"}, 2, []string{"send", "--json", "abc", "-"}, "note: $(id)\n"},
+		{"send", []string{"send", "abc", "-"}, 2, []string{"send", "abc", "-"}, "from my stdin"},
+		{"send", []string{"send", "-f", "-", "abc"}, 1, []string{"send", "-f", "-", "abc"}, "from my stdin"},
+		{"send", []string{"send", "--file=-", "--json", "abc"}, 1, []string{"send", "--file=-", "--json", "abc"}, "from my stdin"},
+		// -f FILE is a file on that host: nothing of ours goes over stdin.
+		{"send", []string{"send", "-f", "notes.md", "abc"}, 1, []string{"send", "-f", "notes.md", "abc"}, ""},
+		// An id that is "-" is not -f's value.
+		{"send", []string{"send", "-f", "notes.md", "-"}, 1, []string{"send", "-f", "notes.md", "-"}, ""},
 	} {
+		in := strings.NewReader("from my stdin")
 		r, args := onStdin(commands[c.name].Stdin, c.args, c.npos, in)
 		if d := cmp.Diff(c.want, args); d != "" {
 			t.Errorf("%s %q: args (-want +got):\n%s", c.name, c.args, d)
