@@ -102,7 +102,7 @@ func TestPasteKeepsTheMessageOutOfArgv(t *testing.T) {
 	var calls []call
 	pane := Pane{Socket: "/tmp/tmux-7/work", ID: "%4", PID: 100}
 	// The screen the recorder answers shows the message's last line: one look.
-	if err := paste(context.Background(), recorder("> run the tests; $(rm -rf /) `x`\n", &calls, ""), pane, msg, "agentctl-send-1", time.Minute); err != nil {
+	if err := paste(context.Background(), recorder("> run the tests; $(rm -rf /) `x`\n", &calls, ""), pane, msg, "agentctl-send-1", time.Minute, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := []call{
@@ -123,7 +123,7 @@ func TestPasteKeepsTheMessageOutOfArgv(t *testing.T) {
 
 func TestPasteFailureDeletesTheBufferAndPressesNoEnter(t *testing.T) {
 	var calls []call
-	err := paste(context.Background(), recorder("", &calls, "paste-buffer"), Pane{ID: "%4"}, "hi", "b1", 0)
+	err := paste(context.Background(), recorder("", &calls, "paste-buffer"), Pane{ID: "%4"}, "hi", "b1", 0, 0)
 	if err == nil || !strings.Contains(err.Error(), "paste-buffer") {
 		t.Fatalf("err %v, want one naming paste-buffer", err)
 	}
@@ -259,17 +259,59 @@ func TestPasteWaitsForTheTextOnScreen(t *testing.T) {
 		}
 		return nil, nil
 	}
-	if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note the wrapped message", "b1", time.Minute); err != nil {
+	if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note the wrapped message", "b1", time.Minute, 0); err != nil {
 		t.Fatal(err)
 	}
 	if shown != 3 || calls[len(calls)-1].Args[1] != "send-keys" {
 		t.Errorf("%d looks, last call %v; want Enter after the third look", shown, calls[len(calls)-1].Args)
 	}
 	calls, shown = nil, -100
-	if err := paste(context.Background(), run, Pane{ID: "%4"}, "never drawn", "b1", 250*time.Millisecond); err != nil {
+	if err := paste(context.Background(), run, Pane{ID: "%4"}, "never drawn", "b1", 250*time.Millisecond, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if calls[len(calls)-1].Args[1] != "send-keys" {
 		t.Errorf("after the wait: last call %v, want Enter anyway", calls[len(calls)-1].Args)
+	}
+}
+
+// An Enter after which the screen did not move at all was lost (the text still
+// sits in the input box): it is pressed again, at most twice more. Any change
+// of the screen (the message taken in, a spinner, a permission prompt) ends
+// it: never a second Enter into what the message brought up.
+func TestPastePressesALostEnterAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		sameAfter int // how many looks after an Enter still show the pasted screen
+		enters    int
+	}{
+		{"taken at once", 0, 1},
+		{"the first Enter lost", 1, 2},
+		{"never taken: three Enters, no more", 10, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enters, looks := 0, 0
+			run := func(ctx context.Context, stdin io.Reader, name string, args ...string) ([]byte, error) {
+				switch args[0] {
+				case "send-keys":
+					enters++
+				case "capture-pane":
+					if enters == 0 {
+						return []byte("❯ please note this\n"), nil
+					}
+					looks++
+					if looks <= tc.sameAfter {
+						return []byte("❯ please note this\n"), nil
+					}
+					return []byte("❯ please note this\n✻ Thinking…\n❯ \n"), nil
+				}
+				return nil, nil
+			}
+			if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note this", "b1", time.Minute, time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if enters != tc.enters {
+				t.Errorf("%d Enters, want %d", enters, tc.enters)
+			}
+		})
 	}
 }

@@ -116,10 +116,20 @@ const shownWait = 5 * time.Second
 // stayed in its input box). The text goes to tmux on stdin (load-buffer -), never
 // in an argv; the buffer is deleted as it is pasted.
 func Paste(ctx context.Context, run Runner, pane Pane, msg string, buffer string) error {
-	return paste(ctx, run, pane, msg, buffer, shownWait)
+	return paste(ctx, run, pane, msg, buffer, shownWait, movedWait)
 }
 
-func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait time.Duration) error {
+// movedWait is how long Paste gives the screen to change after Enter before
+// it takes the key for lost and presses it again (at most enterRetries
+// times). A screen that changed in any way (the message moved into the
+// conversation, a spinner, a permission prompt) gets no second Enter, so a
+// prompt the message brought up never takes one.
+const (
+	movedWait    = 1500 * time.Millisecond
+	enterRetries = 2
+)
+
+func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait, moved time.Duration) error {
 	if _, err := run(ctx, strings.NewReader(msg), "tmux", socketArgs(pane.Socket, "load-buffer", "-b", buffer, "-")...); err != nil {
 		return fmt.Errorf("tmux load-buffer: %w", err)
 	}
@@ -129,24 +139,46 @@ func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait 
 		_, _ = run(ctx, nil, "tmux", socketArgs(pane.Socket, "delete-buffer", "-b", buffer)...)
 		return fmt.Errorf("tmux paste-buffer: %w", err)
 	}
-	if err := waitShown(ctx, run, pane, msg, wait); err != nil {
+	screen, err := waitShown(ctx, run, pane, msg, wait)
+	if err != nil {
 		return err
 	}
+	if err := sleep(ctx, enterDelay); err != nil {
+		return err
+	}
+	// Seen with Claude Code 2.1.332 under load: the pasted text sat in the
+	// input box, the Enter after it lost, and the screen did not move.
+	for try := 0; ; try++ {
+		if _, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "send-keys", "-t", pane.ID, "Enter")...); err != nil {
+			return fmt.Errorf("tmux send-keys Enter: %w", err)
+		}
+		if moved <= 0 || screen == "" || try == enterRetries {
+			return nil
+		}
+		if err := sleep(ctx, moved); err != nil {
+			return err
+		}
+		out, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "capture-pane", "-p", "-t", pane.ID)...)
+		if err != nil || string(out) != screen {
+			return nil // it moved (or cannot be looked at): never a second Enter
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(enterDelay):
+	case <-time.After(d):
+		return nil
 	}
-	if _, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "send-keys", "-t", pane.ID, "Enter")...); err != nil {
-		return fmt.Errorf("tmux send-keys Enter: %w", err)
-	}
-	return nil
 }
 
 // waitShown polls the pane's screen (capture-pane, read on stdout) until it holds
 // the end of the message's last line, whitespace aside (a TUI wraps it), or wait
-// has passed; at least one look either way.
-func waitShown(ctx context.Context, run Runner, pane Pane, msg string, wait time.Duration) error {
+// has passed; at least one look either way. It returns the screen that showed
+// it ("" when none did: nothing to compare after Enter).
+func waitShown(ctx context.Context, run Runner, pane Pane, msg string, wait time.Duration) (string, error) {
 	tail := squeezeSpace(lastLine(msg))
 	if n := len(tail); n > 24 {
 		tail = tail[n-24:]
@@ -155,15 +187,13 @@ func waitShown(ctx context.Context, run Runner, pane Pane, msg string, wait time
 	for {
 		out, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "capture-pane", "-p", "-t", pane.ID)...)
 		if err == nil && (tail == "" || strings.Contains(squeezeSpace(string(out)), tail)) {
-			return nil
+			return string(out), nil
 		}
 		if !time.Now().Before(deadline) {
-			return nil // not shown (folded, or drawn otherwise): press Enter anyway
+			return "", nil // not shown (folded, or drawn otherwise): press Enter anyway
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return "", err
 		}
 	}
 }
