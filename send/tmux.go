@@ -155,12 +155,28 @@ func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait,
 		if moved <= 0 || screen == "" || try == enterRetries {
 			return nil
 		}
-		if err := sleep(ctx, moved); err != nil {
-			return err
+		if still, err := unmoved(ctx, run, pane, screen, moved); err != nil || !still {
+			return err // it moved (or cannot be looked at): never a second Enter
+		}
+	}
+}
+
+// unmoved looks at the pane every 100 ms until its screen differs from screen
+// (false) or d has passed with it the same (true). A screen that cannot be
+// captured counts as moved.
+func unmoved(ctx context.Context, run Runner, pane Pane, screen string, d time.Duration) (bool, error) {
+	deadline := time.Now().Add(d)
+	for {
+		step := min(100*time.Millisecond, time.Until(deadline))
+		if err := sleep(ctx, max(step, 0)); err != nil {
+			return false, err
 		}
 		out, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "capture-pane", "-p", "-t", pane.ID)...)
 		if err != nil || string(out) != screen {
-			return nil // it moved (or cannot be looked at): never a second Enter
+			return false, nil
+		}
+		if !time.Now().Before(deadline) {
+			return true, nil
 		}
 	}
 }
