@@ -74,13 +74,6 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	root := a.DataDir(env)
 	stateDir := filepath.Join(root, "session-state")
-	ents, err := os.ReadDir(stateDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, discover.Errorf(stateDir, err)
-	}
 	launched := map[string]bool{}
 	for _, l := range env.LaunchesFor(Name) {
 		for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
@@ -88,6 +81,25 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 				launched[id] = true
 			}
 		}
+	}
+	if q == nil && env.OnlyAlive && env.Procs != nil && env.Procs.Available() && !anyCopilot(env, env.Procs) {
+		// No copilot process runs, so no inuse lock can be held: only the
+		// sessions of agentctl's launch records can be alive, and only
+		// theirs are read (no session folder is listed otherwise).
+		q = &discover.Query{}
+		for id := range launched {
+			q.IDs = append(q.IDs, id)
+		}
+		if len(q.IDs) == 0 {
+			return nil, nil
+		}
+	}
+	ents, err := os.ReadDir(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, discover.Errorf(stateDir, err)
 	}
 	// The parse index keeps each events.jsonl's summary while the file is
 	// unchanged (same file, size and mtime): an appended file is parsed again
