@@ -13,11 +13,13 @@ package copilot
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -39,7 +41,11 @@ const (
 )
 
 // Adapter reads GitHub Copilot CLI sessions.
-type Adapter struct{}
+type Adapter struct {
+	// Budget is a full listing's time budget (nil: discover.BudgetOf);
+	// tests run out of it on purpose.
+	Budget func(context.Context) discover.Budget
+}
 
 // New returns the Copilot adapter.
 func New() *Adapter { return &Adapter{} }
@@ -112,10 +118,17 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
 	}
 	defer ix.Close()
-	var open openState
-	openRead := false
-	prices := discover.NewPrices(nil, env.Config)
-	var out []discover.Session
+	// First what each session folder says of liveness (its inuse locks) and
+	// how new its event log is: a listing reads the sessions that may be
+	// alive first, then the newest, so that one short of time lists those.
+	type dirState struct {
+		id, dir string
+		files   []os.DirEntry
+		locks   lockState
+		mtime   time.Time
+		must    bool // may be alive: never left out
+	}
+	var dirs []*dirState
 	for _, e := range ents {
 		id := e.Name()
 		if !e.IsDir() || strings.HasPrefix(id, ".") {
@@ -125,7 +138,6 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			_ = ix.Save() // keep what was parsed; the next run continues from it
 			return nil, err
 		}
 		dir := filepath.Join(stateDir, id)
@@ -138,22 +150,104 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		if env.OnlyAlive && locks.Live == nil && !locks.Unknown && !launched[id] {
 			continue // certainly not alive
 		}
-		if locks.Live != nil && !openRead {
+		d := &dirState{id: id, dir: dir, files: files, locks: locks, must: locks.Live != nil || locks.Unknown || launched[id]}
+		if q == nil {
+			for _, f := range files {
+				if f.Name() == "events.jsonl" {
+					if fi, err := f.Info(); err == nil {
+						d.mtime = fi.ModTime()
+					}
+				}
+			}
+		}
+		dirs = append(dirs, d)
+	}
+	sort.SliceStable(dirs, func(i, j int) bool {
+		if dirs[i].must != dirs[j].must {
+			return dirs[i].must
+		}
+		return dirs[i].mtime.After(dirs[j].mtime)
+	})
+	// A full listing spends its time budget (docs/reading-limits.md): past
+	// the give-up point the sessions not read yet are left out and named, and
+	// so is a session whose log read the budget cut (its entry is not kept:
+	// Copilot's logs are parsed whole). The sessions that may be alive are
+	// read whole whatever the budget, and a lookup reads its few sessions
+	// whole, always.
+	var budget discover.Budget
+	if q == nil {
+		budget = a.budgetOf(ctx)
+	}
+	var open openState
+	openRead := false
+	prices := discover.NewPrices(nil, env.Config)
+	out := make([]discover.Session, 0, len(dirs))
+	var late []string
+	for k, d := range dirs {
+		if err := ctx.Err(); err != nil {
+			_ = ix.Save() // keep what was parsed; the next run continues from it
+			if q != nil {
+				return nil, err
+			}
+			return out, err // the listing takes what was published
+		}
+		if budget.GivenUp() && !d.must {
+			late = append(late, d.id)
+			continue
+		}
+		if d.locks.Live != nil && !openRead {
 			open, openRead = readOpenState(root), true
 		}
-		s, ok := readSession(env, ix, id, dir, files, locks, open, prices)
-		if ok {
+		b := budget
+		if d.must {
+			b = discover.Budget{}
+		}
+		switch s, st := readSession(env, ix, d.id, d.dir, d.files, d.locks, open, prices, b); st {
+		case cut:
+			late = append(late, d.id)
+		case listed:
 			out = append(out, s)
 		}
+		if k%publishEvery == publishEvery-1 && !discover.Publish(ctx, out, len(dirs)-k-1+len(late)) {
+			_ = ix.Save()
+			return nil, ctx.Err()
+		}
 	}
-	if q == nil && !env.OnlyAlive {
+	if w := discover.NameLeftOut(late, "Copilot sessions"); w != "" {
+		env.Warnf("%s", w)
+	}
+	if q == nil && !env.OnlyAlive && len(late) == 0 {
 		ix.PruneUnseen("") // every file was looked at: forget the vanished
 	}
 	if err := ix.Save(); err != nil {
 		env.Warnf("%v", err)
 	}
+	discover.Publish(ctx, out, len(late))
+	// Sorted in a copy: the listing may hold what was published.
+	out = append([]discover.Session(nil), out...)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// publishEvery is how many sessions a listing makes between two hand-overs of
+// what it has (discover.Publish).
+const publishEvery = 32
+
+// readState is what became of one session folder.
+type readState int
+
+const (
+	skipped readState = iota // no session to list
+	listed
+	cut // not listed: the budget cut the read of its event log
+)
+
+// budgetOf is the listing's time budget (Adapter.Budget, else ctx's).
+func (a *Adapter) budgetOf(ctx context.Context) discover.Budget {
+	if a.Budget != nil {
+		return a.Budget(ctx)
+	}
+	return discover.BudgetOf(ctx)
 }
 
 // workspace is workspace.yaml: small, flat, written by Copilot; unknown keys
@@ -186,10 +280,11 @@ func parseWorkspace(b []byte) (workspace, bool) {
 	return w, true // a value of the wrong type leaves the others read
 }
 
-// readSession builds one session from its directory; ok is false for a
-// directory that holds no session to list (no events.jsonl and no live
-// holder: a TUI closed before its first prompt).
-func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, files []os.DirEntry, locks lockState, open openState, prices *discover.Prices) (discover.Session, bool) {
+// readSession builds one session from its directory: skipped for a directory
+// that holds no session to list (no events.jsonl and no live holder: a TUI
+// closed before its first prompt), cut when the budget ended the read of its
+// event log before its end (left out).
+func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, files []os.DirEntry, locks lockState, open openState, prices *discover.Prices, budget discover.Budget) (discover.Session, readState) {
 	path := filepath.Join(dir, "events.jsonl")
 	var sum *summary
 	hasEvents := false
@@ -199,14 +294,14 @@ func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, fi
 		}
 	}
 	if hasEvents {
-		var ok bool
-		if sum, ok = parseCached(env, ix, id, path); !ok {
-			return discover.Session{}, false
+		var st readState
+		if sum, st = parseCached(env, ix, id, path, budget); st != listed {
+			return discover.Session{}, st
 		}
 	}
 	if sum == nil {
 		if locks.Live == nil && !locks.Unknown {
-			return discover.Session{}, false
+			return discover.Session{}, skipped
 		}
 		sum = &summary{}
 		path = ""
@@ -269,37 +364,43 @@ func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, fi
 		}
 	}
 	verdict(sum, locks, open, id).Apply(&s)
-	return s, true
+	return s, listed
 }
 
 // parseCached is the summary of one events.jsonl, from the index when the file
-// is unchanged since it was parsed; ok is false when it cannot be read.
-func parseCached(env *discover.Env, ix *index.Index[summary], id, path string) (*summary, bool) {
+// is unchanged since it was parsed: skipped when it cannot be read, cut when
+// the budget ended the read before the end of the file.
+func parseCached(env *discover.Env, ix *index.Index[summary], id, path string, budget discover.Budget) (*summary, readState) {
 	f, err := os.Stat(path)
 	if err != nil {
 		env.Warnf("copilot session %s: %v", id, err)
-		return nil, false
+		return nil, skipped
 	}
 	stamp := index.StampOf(f)
 	if e, ok := ix.Get(path); ok && e.Plan(stamp) == index.Fresh {
 		sum := e.Payload
-		return &sum, true
+		return &sum, listed
 	}
 	fd, err := agentfs.Open(path)
 	if err != nil {
 		env.Warnf("copilot session %s: %v", id, err)
-		return nil, false
+		return nil, skipped
 	}
 	defer fd.Close()
-	sum, next, err := parseEventsAt(fd)
-	if err != nil {
+	// Bounded by the size now: what Copilot appends meanwhile is the next
+	// listing's.
+	sum, next, partial, err := parseEventsUntil(io.LimitReader(fd, stamp.Size), budget)
+	switch {
+	case err != nil:
 		env.Warnf("copilot session %s: read %s: %v", id, path, err)
-		return sum, true // what was read, not indexed
+		return sum, listed // what was read, not indexed
+	case partial:
+		return nil, cut
 	}
 	if c, err := index.PrefixSum(fd, next); err == nil {
 		ix.Put(path, index.Entry[summary]{Stamp: stamp, Offset: next, Check: c, Payload: *sum})
 	}
-	return sum, true
+	return sum, listed
 }
 
 // verdict is the session's status (docs/agents/copilot.md "Status").

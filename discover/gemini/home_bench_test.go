@@ -88,7 +88,9 @@ func BenchmarkHomeAliveOnly(b *testing.B) {
 }
 
 // BenchmarkHomeUsage is `usage` (every session with its usage slots).
-func BenchmarkHomeUsage(b *testing.B) { benchList(b, true, func(env *discover.Env) { env.Slots = true }) }
+func BenchmarkHomeUsage(b *testing.B) {
+	benchList(b, true, func(env *discover.Env) { env.Slots = true })
+}
 
 // BenchmarkHomeFind is `status ID`: one session looked up by its full id.
 func BenchmarkHomeFind(b *testing.B) {
