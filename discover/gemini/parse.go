@@ -145,6 +145,18 @@ func readJSONL(r io.Reader) (*summary, error) {
 	return s, err
 }
 
+// readJSONLUntil is readJSONL through buf (nil: a buffer of its own) under a
+// listing's budget (discover.ReadLinesUntilWith): partial when the budget
+// ended the read before the end of r.
+func readJSONLUntil(r io.Reader, buf *jsonl.Buffer, b discover.Budget) (*summary, bool, error) {
+	s := newSummary()
+	_, _, partial, err := discover.ReadLinesUntilWith(buf, r, 0, b, func(line []byte, _ int64) error {
+		s.feed(line)
+		return nil
+	})
+	return s, partial, err
+}
+
 // readJSON reads an older CLI's single-JSON session file
 // ({sessionId, projectHash, startTime, lastUpdated, messages:[…]}).
 func readJSON(r io.Reader) (*summary, error) {
