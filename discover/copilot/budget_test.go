@@ -102,7 +102,7 @@ func TestListingShortOfTime(t *testing.T) {
 		newest int // the newest sessions listed besides the held one
 	}{
 		{"given up from the start", 0, 0},
-		{"given up after ten reads", 10, 9}, // one read of the clock goes to the held session
+		{"given up after ten reads", 10, 10},
 		{"time for all", 1000, n - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +113,7 @@ func TestListingShortOfTime(t *testing.T) {
 			}
 			*warns = nil
 			a := &Adapter{Budget: tickingBudget(tc.reads)}
+			env.StateDir = t.TempDir() // the index cold: every log is to be read
 			got, err := a.Discover(context.Background(), env)
 			if err != nil {
 				t.Fatal(err)

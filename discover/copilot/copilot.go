@@ -126,7 +126,8 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		files   []os.DirEntry
 		locks   lockState
 		mtime   time.Time
-		must    bool // may be alive: never left out
+		stamp   index.Stamp // events.jsonl's, for a listing short of time
+		must    bool        // may be alive: never left out
 	}
 	var dirs []*dirState
 	for _, e := range ents {
@@ -155,7 +156,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			for _, f := range files {
 				if f.Name() == "events.jsonl" {
 					if fi, err := f.Info(); err == nil {
-						d.mtime = fi.ModTime()
+						d.mtime, d.stamp = fi.ModTime(), index.StampOf(fi)
 					}
 				}
 			}
@@ -191,7 +192,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			}
 			return out, err // the listing takes what was published
 		}
-		if budget.GivenUp() && !d.must {
+		if !d.must && budget.GivenUp() && !ix.Fresh(filepath.Join(d.dir, "events.jsonl"), d.stamp) {
 			late = append(late, d.id)
 			continue
 		}

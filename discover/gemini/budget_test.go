@@ -83,6 +83,7 @@ func TestListingShortOfTime(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env, warns, full, held, rest, files := budgetHome(t, n)
 			a := &Adapter{Budget: tickingBudget(tc.reads)}
+			env.StateDir = t.TempDir() // the index cold: every file is to be read
 			got, err := a.Discover(context.Background(), env)
 			if err != nil {
 				t.Fatal(err)

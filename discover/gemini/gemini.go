@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/internal/agentfs"
 	"github.com/agentctl/agentctl/jsonl"
 	"github.com/agentctl/agentctl/proc"
@@ -169,9 +170,23 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		budget = a.budgetOf(ctx)
 	}
 	must := mustRead(env, cands)
-	sums, musts, late := readAll(ctx, env, files, budget, must)
+	var ix *index.Index[cached]
+	if q == nil {
+		ix = index.Load[cached](env.CacheDir(), Name, indexVersion)
+	} else {
+		ix = index.LoadPoint[cached](env.CacheDir(), Name, indexVersion)
+	}
+	defer ix.Close()
+	sums, musts, late := readAll(ctx, env, ix, files, budget, must)
 	if err := ctx.Err(); err != nil {
+		_ = ix.Save() // keep what was parsed; the next run continues from it
 		return nil, err
+	}
+	if q == nil && len(late) == 0 {
+		ix.PruneUnseen("") // every file was looked at: forget the vanished
+	}
+	if err := ix.Save(); err != nil {
+		env.Warnf("%v", err)
 	}
 	// A session with a file left out is left out whole (the file may hold
 	// its conversation: a resume's stray file alone is no session to show).
@@ -293,7 +308,7 @@ func mustRead(env *discover.Env, cands []candidate) func(id8 string, mtime time.
 // ones must names first (musts: which), then the newest. Past the give-up
 // point the others are left out, and so is one whose read the budget cut:
 // late names them.
-func readAll(ctx context.Context, env *discover.Env, files []sessionFile, budget discover.Budget, must func(string, time.Time) bool) (sums []*summary, musts []bool, late []string) {
+func readAll(ctx context.Context, env *discover.Env, ix *index.Index[cached], files []sessionFile, budget discover.Budget, must func(string, time.Time) bool) (sums []*summary, musts []bool, late []string) {
 	sums, musts = make([]*summary, len(files)), make([]bool, len(files))
 	order := make([]int, len(files))
 	for i := range order {
@@ -326,11 +341,7 @@ func readAll(ctx context.Context, env *discover.Env, files []sessionFile, budget
 		if flags[k] {
 			b = discover.Budget{}
 		}
-		if b.GivenUp() {
-			leftOut(f)
-			return
-		}
-		sum, partial, err := readFile(f.Path, buf, b)
+		sum, partial, err := readFile(ix, f.Path, buf, b)
 		switch {
 		case err != nil:
 			if !errors.Is(err, fs.ErrNotExist) { // Gemini's own cleanup may have just removed it
@@ -345,27 +356,48 @@ func readAll(ctx context.Context, env *discover.Env, files []sessionFile, budget
 	return sums, musts, late
 }
 
-// readFile parses one session file, by its extension, through buf (a
-// worker's, reused) and under budget: partial when the budget ended the read
-// of a JSONL file before its end.
-func readFile(path string, buf *jsonl.Buffer, budget discover.Budget) (_ *summary, partial bool, _ error) {
+// readFile is one session file's summary: the parse index's while the file
+// is unchanged, else parsed by its extension, through buf (a worker's, reused)
+// and under budget. partial: the budget gave up before the file was read, or
+// ended the read of a JSONL file before its end (not kept).
+func readFile(ix *index.Index[cached], path string, buf *jsonl.Buffer, budget discover.Budget) (_ *summary, partial bool, _ error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, false, err
+	}
+	stamp := index.StampOf(fi)
+	if e, ok := ix.Get(path); ok && e.Plan(stamp) == index.Fresh {
+		return fromCached(e.Payload), false, nil
+	}
+	if budget.GivenUp() {
+		return nil, true, nil
+	}
 	f, err := agentfs.Open(path)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	if fi, err = f.Stat(); err != nil {
 		return nil, false, err
 	}
+	stamp = index.StampOf(fi)
 	// Bounded by the size now: the line reader then sizes its buffer to the
 	// file, and a line the CLI appends meanwhile waits for the next listing.
 	r := &io.LimitedReader{R: f, N: fi.Size()}
+	var s *summary
+	next := fi.Size()
 	if strings.HasSuffix(path, ".json") {
-		s, err := readJSON(r)
-		return s, false, err
+		s, err = readJSON(r)
+	} else {
+		s, next, partial, err = readJSONLUntil(r, buf, budget)
 	}
-	return readJSONLUntil(r, buf, budget)
+	if err != nil || partial {
+		return s, partial, err
+	}
+	if c, err := index.PrefixSum(f, next); err == nil {
+		ix.Put(path, index.Entry[cached]{Stamp: stamp, Offset: next, Check: c, Payload: toCached(s)})
+	}
+	return s, false, nil
 }
 
 // add folds one file into the session. The conversation is the file with real
