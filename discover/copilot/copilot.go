@@ -30,7 +30,7 @@ import (
 
 // indexVersion is the parse index's version: bump it whenever what summary
 // means changes (its shape is checked by the index itself).
-const indexVersion = 1
+const indexVersion = 2 // 2: the binary format (codec.go)
 
 // Name is the adapter name; Binary the CLI's executable; EnvHome the variable
 // that replaces ~/.copilot.
