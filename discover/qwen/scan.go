@@ -17,7 +17,7 @@ import (
 )
 
 // indexVersion: bump when the meaning of summary changes.
-const indexVersion = 1
+const indexVersion = 2 // 2: the binary format (codec.go)
 
 // indexed is a summary with where its parse stopped (the parse index payload).
 type indexed struct {
