@@ -180,11 +180,37 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		budget = a.budgetOf(ctx)
 	}
 	var open openState
-	openRead := false
+	for _, d := range dirs {
+		if d.locks.Live != nil {
+			open = readOpenState(root)
+			break
+		}
+	}
 	prices := discover.NewPrices(nil, env.Config)
 	out := make([]discover.Session, 0, len(dirs))
 	var late []string
-	for k, d := range dirs {
+	// Read on the listing's workers, publishEvery folders at a time, each
+	// batch's sessions kept in order and handed over as it is done.
+	type result struct {
+		s  discover.Session
+		st readState
+	}
+	res := make([]result, publishEvery)
+	for start := 0; start < len(dirs); start += publishEvery {
+		batch := dirs[start:min(start+publishEvery, len(dirs))]
+		discover.Parallel(ctx, len(batch), func(k int) {
+			d := batch[k]
+			if !d.must && budget.GivenUp() && !ix.Fresh(filepath.Join(d.dir, "events.jsonl"), d.stamp) {
+				res[k] = result{st: cut}
+				return
+			}
+			b := budget
+			if d.must {
+				b = discover.Budget{}
+			}
+			s, st := readSession(env, ix, d.id, d.dir, d.files, d.locks, open, prices, b)
+			res[k] = result{s, st}
+		})
 		if err := ctx.Err(); err != nil {
 			_ = ix.Save() // keep what was parsed; the next run continues from it
 			if q != nil {
@@ -192,24 +218,15 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			}
 			return out, err // the listing takes what was published
 		}
-		if !d.must && budget.GivenUp() && !ix.Fresh(filepath.Join(d.dir, "events.jsonl"), d.stamp) {
-			late = append(late, d.id)
-			continue
+		for k, r := range res[:len(batch)] {
+			switch r.st {
+			case cut:
+				late = append(late, batch[k].id)
+			case listed:
+				out = append(out, r.s)
+			}
 		}
-		if d.locks.Live != nil && !openRead {
-			open, openRead = readOpenState(root), true
-		}
-		b := budget
-		if d.must {
-			b = discover.Budget{}
-		}
-		switch s, st := readSession(env, ix, d.id, d.dir, d.files, d.locks, open, prices, b); st {
-		case cut:
-			late = append(late, d.id)
-		case listed:
-			out = append(out, s)
-		}
-		if k%publishEvery == publishEvery-1 && !discover.Publish(ctx, out, len(dirs)-k-1+len(late)) {
+		if !discover.Publish(ctx, out, len(dirs)-start-len(batch)+len(late)) {
 			_ = ix.Save()
 			return nil, ctx.Err()
 		}
