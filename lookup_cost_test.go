@@ -23,7 +23,8 @@ import (
 
 // legacyHome writes n sessions per agent in the layouts whose lookups used to
 // read everything: Claude Code, Codex rollouts without a state db, OpenCode's
-// legacy storage/ tree, Pi and pi-rust.
+// legacy storage/ tree, Pi and pi-rust; and the newer agents' (Gemini CLI,
+// Qwen Code, Copilot CLI).
 func legacyHome(t *testing.T, n int) string {
 	t.Helper()
 	home := t.TempDir()
@@ -43,6 +44,15 @@ func legacyHome(t *testing.T, n int) string {
 	if err := synth.WritePiHome(home, n, 5); err != nil {
 		t.Fatal(err)
 	}
+	if err := synth.WriteGeminiHome(home, n, 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.WriteQwenHome(home, n, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.WriteCopilotHome(home, n, 8); err != nil {
+		t.Fatal(err)
+	}
 	return home
 }
 
@@ -52,6 +62,9 @@ func ownFiles(s discover.Session) []string {
 	own := []string{s.ID}
 	if s.Adapter == "pi-rust" {
 		own = append(own, "_"+s.ID[:8]+".jsonl") // pi-rust names its file by the id's first 8 characters
+	}
+	if s.Adapter == "gemini" {
+		own = append(own, "-"+s.ID[:8]+".jsonl") // session-<time>-<8 characters of the id>.jsonl
 	}
 	if s.Adapter == "opencode" {
 		storage := filepath.Dir(filepath.Dir(filepath.Dir(s.Path)))
@@ -75,6 +88,12 @@ func dataOwner(home, p string) string {
 		return "opencode"
 	case strings.HasPrefix(rel, ".pi/"):
 		return "pi"
+	case strings.HasPrefix(rel, ".gemini/"):
+		return "gemini"
+	case strings.HasPrefix(rel, ".qwen/"):
+		return "qwen-code"
+	case strings.HasPrefix(rel, ".copilot/"):
+		return "copilot"
 	}
 	return "other"
 }
@@ -108,7 +127,7 @@ func TestLookupOpensO1Files(t *testing.T) {
 			}
 			per[a] = append(per[a], s)
 		}
-		for _, a := range []string{"claude-code", "codex", "opencode", "pi"} {
+		for _, a := range []string{"claude-code", "codex", "opencode", "pi", "gemini", "qwen-code", "copilot"} {
 			if len(per[a]) < n*9/10 {
 				t.Fatalf("n=%d: the full listing has %d %s sessions", n, len(per[a]), a)
 			}
@@ -256,7 +275,7 @@ func TestCacheDeletionChangesNoOutput(t *testing.T) {
 			ids[s.Adapter] = s.ID
 		}
 	}
-	if len(ids) < 5 { // claude-code, codex, opencode, pi, pi-rust
+	if len(ids) < 8 { // claude-code, codex, opencode, pi, pi-rust, gemini, qwen-code, copilot
 		t.Fatalf("listed adapters %v", ids)
 	}
 	commands := map[string]func(context.Context, *host) error{

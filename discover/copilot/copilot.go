@@ -13,11 +13,13 @@ package copilot
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -28,7 +30,7 @@ import (
 
 // indexVersion is the parse index's version: bump it whenever what summary
 // means changes (its shape is checked by the index itself).
-const indexVersion = 1
+const indexVersion = 2 // 2: the binary format (codec.go)
 
 // Name is the adapter name; Binary the CLI's executable; EnvHome the variable
 // that replaces ~/.copilot.
@@ -39,7 +41,11 @@ const (
 )
 
 // Adapter reads GitHub Copilot CLI sessions.
-type Adapter struct{}
+type Adapter struct {
+	// Budget is a full listing's time budget (nil: discover.BudgetOf);
+	// tests run out of it on purpose.
+	Budget func(context.Context) discover.Budget
+}
 
 // New returns the Copilot adapter.
 func New() *Adapter { return &Adapter{} }
@@ -74,13 +80,6 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
 	root := a.DataDir(env)
 	stateDir := filepath.Join(root, "session-state")
-	ents, err := os.ReadDir(stateDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, discover.Errorf(stateDir, err)
-	}
 	launched := map[string]bool{}
 	for _, l := range env.LaunchesFor(Name) {
 		for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
@@ -88,6 +87,25 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 				launched[id] = true
 			}
 		}
+	}
+	if q == nil && env.OnlyAlive && env.Procs != nil && env.Procs.Available() && !anyCopilot(env, env.Procs) {
+		// No copilot process runs, so no inuse lock can be held: only the
+		// sessions of agentctl's launch records can be alive, and only
+		// theirs are read (no session folder is listed otherwise).
+		q = &discover.Query{}
+		for id := range launched {
+			q.IDs = append(q.IDs, id)
+		}
+		if len(q.IDs) == 0 {
+			return nil, nil
+		}
+	}
+	ents, err := os.ReadDir(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, discover.Errorf(stateDir, err)
 	}
 	// The parse index keeps each events.jsonl's summary while the file is
 	// unchanged (same file, size and mtime): an appended file is parsed again
@@ -100,10 +118,18 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		ix = index.LoadPoint[summary](env.CacheDir(), Name, indexVersion)
 	}
 	defer ix.Close()
-	var open openState
-	openRead := false
-	prices := discover.NewPrices(nil, env.Config)
-	var out []discover.Session
+	// First what each session folder says of liveness (its inuse locks) and
+	// how new its event log is: a listing reads the sessions that may be
+	// alive first, then the newest, so that one short of time lists those.
+	type dirState struct {
+		id, dir string
+		files   []os.DirEntry
+		locks   lockState
+		mtime   time.Time
+		stamp   index.Stamp // events.jsonl's, for a listing short of time
+		must    bool        // may be alive: never left out
+	}
+	var dirs []*dirState
 	for _, e := range ents {
 		id := e.Name()
 		if !e.IsDir() || strings.HasPrefix(id, ".") {
@@ -113,7 +139,6 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			_ = ix.Save() // keep what was parsed; the next run continues from it
 			return nil, err
 		}
 		dir := filepath.Join(stateDir, id)
@@ -126,22 +151,121 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		if env.OnlyAlive && locks.Live == nil && !locks.Unknown && !launched[id] {
 			continue // certainly not alive
 		}
-		if locks.Live != nil && !openRead {
-			open, openRead = readOpenState(root), true
+		d := &dirState{id: id, dir: dir, files: files, locks: locks, must: locks.Live != nil || locks.Unknown || launched[id]}
+		if q == nil {
+			for _, f := range files {
+				if f.Name() == "events.jsonl" {
+					if fi, err := f.Info(); err == nil {
+						d.mtime, d.stamp = fi.ModTime(), index.StampOf(fi)
+					}
+				}
+			}
 		}
-		s, ok := readSession(env, ix, id, dir, files, locks, open, prices)
-		if ok {
-			out = append(out, s)
+		dirs = append(dirs, d)
+	}
+	sort.SliceStable(dirs, func(i, j int) bool {
+		if dirs[i].must != dirs[j].must {
+			return dirs[i].must
+		}
+		return dirs[i].mtime.After(dirs[j].mtime)
+	})
+	// A full listing spends its time budget (docs/reading-limits.md): past
+	// the give-up point the sessions not read yet are left out and named, and
+	// so is a session whose log read the budget cut (its entry is not kept:
+	// Copilot's logs are parsed whole). The sessions that may be alive are
+	// read whole whatever the budget, and a lookup reads its few sessions
+	// whole, always.
+	var budget discover.Budget
+	if q == nil {
+		budget = a.budgetOf(ctx)
+	}
+	var open openState
+	for _, d := range dirs {
+		if d.locks.Live != nil {
+			open = readOpenState(root)
+			break
 		}
 	}
-	if q == nil && !env.OnlyAlive {
+	prices := discover.NewPrices(nil, env.Config)
+	out := make([]discover.Session, 0, len(dirs))
+	var late []string
+	// Read on the listing's workers, publishEvery folders at a time, each
+	// batch's sessions kept in order and handed over as it is done.
+	type result struct {
+		s  discover.Session
+		st readState
+	}
+	res := make([]result, publishEvery)
+	for start := 0; start < len(dirs); start += publishEvery {
+		batch := dirs[start:min(start+publishEvery, len(dirs))]
+		discover.Parallel(ctx, len(batch), func(k int) {
+			d := batch[k]
+			if !d.must && budget.GivenUp() && !ix.Fresh(filepath.Join(d.dir, "events.jsonl"), d.stamp) {
+				res[k] = result{st: cut}
+				return
+			}
+			b := budget
+			if d.must {
+				b = discover.Budget{}
+			}
+			s, st := readSession(env, ix, d.id, d.dir, d.files, d.locks, open, prices, b)
+			res[k] = result{s, st}
+		})
+		if err := ctx.Err(); err != nil {
+			_ = ix.Save() // keep what was parsed; the next run continues from it
+			if q != nil {
+				return nil, err
+			}
+			return out, err // the listing takes what was published
+		}
+		for k, r := range res[:len(batch)] {
+			switch r.st {
+			case cut:
+				late = append(late, batch[k].id)
+			case listed:
+				out = append(out, r.s)
+			}
+		}
+		if !discover.Publish(ctx, out, len(dirs)-start-len(batch)+len(late)) {
+			_ = ix.Save()
+			return nil, ctx.Err()
+		}
+	}
+	if w := discover.NameLeftOut(late, "Copilot sessions"); w != "" {
+		env.Warnf("%s", w)
+	}
+	if q == nil && !env.OnlyAlive && len(late) == 0 {
 		ix.PruneUnseen("") // every file was looked at: forget the vanished
 	}
 	if err := ix.Save(); err != nil {
 		env.Warnf("%v", err)
 	}
+	discover.Publish(ctx, out, len(late))
+	// Sorted in a copy: the listing may hold what was published.
+	out = append([]discover.Session(nil), out...)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// publishEvery is how many sessions a listing makes between two hand-overs of
+// what it has (discover.Publish).
+const publishEvery = 32
+
+// readState is what became of one session folder.
+type readState int
+
+const (
+	skipped readState = iota // no session to list
+	listed
+	cut // not listed: the budget cut the read of its event log
+)
+
+// budgetOf is the listing's time budget (Adapter.Budget, else ctx's).
+func (a *Adapter) budgetOf(ctx context.Context) discover.Budget {
+	if a.Budget != nil {
+		return a.Budget(ctx)
+	}
+	return discover.BudgetOf(ctx)
 }
 
 // workspace is workspace.yaml: small, flat, written by Copilot; unknown keys
@@ -174,10 +298,11 @@ func parseWorkspace(b []byte) (workspace, bool) {
 	return w, true // a value of the wrong type leaves the others read
 }
 
-// readSession builds one session from its directory; ok is false for a
-// directory that holds no session to list (no events.jsonl and no live
-// holder: a TUI closed before its first prompt).
-func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, files []os.DirEntry, locks lockState, open openState, prices *discover.Prices) (discover.Session, bool) {
+// readSession builds one session from its directory: skipped for a directory
+// that holds no session to list (no events.jsonl and no live holder: a TUI
+// closed before its first prompt), cut when the budget ended the read of its
+// event log before its end (left out).
+func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, files []os.DirEntry, locks lockState, open openState, prices *discover.Prices, budget discover.Budget) (discover.Session, readState) {
 	path := filepath.Join(dir, "events.jsonl")
 	var sum *summary
 	hasEvents := false
@@ -187,14 +312,14 @@ func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, fi
 		}
 	}
 	if hasEvents {
-		var ok bool
-		if sum, ok = parseCached(env, ix, id, path); !ok {
-			return discover.Session{}, false
+		var st readState
+		if sum, st = parseCached(env, ix, id, path, budget); st != listed {
+			return discover.Session{}, st
 		}
 	}
 	if sum == nil {
 		if locks.Live == nil && !locks.Unknown {
-			return discover.Session{}, false
+			return discover.Session{}, skipped
 		}
 		sum = &summary{}
 		path = ""
@@ -257,37 +382,43 @@ func readSession(env *discover.Env, ix *index.Index[summary], id, dir string, fi
 		}
 	}
 	verdict(sum, locks, open, id).Apply(&s)
-	return s, true
+	return s, listed
 }
 
 // parseCached is the summary of one events.jsonl, from the index when the file
-// is unchanged since it was parsed; ok is false when it cannot be read.
-func parseCached(env *discover.Env, ix *index.Index[summary], id, path string) (*summary, bool) {
+// is unchanged since it was parsed: skipped when it cannot be read, cut when
+// the budget ended the read before the end of the file.
+func parseCached(env *discover.Env, ix *index.Index[summary], id, path string, budget discover.Budget) (*summary, readState) {
 	f, err := os.Stat(path)
 	if err != nil {
 		env.Warnf("copilot session %s: %v", id, err)
-		return nil, false
+		return nil, skipped
 	}
 	stamp := index.StampOf(f)
 	if e, ok := ix.Get(path); ok && e.Plan(stamp) == index.Fresh {
 		sum := e.Payload
-		return &sum, true
+		return &sum, listed
 	}
 	fd, err := agentfs.Open(path)
 	if err != nil {
 		env.Warnf("copilot session %s: %v", id, err)
-		return nil, false
+		return nil, skipped
 	}
 	defer fd.Close()
-	sum, next, err := parseEventsAt(fd)
-	if err != nil {
+	// Bounded by the size now: what Copilot appends meanwhile is the next
+	// listing's.
+	sum, next, partial, err := parseEventsUntil(io.LimitReader(fd, stamp.Size), budget)
+	switch {
+	case err != nil:
 		env.Warnf("copilot session %s: read %s: %v", id, path, err)
-		return sum, true // what was read, not indexed
+		return sum, listed // what was read, not indexed
+	case partial:
+		return nil, cut
 	}
 	if c, err := index.PrefixSum(fd, next); err == nil {
 		ix.Put(path, index.Entry[summary]{Stamp: stamp, Offset: next, Check: c, Payload: *sum})
 	}
-	return sum, true
+	return sum, listed
 }
 
 // verdict is the session's status (docs/agents/copilot.md "Status").

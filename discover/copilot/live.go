@@ -145,6 +145,17 @@ func isCopilot(env *discover.Env, t proc.Table, p proc.Process) bool {
 	return false
 }
 
+// anyCopilot reports whether a process of t is copilot (isCopilot): without
+// one, no inuse lock can have a live holder.
+func anyCopilot(env *discover.Env, t proc.Table) bool {
+	for _, p := range t.All() {
+		if isCopilot(env, t, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // openState is ~/.copilot/open-sessions-state.json (interactive sessions only):
 // working is true while a turn is in flight.
 type openState map[string]struct {

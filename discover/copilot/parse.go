@@ -167,6 +167,19 @@ func parseEventsAt(r io.Reader) (*summary, int64, error) {
 	return s, next, err
 }
 
+// parseEventsUntil is parseEventsAt under a listing's time budget
+// (discover.ReadLinesUntil): partial is true when the budget ended the read
+// before the end of r.
+func parseEventsUntil(r io.Reader, b discover.Budget) (s *summary, next int64, partial bool, err error) {
+	s = &summary{}
+	next, _, partial, err = discover.ReadLinesUntil(r, 0, b, func(line []byte, _ int64) error {
+		s.feed(line)
+		return nil
+	})
+	s.seen = nil
+	return s, next, partial, err
+}
+
 // feed applies one line.
 func (s *summary) feed(line []byte) {
 	var e event

@@ -15,13 +15,18 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/discover/index"
 	"github.com/agentctl/agentctl/internal/agentfs"
+	"github.com/agentctl/agentctl/jsonl"
 	"github.com/agentctl/agentctl/proc"
 )
 
@@ -32,7 +37,11 @@ const (
 )
 
 // Adapter reads Gemini CLI sessions.
-type Adapter struct{}
+type Adapter struct {
+	// Budget is a listing's time budget (nil: discover.BudgetOf); tests run
+	// out of it on purpose.
+	Budget func(context.Context) discover.Budget
+}
 
 // New returns the Gemini CLI adapter.
 func New() *Adapter { return &Adapter{} }
@@ -151,17 +160,52 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		files = kept
 	}
 
+	// A listing spends its time budget (docs/reading-limits.md): the files
+	// of sessions that may be alive first and whole, then the newest; past
+	// the give-up point the others are left out (Gemini CLI's files have no
+	// parse index: a run short of time reads the same newest ones again).
+	// A lookup reads its files whole, always.
+	var budget discover.Budget
+	if q == nil {
+		budget = a.budgetOf(ctx)
+	}
+	must := mustRead(env, cands)
+	var ix *index.Index[cached]
+	if q == nil {
+		ix = index.Load[cached](env.CacheDir(), Name, indexVersion)
+	} else {
+		ix = index.LoadPoint[cached](env.CacheDir(), Name, indexVersion)
+	}
+	defer ix.Close()
+	sums, musts, late := readAll(ctx, env, ix, files, budget, must)
+	if err := ctx.Err(); err != nil {
+		_ = ix.Save() // keep what was parsed; the next run continues from it
+		return nil, err
+	}
+	if q == nil && len(late) == 0 {
+		ix.PruneUnseen("") // every file was looked at: forget the vanished
+	}
+	if err := ix.Save(); err != nil {
+		env.Warnf("%v", err)
+	}
+	// A session with a file left out is left out whole (the file may hold
+	// its conversation: a resume's stray file alone is no session to show).
+	lateID8 := map[string]bool{}
+	for i, f := range files {
+		if sums[i] == nil && slices.Contains(late, filepath.Base(f.Path)) {
+			lateID8[f.ID8] = true
+		}
+	}
 	byID := map[string]*merged{}
 	var order []*merged
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	wanted := map[*merged]bool{} // may be alive: made first
+	for i, f := range files {
+		sum := sums[i]
+		if sum == nil {
+			continue
 		}
-		sum, err := readFile(f.Path)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) { // Gemini's own cleanup may have just removed it
-				env.Warnf("gemini: %v", err)
-			}
+		if f.ID8 != "" && lateID8[f.ID8] && !musts[i] {
+			late = append(late, filepath.Base(f.Path))
 			continue
 		}
 		if sum.ID == "" || sum.Kind == "subagent" {
@@ -177,6 +221,7 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			order = append(order, m)
 		}
 		m.add(sum, f.Path)
+		wanted[m] = wanted[m] || musts[i]
 		if m.Dir == "" || sum.Substantive() {
 			m.Dir = filepath.Join(f.Dir, "tmp", f.Project)
 		}
@@ -185,6 +230,9 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 		}
 	}
 
+	if w := discover.NameLeftOut(late, "Gemini CLI session files"); w != "" {
+		env.Warnf("%s", w)
+	}
 	var owners map[*merged]owner
 	if procsOK {
 		var open []*merged
@@ -199,34 +247,157 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 	reports := &errReports{dir: tmpDir(env)}
 	prices := discover.NewPrices(defaultPrices, env.Config)
 	out := make([]discover.Session, 0, len(order))
-	for _, m := range order {
+	// Made the most wanted first (those that may be alive, then the newest)
+	// and handed to the listing as they are made (discover.Publish): one
+	// whose time is up takes those, never nothing.
+	sort.SliceStable(order, func(i, j int) bool {
+		if wanted[order[i]] != wanted[order[j]] {
+			return wanted[order[i]]
+		}
+		return order[i].Last.After(order[j].Last)
+	})
+	for k, m := range order {
+		if k%publishEvery == 0 && !discover.Publish(ctx, out, len(order)-k+len(late)) {
+			return nil, ctx.Err()
+		}
 		if q != nil && !q.Match(m.ID) {
 			continue
 		}
 		o, owned := owners[m]
 		out = append(out, m.session(prices, reports, o, owned, procsOK))
 	}
+	if q == nil && !discover.Publish(ctx, out, len(late)) {
+		return nil, ctx.Err()
+	}
 	return out, nil
 }
 
-// readFile parses one session file, by its extension.
-func readFile(path string) (*summary, error) {
+// publishEvery is how many sessions a listing makes between two hand-overs of
+// what it has (discover.Publish).
+const publishEvery = 32
+
+// budgetOf is a listing's time budget (Adapter.Budget, else ctx's).
+func (a *Adapter) budgetOf(ctx context.Context) discover.Budget {
+	if a.Budget != nil {
+		return a.Budget(ctx)
+	}
+	return discover.BudgetOf(ctx)
+}
+
+// mustRead is which files a listing short of time never leaves out, and reads
+// first and whole: those whose name carries a launch record's id, and every
+// file written since the earliest start of a gemini process (attribute ties a
+// process to the session of its cwd it wrote last: it must see them all).
+func mustRead(env *discover.Env, cands []candidate) func(id8 string, mtime time.Time) bool {
+	named := map[string]bool{}
+	for _, l := range env.LaunchesFor(Name) {
+		for _, id := range []string{l.SessionID, l.CurrentSessionID()} {
+			if len(id) >= 8 {
+				named[strings.ToLower(id[:8])] = true
+			}
+		}
+	}
+	var since discover.WrittenSince
+	for _, c := range cands {
+		since.Open(c.Start, resumeSlack)
+	}
+	return func(id8 string, mtime time.Time) bool { return (id8 != "" && named[id8]) || since.Holds(mtime) }
+}
+
+// readAll parses files (in their order, for the caller) under budget: the
+// ones must names first (musts: which), then the newest. Past the give-up
+// point the others are left out, and so is one whose read the budget cut:
+// late names them.
+func readAll(ctx context.Context, env *discover.Env, ix *index.Index[cached], files []sessionFile, budget discover.Budget, must func(string, time.Time) bool) (sums []*summary, musts []bool, late []string) {
+	sums, musts = make([]*summary, len(files)), make([]bool, len(files))
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	var mustOf func(int) bool
+	if !budget.StopAt.IsZero() {
+		mtimes := make([]time.Time, len(files))
+		discover.Spread(ctx, len(files), func(i int) {
+			if fi, err := os.Stat(files[i].Path); err == nil {
+				mtimes[i] = fi.ModTime()
+			}
+		})
+		sort.SliceStable(order, func(a, b int) bool { return mtimes[order[a]].After(mtimes[order[b]]) })
+		mustOf = func(i int) bool { return must(files[i].ID8, mtimes[i]) }
+	}
+	flags := discover.MustFirst(order, mustOf)
+	for k, i := range order {
+		musts[i] = flags[k]
+	}
+	var mu sync.Mutex
+	leftOut := func(f sessionFile) {
+		mu.Lock()
+		late = append(late, filepath.Base(f.Path))
+		mu.Unlock()
+	}
+	discover.ParallelWith(ctx, len(order), func(k int, buf *jsonl.Buffer) {
+		f := files[order[k]]
+		b := budget
+		if flags[k] {
+			b = discover.Budget{}
+		}
+		sum, partial, err := readFile(ix, f.Path, buf, b)
+		switch {
+		case err != nil:
+			if !errors.Is(err, fs.ErrNotExist) { // Gemini's own cleanup may have just removed it
+				env.Warnf("gemini: %v", err)
+			}
+		case partial:
+			leftOut(f)
+		default:
+			sums[order[k]] = sum
+		}
+	})
+	return sums, musts, late
+}
+
+// readFile is one session file's summary: the parse index's while the file
+// is unchanged, else parsed by its extension, through buf (a worker's, reused)
+// and under budget. partial: the budget gave up before the file was read, or
+// ended the read of a JSONL file before its end (not kept).
+func readFile(ix *index.Index[cached], path string, buf *jsonl.Buffer, budget discover.Budget) (_ *summary, partial bool, _ error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, false, err
+	}
+	stamp := index.StampOf(fi)
+	if e, ok := ix.Get(path); ok && e.Plan(stamp) == index.Fresh {
+		return fromCached(e.Payload), false, nil
+	}
+	if budget.GivenUp() {
+		return nil, true, nil
+	}
 	f, err := agentfs.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	if fi, err = f.Stat(); err != nil {
+		return nil, false, err
 	}
+	stamp = index.StampOf(fi)
 	// Bounded by the size now: the line reader then sizes its buffer to the
 	// file, and a line the CLI appends meanwhile waits for the next listing.
 	r := &io.LimitedReader{R: f, N: fi.Size()}
+	var s *summary
+	next := fi.Size()
 	if strings.HasSuffix(path, ".json") {
-		return readJSON(r)
+		s, err = readJSON(r)
+	} else {
+		s, next, partial, err = readJSONLUntil(r, buf, budget)
 	}
-	return readJSONL(r)
+	if err != nil || partial {
+		return s, partial, err
+	}
+	if c, err := index.PrefixSum(f, next); err == nil {
+		ix.Put(path, index.Entry[cached]{Stamp: stamp, Offset: next, Check: c, Payload: toCached(s)})
+	}
+	return s, false, nil
 }
 
 // add folds one file into the session. The conversation is the file with real

@@ -70,6 +70,8 @@ type summary struct {
 	Bad      int // lines that did not parse
 	Lines    int
 	seq      int
+
+	kept *outcomeOf // the outcome, when the summary comes from the parse index
 }
 
 func newSummary() *summary {
@@ -143,6 +145,18 @@ func readJSONL(r io.Reader) (*summary, error) {
 		return nil
 	})
 	return s, err
+}
+
+// readJSONLUntil is readJSONL through buf (nil: a buffer of its own) under a
+// listing's budget (discover.ReadLinesUntilWith): partial when the budget
+// ended the read before the end of r.
+func readJSONLUntil(r io.Reader, buf *jsonl.Buffer, b discover.Budget) (_ *summary, next int64, partial bool, _ error) {
+	s := newSummary()
+	next, _, partial, err := discover.ReadLinesUntilWith(buf, r, 0, b, func(line []byte, _ int64) error {
+		s.feed(line)
+		return nil
+	})
+	return s, next, partial, err
 }
 
 // readJSON reads an older CLI's single-JSON session file
@@ -374,6 +388,9 @@ func (s *summary) Substantive() bool { return len(s.prompts) > 0 || len(s.usage)
 
 // outcome is how the latest turn stands (docs/agents/gemini.md "Status").
 func (s *summary) outcome() (discover.Outcome, string) {
+	if s.kept != nil {
+		return s.kept.Outcome, s.kept.Detail
+	}
 	if s.RolledBack {
 		// No reason on disk: Gemini writes the error report to the temp dir.
 		return discover.OutcomeError, "the last prompt was rolled back without a reply (the request failed; Gemini keeps the reason outside its home)"

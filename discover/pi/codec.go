@@ -13,7 +13,7 @@ import (
 // (discover/index/point.go). TestSummaryCodecRoundTrip fills every field, so a
 // field added to summary but not here fails the tests.
 
-const summaryCodecVersion = 3 // 2: Slots; 3: ErrStreak
+const summaryCodecVersion = 4 // 2: Slots; 3: ErrStreak; 4: TooLong
 
 // MarshalBinary encodes s for the parse index.
 func (s *summary) MarshalBinary() ([]byte, error) {
@@ -33,7 +33,7 @@ func (s *summary) MarshalBinary() ([]byte, error) {
 	}
 	e.Bool(s.PromptSeen)
 	for _, n := range []int64{s.Tokens.Input, s.Tokens.Output, s.Tokens.CacheRead, s.Tokens.CacheWrite,
-		int64(s.Users), int64(s.Assistants), int64(s.ToolResults), int64(s.Bad), int64(s.BadUsage), int64(s.ErrStreak)} {
+		int64(s.Users), int64(s.Assistants), int64(s.ToolResults), int64(s.Bad), int64(s.BadUsage), int64(s.ErrStreak), int64(s.TooLong)} {
 		e.Int(n)
 	}
 	e.Uint(math.Float64bits(s.Cost))
@@ -84,7 +84,7 @@ func (s *summary) UnmarshalBinary(b []byte) error {
 	for _, p := range []*int64{&out.Tokens.Input, &out.Tokens.Output, &out.Tokens.CacheRead, &out.Tokens.CacheWrite} {
 		*p = d.Int()
 	}
-	for _, p := range []*int{&out.Users, &out.Assistants, &out.ToolResults, &out.Bad, &out.BadUsage, &out.ErrStreak} {
+	for _, p := range []*int{&out.Users, &out.Assistants, &out.ToolResults, &out.Bad, &out.BadUsage, &out.ErrStreak, &out.TooLong} {
 		*p = int(d.Int())
 	}
 	out.Cost = math.Float64frombits(d.Uint())

@@ -20,7 +20,7 @@ func TestSummaryCodecRoundTrip(t *testing.T) {
 		Model: "prov/m", Models: []string{"prov/m", "x/y"}, Title: "t", Prompt: "pr", PromptSeen: true,
 		Tokens: discover.Tokens{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4}, Cost: 0.25, Users: 5, Assistants: 6,
 		ToolResults: 7, LastMsgAt: at, LastEntryAt: at.Add(time.Second), Leaf: leaf{Role: "assistant", StopReason: "stop", ErrorMessage: "e", At: at},
-		Bad: 8, BadUsage: 9, ErrStreak: 2,
+		Bad: 8, BadUsage: 9, ErrStreak: 2, TooLong: 1,
 		Slots: discover.Slots{{At: 900, Tokens: discover.Tokens{Input: 1, Output: 2}}, {At: 2700, Tokens: discover.Tokens{CacheRead: 3, CacheWrite: 4}}}}
 	var zero func(v reflect.Value, path string)
 	zero = func(v reflect.Value, path string) {

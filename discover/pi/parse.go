@@ -157,6 +157,9 @@ type summary struct {
 	// BadUsage counts assistant usage records with a negative or impossible
 	// token count, left out of the totals (issue 19).
 	BadUsage int `json:"bad_usage,omitempty"`
+	// TooLong counts lines over jsonl.MaxLine, skipped as unreadable (kept,
+	// so that every run names the file: docs/reading-limits.md).
+	TooLong int `json:"too_long,omitempty"`
 	// Slots spread Tokens over time: each assistant message's usage in the slot
 	// of its time (the later of message and entry time, as for activity).
 	Slots discover.Slots `json:"slots,omitempty"`

@@ -20,7 +20,7 @@ import (
 )
 
 // indexVersion: bump when the meaning of summary changes.
-const indexVersion = 5 // 2: summary.BadUsage; 3: summary.Slots; 4: the binary format (codec.go); 5: summary.ErrStreak
+const indexVersion = 6 // 2: summary.BadUsage; 3: summary.Slots; 4: the binary format (codec.go); 5: summary.ErrStreak; 6: summary.TooLong
 
 // Quick-summary reads (docs/agents/pi.md §3 "Performance"): the prompt from a bounded forward
 // scan, the state from a tail read grown until it holds a complete line.
@@ -105,19 +105,25 @@ func (s *scanner) scan(ctx context.Context, env *discover.Env, paths []string) [
 		}
 	})
 	out := make([]*file, 0, len(res))
-	var incomplete []string
+	var incomplete, tooLong []string
 	for _, f := range res {
 		switch {
 		case f == nil || f.Sum == nil:
 		case f.Sum.HeaderOK:
 			f.Flavour = flavour(f.Path, f.Sum.Header)
 			out = append(out, f)
+			if f.Sum.TooLong > 0 {
+				tooLong = append(tooLong, f.Path)
+			}
 			if !f.Complete {
 				incomplete = append(incomplete, f.Sum.Header.ID)
 			}
 		case f.Sum.Bad > 0:
 			env.Warnf("%s: line 1 is not a pi session header; skipped", f.Path)
 		}
+	}
+	if w := discover.NameTooLong(tooLong); w != "" {
+		env.Warnf("%s", w)
 	}
 	if w := discover.NameIncomplete(incomplete, "sessions"); w != "" {
 		env.Warnf("%s", w)
@@ -199,7 +205,7 @@ func headerFits(f io.ReaderAt, size int64) bool {
 // stop early at a line boundary (partial).
 func (s *summary) scanRange(f *os.File, end int64, budget discover.Budget, buf *jsonl.Buffer) (partial bool, err error) {
 	// ReadRangeUntil: s.Off may be inside a line over jsonl.MaxLine, read that far.
-	next, _, partial, err := discover.ReadRangeUntil(buf, f, s.Off, end, budget, func(line []byte, off int64) error {
+	next, stats, partial, err := discover.ReadRangeUntil(buf, f, s.Off, end, budget, func(line []byte, off int64) error {
 		s.feed(line)
 		if !s.HeaderOK {
 			return errStop // line 1 is not a header: not a session file
@@ -213,6 +219,7 @@ func (s *summary) scanRange(f *os.File, end int64, budget discover.Budget, buf *
 		return false, err
 	}
 	s.Off = next
+	s.TooLong += stats.TooLong
 	return partial, nil
 }
 
@@ -256,6 +263,9 @@ func quickSummary(f *os.File, partial *summary) *summary {
 		}
 	}
 	q.Tokens, q.Cost = discover.Tokens{}, 0
+	if partial != nil {
+		q.TooLong = partial.TooLong // the lines the read passed: named all the same
+	}
 	return q
 }
 

@@ -209,3 +209,29 @@ func fastFail(status int64, msg string) bool {
 		(strings.Contains(m, "exhausted") || strings.Contains(m, "exceeded")) &&
 		(strings.Contains(m, "will reset") || strings.Contains(m, "reset at"))
 }
+
+// mustRead is which sessions a listing short of time never leaves out, and
+// reads first and whole (docs/reading-limits.md): those a registry record
+// names that is alive or cannot be checked, those an argv or a launch record
+// names, and every transcript written since the earliest start of a qwen
+// process tied by cwd and timing (attribute must see every session such a
+// process could be).
+func mustRead(env *discover.Env, regs []regCheck, cands []candidate) func(id string, mtime time.Time) bool {
+	named := map[string]bool{}
+	for _, r := range regs {
+		if r.Live || !r.Known {
+			named[r.SessionID] = true
+		}
+	}
+	for _, l := range env.LaunchesFor(Name) {
+		named[l.SessionID], named[l.CurrentSessionID()] = true, true
+	}
+	var since discover.WrittenSince
+	for _, c := range cands {
+		if c.Named != "" {
+			named[c.Named] = true
+		}
+		since.Open(c.Start, resumeSlack)
+	}
+	return func(id string, mtime time.Time) bool { return named[id] || since.Holds(mtime) }
+}

@@ -13,6 +13,7 @@ package qwen
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type Adapter struct {
 	// StartTime dates a process of the snapshot (wall clock); nil: the process
 	// table's own. Tests inject a fixed one.
 	StartTime func(proc.Process) (time.Time, bool)
+	// Budget is a listing's time budget (nil: discover.BudgetOf); tests run
+	// out of it on purpose.
+	Budget func(context.Context) discover.Budget
 }
 
 // New returns the Qwen Code adapter.
@@ -62,6 +66,7 @@ func (a *Adapter) Find(ctx context.Context, env *discover.Env, q discover.Query)
 func (a *Adapter) MayHold(id string) bool { return discover.IsUUID(strings.ToLower(id)) }
 
 func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Query) ([]discover.Session, error) {
+	lookup := q != nil
 	procsOK := env.Procs != nil && env.Procs.Available()
 	regs := verifyRegistry(env, readRegistry(env))
 	livePIDs := map[int]bool{}
@@ -95,10 +100,20 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 	}
 	files := listChats(chatRoots(env), keep)
 
+	// A listing spends its time budget; a lookup (lookup) never leaves out a
+	// file. The sessions that may be alive are read first and whole.
+	var budget discover.Budget
+	if !lookup {
+		budget = a.budgetOf(ctx)
+	}
+	must := mustRead(env, regs, cands)
 	// One session per id: two roots may both hold it (a relocated runtime dir).
-	parsed, err := summarise(ctx, env, files, keep != nil)
+	parsed, late, err := summarise(ctx, env, files, keep != nil, budget, must)
 	if err != nil {
 		return nil, err
+	}
+	if w := discover.NameLeftOut(late, "Qwen Code sessions"); w != "" {
+		env.Warnf("%s", w)
 	}
 	sums := make([]*summary, 0, len(files))
 	paths := map[*summary]string{}
@@ -159,7 +174,27 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		now = env.Now
 	}
 	out := make([]discover.Session, 0, len(sums))
-	for _, s := range sums {
+	// The sessions are made the most wanted first (those that may be alive,
+	// then the newest) and handed to the listing as they are made
+	// (discover.Publish): one whose time is up takes those, never nothing.
+	sort.SliceStable(sums, func(i, j int) bool {
+		mi, mj := must(sums[i].ID, sums[i].Activity), must(sums[j].ID, sums[j].Activity)
+		if mi != mj {
+			return mi
+		}
+		return sums[i].Activity.After(sums[j].Activity)
+	})
+	// A live TUI before its first prompt has a record and no transcript yet.
+	for id, r := range regOf {
+		if !r.Live || byID[id] != nil || (q != nil && !q.Match(id)) {
+			continue
+		}
+		out = append(out, registryOnly(r))
+	}
+	for k, s := range sums {
+		if k%publishEvery == 0 && !discover.Publish(ctx, out, len(sums)-k+len(late)) {
+			return nil, ctx.Err()
+		}
 		if q != nil && !q.Match(s.ID) {
 			continue
 		}
@@ -174,14 +209,22 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 		o, owned := owners[s]
 		out = append(out, build(s, paths[s], rp, o, owned, procsOK, prices, now()))
 	}
-	// A live TUI before its first prompt has a record and no transcript yet.
-	for id, r := range regOf {
-		if !r.Live || byID[id] != nil || (q != nil && !q.Match(id)) {
-			continue
-		}
-		out = append(out, registryOnly(r))
+	if !lookup && !discover.Publish(ctx, out, len(late)) {
+		return nil, ctx.Err()
 	}
 	return out, nil
+}
+
+// publishEvery is how many sessions a listing makes between two hand-overs of
+// what it has (discover.Publish).
+const publishEvery = 32
+
+// budgetOf is a listing's time budget (Adapter.Budget, else ctx's).
+func (a *Adapter) budgetOf(ctx context.Context) discover.Budget {
+	if a.Budget != nil {
+		return a.Budget(ctx)
+	}
+	return discover.BudgetOf(ctx)
 }
 
 // allDead reports whether every registry record is known not to be alive.

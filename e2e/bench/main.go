@@ -22,6 +22,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -64,6 +65,7 @@ func haveUnshare() bool {
 type spec struct {
 	claude, big, codex, opencode, pi int
 	legacy                           bool // OpenCode storage/ tree, Codex without a db
+	gemini, qwen, copilot            int
 }
 
 func main() {
@@ -101,6 +103,9 @@ func main() {
 	nCodex := flag.Int("codex", 0, "Codex threads (rollouts + state db; -layout legacy: no db)")
 	nOpenCode := flag.Int("opencode", 0, "OpenCode sessions (one opencode.db; -layout legacy: the storage/ tree)")
 	nPi := flag.Int("pi", 0, "Pi sessions")
+	nGemini := flag.Int("gemini", 0, "Gemini CLI sessions")
+	nQwen := flag.Int("qwen", 0, "Qwen Code sessions")
+	nCopilot := flag.Int("copilot", 0, "GitHub Copilot CLI sessions")
 	layout := flag.String("layout", "native", "native (today's stores) or legacy (OpenCode storage/ tree, Codex without state db or thread-writer locks)")
 	scale := flag.String("scale", "", "comma-separated sessions per agent (e.g. 100,1000,10000): one home per size, -home is the prefix")
 	runs := flag.Int("runs", 10, "timed runs per command")
@@ -118,7 +123,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -layout is native or legacy")
 		os.Exit(2)
 	}
-	sp := spec{*nClaude, *big, *nCodex, *nOpenCode, *nPi, *layout == "legacy"}
+	sp := spec{*nClaude, *big, *nCodex, *nOpenCode, *nPi, *layout == "legacy", *nGemini, *nQwen, *nCopilot}
 	if *generateOnly {
 		if err := generate(*home, sp); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -192,6 +197,15 @@ func generate(home string, sp spec) error {
 	if sp.pi > 0 {
 		g.Go(func() error { return synth.WritePiHome(home, sp.pi, 5) })
 	}
+	if sp.gemini > 0 {
+		g.Go(func() error { return synth.WriteGeminiHome(home, sp.gemini, 6) })
+	}
+	if sp.qwen > 0 {
+		g.Go(func() error { return synth.WriteQwenHome(home, sp.qwen, 7) })
+	}
+	if sp.copilot > 0 {
+		g.Go(func() error { return synth.WriteCopilotHome(home, sp.copilot, 8) })
+	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -208,7 +222,8 @@ func ensure(home string, sp spec) error {
 		return nil
 	}
 	args := []string{"-generate-only", "-home", home, "-claude", strconv.Itoa(sp.claude), "-big", strconv.Itoa(sp.big),
-		"-codex", strconv.Itoa(sp.codex), "-opencode", strconv.Itoa(sp.opencode), "-pi", strconv.Itoa(sp.pi)}
+		"-codex", strconv.Itoa(sp.codex), "-opencode", strconv.Itoa(sp.opencode), "-pi", strconv.Itoa(sp.pi),
+		"-gemini", strconv.Itoa(sp.gemini), "-qwen", strconv.Itoa(sp.qwen), "-copilot", strconv.Itoa(sp.copilot)}
 	if sp.legacy {
 		args = append(args, "-layout", "legacy")
 	}
@@ -374,11 +389,11 @@ func measure(home, bin string, runs int) ([]*result, error) {
 		out = append(out, ro, list)
 		return nil
 	}
-	if err := cold("list -a --json (index cold)", benchAgents); err != nil {
+	if err := cold("list -a --json (index cold)", agentsIn(home)); err != nil {
 		return nil, err
 	}
 	if coldPerAgent {
-		for _, a := range benchAgents {
+		for _, a := range agentsIn(home) {
 			if err := cold("list -a --json --adapter "+a+" (index cold)", []string{a}, "--adapter", a); err != nil {
 				return nil, err
 			}
@@ -401,6 +416,18 @@ func measure(home, bin string, runs int) ([]*result, error) {
 		{"version (process start)", []string{"version"}, false},
 		{"list -a --json", []string{"list", "-a", "--json", "--since", "3650d", "--timeout", "10m"}, false},
 		{"list (alive only)", []string{"list"}, false},
+		{"usage --since 3650d", []string{"usage", "--since", "3650d", "--timeout", "10m"}, false},
+	}
+	for _, a := range agentsIn(home) {
+		switch a {
+		case "gemini", "qwen-code", "copilot":
+			// The newer agents' rows of their own: a listing of each alone,
+			// warm and alive only.
+			cases = append(cases,
+				c{"list -a --json --adapter " + a, []string{"list", "-a", "--json", "--since", "3650d", "--timeout", "10m", "--adapter", a}, false},
+				c{"list --adapter " + a + " (alive only)", []string{"list", "--adapter", a}, false},
+				c{"usage --since 3650d --adapter " + a, []string{"usage", "--since", "3650d", "--timeout", "10m", "--adapter", a}, false})
+		}
 	}
 	if _, err := os.Stat(filepath.Join(home, ".codex", "sessions")); err == nil {
 		// Codex's alive-only listing as a user runs it: every process of the
@@ -492,7 +519,37 @@ func targets(home string) []target {
 	if pi != "" {
 		out = append(out, target{"<pi>", pi})
 	}
+	// Gemini's file names carry 8 characters of the id: the full id is the
+	// header's. The middle file of the first project.
+	if chats, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*.jsonl")); len(chats) > 0 {
+		if id := geminiID(chats[len(chats)/2]); id != "" {
+			out = append(out, target{"<gemini>", id})
+		}
+	}
+	if chats, _ := filepath.Glob(filepath.Join(home, ".qwen", "projects", "*", "chats", "*.jsonl")); len(chats) > 0 {
+		out = append(out, target{"<qwen-code>", strings.TrimSuffix(filepath.Base(chats[len(chats)/2]), ".jsonl")})
+	}
+	if ents, err := os.ReadDir(filepath.Join(home, ".copilot", "session-state")); err == nil && len(ents) > 1 {
+		out = append(out, target{"<copilot>", ents[len(ents)/2].Name()})
+	}
 	return out
+}
+
+// geminiID is the sessionId of a Gemini session file's header line.
+func geminiID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadSlice('\n')
+	var h struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(line, &h) != nil {
+		return ""
+	}
+	return h.SessionID
 }
 
 // run measures one home and prints a table.

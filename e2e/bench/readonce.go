@@ -52,11 +52,33 @@ func readTrees(home, agent string) []readTree {
 			{filepath.Join(oc, "storage", "message"), ".json"}}
 	case "pi":
 		return []readTree{{filepath.Join(home, ".pi", "agent", "sessions"), ".jsonl"}}
+	case "gemini": // tmp/<project>/chats/session-*.jsonl
+		return []readTree{{filepath.Join(home, ".gemini", "tmp"), ".jsonl"}}
+	case "qwen-code": // projects/<project>/chats/<id>.jsonl
+		return []readTree{{filepath.Join(home, ".qwen", "projects"), ".jsonl"}}
+	case "copilot": // session-state/<id>/events.jsonl, and each workspace.yaml
+		return []readTree{{filepath.Join(home, ".copilot", "session-state"), ".jsonl"},
+			{filepath.Join(home, ".copilot", "session-state"), "workspace.yaml"}}
 	}
 	return nil
 }
 
-var benchAgents = []string{"claude-code", "codex", "opencode", "pi"}
+var benchAgents = []string{"claude-code", "codex", "opencode", "pi", "gemini", "qwen-code", "copilot"}
+
+// agentsIn are the agents of benchAgents whose files home holds: a cold
+// listing per agent is timed only for those.
+func agentsIn(home string) []string {
+	var out []string
+	for _, a := range benchAgents {
+		for _, t := range readTrees(home, a) {
+			if _, err := os.Stat(t.Dir); err == nil {
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	return out
+}
 
 type readOnceResult struct {
 	Files int   `json:"files"`
