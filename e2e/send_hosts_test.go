@@ -110,8 +110,8 @@ func TestSendOnHost(t *testing.T) {
 			t.Fatalf("agentctl send: %v", err)
 		}
 		samples, all := w.finish()
-		if samples < 2 {
-			t.Errorf("only %d argv samples during send %q", samples, args)
+		if samples < 2 && r.took > 200*time.Millisecond { // 50 ms apart: a quick refusal may see one
+			t.Errorf("only %d argv samples during send %q (%s)", samples, args, r.took)
 		}
 		self := fmt.Sprintf("pid %d: ", cmd.Process.Pid)
 		for _, h := range all {
