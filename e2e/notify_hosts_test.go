@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,27 +204,13 @@ func TestNotifyWaitingAcrossHosts(t *testing.T) {
 	for _, name := range names {
 		h := &ocHost{name: name, o: harness.NewOpenCode(t, srv), dir: harness.WorkDir(t, "notify-"+name)}
 		h.o.AskBeforeBash(t)
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		harness.Start(t, harness.Spec{Path: h.o.Bin, Args: []string{"serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
-			Dir: h.dir, Env: h.o.Env.With("PWD", h.dir), Name: "opencode-serve-" + name})
-		h.oc = ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+		h.oc = startOCServe(t, h.o, h.dir, "opencode-serve-"+name)
 		h.env = harness.HostEnv(t, h.o.Home)
 		h.sshd = n.Start(t, name, h.env)
 		hosts[name] = h
 	}
 	for _, h := range hosts {
-		deadline := time.Now().Add(180 * time.Second) // slow to start on a loaded machine
-		for !h.oc.healthy() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: opencode serve did not answer /global/health within 180 s", h.name)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		h.oc.waitHealthy(180 * time.Second)
 	}
 	a := harness.NewAgentctl(t, harness.TempDir(t))
 	a.Env = a.Env.With("AGENTCTL_SSH", n.SSHCommand())

@@ -27,22 +27,8 @@ func TestOpenCodeServePermissionWaiting(t *testing.T) {
 	o := harness.NewOpenCode(t, srv)
 	o.AskBeforeBash(t)
 	dir := harness.WorkDir(t, "frontend")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	harness.Start(t, harness.Spec{Path: o.Bin, Args: []string{"serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
-		Dir: dir, Env: o.Env.With("PWD", dir), Name: "opencode-serve"})
-	oc := ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	deadline := time.Now().Add(90 * time.Second) // slow to start on a loaded machine
-	for !oc.healthy() {
-		if time.Now().After(deadline) {
-			t.Fatal("opencode serve did not answer /global/health within 90 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	oc := startOCServe(t, o, dir, "opencode-serve")
+	oc.waitHealthy(90 * time.Second)
 	var sess struct {
 		ID string `json:"id"`
 	}
@@ -61,7 +47,7 @@ func TestOpenCodeServePermissionWaiting(t *testing.T) {
 
 	// Ground truth: the moment the server lists the request.
 	var reqID string
-	deadline = time.Now().Add(180 * time.Second) // minutes under load: the model call and tool start are slow
+	deadline := time.Now().Add(180 * time.Second) // minutes under load: the model call and tool start are slow
 	for reqID == "" {
 		var reqs []struct {
 			ID        string `json:"id"`
@@ -116,6 +102,49 @@ func TestOpenCodeServePermissionWaiting(t *testing.T) {
 type ocServer struct {
 	t    *testing.T
 	base string
+}
+
+// startOCServe starts `opencode serve` of o in dir on a free loopback port
+// (named name among the test's processes) and returns its API; waitHealthy
+// waits for it to answer.
+func startOCServe(t *testing.T, o *harness.OpenCode, dir, name string) ocServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	harness.Start(t, harness.Spec{Path: o.Bin, Args: []string{"serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
+		Dir: dir, Env: o.Env.With("PWD", dir), Name: name})
+	return ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+}
+
+// waitHealthy waits up to limit for GET /global/health (slow to start on a
+// loaded machine).
+func (o ocServer) waitHealthy(limit time.Duration) {
+	o.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !o.healthy() {
+		if time.Now().After(deadline) {
+			o.t.Fatalf("opencode serve %s did not answer /global/health within %s", o.base, limit)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// newSession creates a session and starts its first turn with prompt on the
+// fake model; it returns the session's id.
+func (o ocServer) newSession(prompt string) string {
+	o.t.Helper()
+	var sess struct {
+		ID string `json:"id"`
+	}
+	o.post("/session", `{}`, &sess)
+	b, _ := json.Marshal(prompt)
+	o.post("/session/"+sess.ID+"/prompt_async",
+		`{"model":{"providerID":"fake","modelID":"fake-model"},"parts":[{"type":"text","text":`+string(b)+`}]}`, nil)
+	return sess.ID
 }
 
 func (o ocServer) healthy() bool {

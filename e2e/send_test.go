@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -369,29 +368,9 @@ func TestSendOpenCodeServe(t *testing.T) {
 	srv := stub.Start(t, nil)
 	o := harness.NewOpenCode(t, srv)
 	dir := harness.WorkDir(t, "send-oc")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	harness.Start(t, harness.Spec{Path: o.Bin, Args: []string{"serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port)},
-		Dir: dir, Env: o.Env.With("PWD", dir), Name: "opencode-serve-send"})
-	oc := ocServer{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	deadline := time.Now().Add(120 * time.Second) // slow to start on a loaded machine
-	for !oc.healthy() {
-		if time.Now().After(deadline) {
-			t.Fatal("opencode serve did not answer /global/health within 120 s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	var sess struct {
-		ID string `json:"id"`
-	}
-	oc.post("/session", `{}`, &sess)
-	id := sess.ID
-	oc.post("/session/"+id+"/prompt_async",
-		`{"model":{"providerID":"fake","modelID":"fake-model"},"parts":[{"type":"text","text":"first"}]}`, nil)
+	oc := startOCServe(t, o, dir, "opencode-serve-send")
+	oc.waitHealthy(120 * time.Second)
+	id := oc.newSession("first")
 	a := harness.NewAgentctl(t, o.Home)
 	atRest := func(when string) {
 		t.Helper()
