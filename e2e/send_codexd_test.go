@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,39 +36,10 @@ func TestSendCodexDaemonTUI(t *testing.T) {
 	c := harness.NewCodex(t, srv)
 	codexHome := filepath.Join(c.Home, ".codex")
 	dir := harness.WorkDir(t, "send-codexd")
-	trustCodexProject(t, c, dir)
 	// Last cleanup to run: the daemon the TUI leaves behind (PPID 1 once the
 	// TUI is gone), stopped the way a user would, then by its pid files.
 	t.Cleanup(func() { stopCodexDaemon(c, codexHome) })
-	x := startTmux(t, c.Env.With("PWD", dir), dir, "sh", "-c", `"$@"; echo "codex exited $?"; sleep 60`, "sh",
-		c.Bin, "-a", "on-request", "-s", "read-only", "-C", dir)
-	harness.Eventually(t, 120*time.Second, func() string {
-		if scr := x.screen(t); !strings.Contains(scr, "Ask Codex") || !strings.Contains(scr, "fake-model") {
-			return "no ready composer:\n" + scr
-		}
-		return ""
-	})
-	x.typeLine(t, "first")
-	a := harness.NewAgentctl(t, c.Home)
-	var id string
-	harness.Eventually(t, 60*time.Second, func() string {
-		for _, s := range a.ListAlive(t) {
-			if s.Adapter == "codex" && s.Status == "idle" {
-				id = s.ID
-				return ""
-			}
-		}
-		return "no idle codex session yet\nscreen:\n" + x.screen(t)
-	})
-	idle := func(when string) {
-		t.Helper()
-		harness.Eventually(t, 60*time.Second, func() string {
-			if s := a.Status(t, id); s.Status != "idle" {
-				return when + ": status " + s.Status + " (" + s.EvidenceDetail + ")\nscreen:\n" + x.screen(t)
-			}
-			return ""
-		})
-	}
+	x, a, id, idle := codexTUIInTmux(t, c, dir)
 	// The daemon hosts the thread: its pid (Codex's own pid file) holds it.
 	daemon := codexDaemonPID(t, codexHome)
 	var st struct {
@@ -184,19 +154,7 @@ func TestSendCodexDaemonTUI(t *testing.T) {
 		t.Errorf("the queued message is in the rollout %d times, want exactly 1", n)
 	}
 
-	var took []time.Duration
-	for i := 0; i < 10; i++ {
-		idle("before a timed send")
-		msg := "timed message " + itoa(i) + " " + marker
-		r := sendStdin(t, a, msg, id, "-")
-		if r.code != 0 || strings.TrimSpace(r.out) != "delivered "+id {
-			t.Fatalf("timed send %d: exit %d, %q %q\nscreen:\n%s", i, r.code, r.out, r.errOut, x.screen(t))
-		}
-		took = append(took, r.took)
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	t.Logf("codex TUI via codex-app-server: send → delivered median of 10 = %s (min %s, max %s)",
-		((took[4] + took[5]) / 2).Round(time.Millisecond), took[0].Round(time.Millisecond), took[9].Round(time.Millisecond))
+	timedSends(t, a, id, id, marker, "codex TUI via codex-app-server", idle, func() string { return x.screen(t) })
 }
 
 // trustCodexProject marks dir trusted in c's config.toml (no trust prompt).

@@ -432,17 +432,36 @@ func TestSendCodexTUIInTmux(t *testing.T) {
 	srv := stub.Start(t, nil)
 	c := harness.NewCodex(t, srv)
 	dir := harness.WorkDir(t, "send-codex")
-	cfg := filepath.Join(c.Home, ".codex", "config.toml")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
+	x, a, id, idle := codexTUIInTmux(t, c, dir, "--disable", "daemon_auto_start")
+	var st struct {
+		CanSend string `json:"can_send"`
 	}
-	b = append(b, []byte("\n[projects.\""+dir+"\"]\ntrust_level = \"trusted\"\n")...)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
-		t.Fatal(err)
+	a.JSON(t, &st, "status", id)
+	if st.CanSend != "tmux" {
+		t.Errorf("status --json can_send %q, want tmux", st.CanSend)
 	}
-	x := startTmux(t, c.Env.With("PWD", dir), dir, "sh", "-c", `"$@"; echo "codex exited $?"; sleep 60`, "sh",
-		c.Bin, "--disable", "daemon_auto_start", "-a", "on-request", "-s", "read-only", "-C", dir)
+
+	marker := "CXMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	msg := "please note " + marker + " and reply"
+	sendChecked(t, srv, id, "tmux", msg, marker, func() string { return x.screen(t) },
+		func() sendResult { return sendStdin(t, a, msg, "--json", id, "-") })
+	idle("after the reply")
+	if n := userRecords(t, a, id, msg); n != 1 {
+		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
+	}
+
+	timedSends(t, a, id, id, marker, "codex TUI via tmux", idle, func() string { return x.screen(t) })
+}
+
+// codexTUIInTmux runs the Codex TUI of c (args before the approval flags) in
+// a tmux pane in dir, trusted, and once its composer takes keys types a
+// first prompt; it returns the pane, an agentctl over c's home, the session's
+// id once it is idle, and a wait for idle.
+func codexTUIInTmux(t *testing.T, c *harness.Codex, dir string, args ...string) (*tmuxServer, *harness.Agentctl, string, func(string)) {
+	t.Helper()
+	trustCodexProject(t, c, dir)
+	argv := append([]string{"sh", "-c", `"$@"; echo "codex exited $?"; sleep 60`, "sh", c.Bin}, args...)
+	x := startTmux(t, c.Env.With("PWD", dir), dir, append(argv, "-a", "on-request", "-s", "read-only", "-C", dir)...)
 	harness.Eventually(t, 120*time.Second, func() string {
 		// The composer is drawn at once, but takes keys (they are buffered till
 		// then) only once the footer names the model: 15-20 s under load.
@@ -472,24 +491,7 @@ func TestSendCodexTUIInTmux(t *testing.T) {
 			return ""
 		})
 	}
-	var st struct {
-		CanSend string `json:"can_send"`
-	}
-	a.JSON(t, &st, "status", id)
-	if st.CanSend != "tmux" {
-		t.Errorf("status --json can_send %q, want tmux", st.CanSend)
-	}
-
-	marker := "CXMARK" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	msg := "please note " + marker + " and reply"
-	sendChecked(t, srv, id, "tmux", msg, marker, func() string { return x.screen(t) },
-		func() sendResult { return sendStdin(t, a, msg, "--json", id, "-") })
-	idle("after the reply")
-	if n := userRecords(t, a, id, msg); n != 1 {
-		t.Errorf("after the reply: %d user records with the message, want exactly 1", n)
-	}
-
-	timedSends(t, a, id, id, marker, "codex TUI via tmux", idle, func() string { return x.screen(t) })
+	return x, a, id, idle
 }
 
 // issue 35: the Pi TUI (1.6.0) in a tmux pane takes a message through the
