@@ -52,9 +52,10 @@ func parseChat(r *Request) {
 // (active exec sessions, subagents): the prompt is the user message before it.
 const openClawContext = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 
-// chatTool picks the shell tool the agent offered (pi and OpenCode: "bash").
+// chatTool picks the shell tool the agent offered (pi and OpenCode: "bash";
+// Qwen Code's TUI: "run_shell_command").
 func chatTool(tools []string) string {
-	for _, want := range []string{"bash", "exec", "shell", "Bash"} {
+	for _, want := range []string{"bash", "exec", "shell", "Bash", "run_shell_command"} {
 		for _, t := range tools {
 			if t == want {
 				return t
