@@ -105,6 +105,22 @@ func socketArgs(socket string, args ...string) []string {
 // receives both at once may take the Enter as part of the paste.
 const enterDelay = 150 * time.Millisecond
 
+// geminiEnterDelay: Gemini CLI (0.61) turns an Enter into a newline while a
+// paste it does not trust (no kitty keyboard protocol: tmux) is younger than
+// 40 ms, and it clears that mark with a timer and a re-render, which under load
+// came later than 150 ms after the text was on screen (the message stayed in
+// its input box; docs/agents/gemini.md "Send").
+const geminiEnterDelay = 600 * time.Millisecond
+
+// EnterDelay is how long after the pane shows the pasted text the Enter that
+// submits it is pressed, for a session of adapter.
+func EnterDelay(adapter string) time.Duration {
+	if adapter == "gemini" {
+		return geminiEnterDelay
+	}
+	return enterDelay
+}
+
 // shownWait bounds how long Paste waits for the pane to show the pasted text
 // before it presses Enter anyway (a TUI may fold a long paste into a placeholder).
 const shownWait = 5 * time.Second
@@ -116,10 +132,16 @@ const shownWait = 5 * time.Second
 // stayed in its input box). The text goes to tmux on stdin (load-buffer -), never
 // in an argv; the buffer is deleted as it is pasted.
 func Paste(ctx context.Context, run Runner, pane Pane, msg string, buffer string) error {
-	return paste(ctx, run, pane, msg, buffer, shownWait)
+	return paste(ctx, run, pane, msg, buffer, shownWait, enterDelay)
 }
 
-func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait time.Duration) error {
+// PasteEnterAfter is Paste with the Enter pressed enter after the text shows
+// (EnterDelay).
+func PasteEnterAfter(ctx context.Context, run Runner, pane Pane, msg, buffer string, enter time.Duration) error {
+	return paste(ctx, run, pane, msg, buffer, shownWait, enter)
+}
+
+func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait, enter time.Duration) error {
 	if _, err := run(ctx, strings.NewReader(msg), "tmux", socketArgs(pane.Socket, "load-buffer", "-b", buffer, "-")...); err != nil {
 		return fmt.Errorf("tmux load-buffer: %w", err)
 	}
@@ -135,7 +157,7 @@ func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait 
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(enterDelay):
+	case <-time.After(enter):
 	}
 	if _, err := run(ctx, nil, "tmux", socketArgs(pane.Socket, "send-keys", "-t", pane.ID, "Enter")...); err != nil {
 		return fmt.Errorf("tmux send-keys Enter: %w", err)

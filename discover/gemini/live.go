@@ -141,7 +141,7 @@ type owner struct {
 // approvalGrace: a tool call asked for this long ago, with no process started
 // to run it, is taken to await approval (an approved shell command starts its
 // process at once; an in-process tool completes within it).
-const approvalGrace = 2 * time.Second
+const approvalGrace = time.Second
 
 // asking says why the owner of a session that asked for a tool call at asked
 // is at an approval dialog, or "" when it may be running the tool: the call is

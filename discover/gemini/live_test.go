@@ -184,9 +184,9 @@ func TestToolCallInFlight(t *testing.T) {
 	if s := one(t, env, id1); s.Status != discover.StatusWaiting || !s.Inferred || !strings.Contains(s.EvidenceDetail, "approval") {
 		t.Errorf("alive, no tool process: %s inferred=%v (%s), want waiting, inferred", s.Status, s.Inferred, s.EvidenceDetail)
 	}
-	env.Now = func() time.Time { return asked.Add(time.Second) }
+	env.Now = func() time.Time { return asked.Add(500 * time.Millisecond) }
 	if s := one(t, env, id1); s.Status != discover.StatusRunning {
-		t.Errorf("alive, asked a second ago: status %s, want running", s.Status)
+		t.Errorf("alive, asked half a second ago: status %s, want running", s.Status)
 	}
 	env.Now = func() time.Time { return now }
 	tree.Procs = append(tree.Procs, proc.Process{PID: 701, PPID: 601, Comm: "bash", StartTicks: 103})

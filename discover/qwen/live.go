@@ -64,7 +64,7 @@ const (
 	// approvalGrace: a tool call this old with no process started since to
 	// run it is at the approval dialog (an approved shell command starts its
 	// process at once; in-process tools complete within it).
-	approvalGrace = 2 * time.Second
+	approvalGrace = time.Second
 )
 
 // candidate is a live qwen process that no registry record accounts for.

@@ -91,7 +91,7 @@ func TestLiveTUIStates(t *testing.T) {
 		{"no transcript yet", nil, now, discover.StatusIdle, ""},
 		{"answered", []string{prompt("00", "go"), reply("01", "ok", 1, 1, 0, 0)}, now, discover.StatusIdle, ""},
 		{"prompt in flight", []string{prompt("00", "go")}, tsPtr("2026-12-01T10:00:05Z").UTC(), discover.StatusRunning, ""},
-		{"tool call just made", []string{prompt("00", "go"), toolCall}, tsPtr("2026-12-01T10:00:06Z").UTC(), discover.StatusRunning, ""},
+		{"tool call just made", []string{prompt("00", "go"), toolCall}, tsPtr("2026-12-01T10:00:05.5Z").UTC(), discover.StatusRunning, ""},
 		// No process started to run it: the approval dialog (the real TUI:
 		// e2e TestQwenTUIWaiting).
 		{"tool call unanswered", []string{prompt("00", "go"), toolCall}, tsPtr("2026-12-01T10:00:10Z").UTC(), discover.StatusWaiting, ""},
