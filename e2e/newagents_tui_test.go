@@ -43,6 +43,20 @@ func newTUIFor(t *testing.T, srv *stub.Server, name, dir string) newTUI {
 	return newTUI{}
 }
 
+// typeSettled types text, waits until the terminal shows it, then 700 ms more,
+// calls before and presses Enter. Gemini CLI takes typed text that arrives in
+// one read as an untrusted paste and an Enter soon after it as a newline
+// (docs/agents/gemini.md §7c): typeLine's Enter can come too early under load.
+func typeSettled(t *testing.T, p *harness.PTY, text string, before func()) {
+	t.Helper()
+	from := p.Len()
+	p.Type(t, text)
+	p.WaitOutput(t, 10*time.Second, from, text)
+	time.Sleep(700 * time.Millisecond)
+	before()
+	p.Type(t, "\r")
+}
+
 func writeJSONFile(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -79,7 +93,7 @@ func newAgentTUIWaiting(t *testing.T, name string) {
 	p.WaitOutput(t, 3*time.Minute, 0, tui.ready)
 	time.Sleep(2 * time.Second) // the composer takes keys a moment after it is drawn
 	from := p.Len()
-	typeLine(t, p, "hello WORDS=3")
+	typeSettled(t, p, "hello WORDS=3", func() {})
 	p.WaitOutput(t, 2*time.Minute, from, "FAKE-REPLY w2 w3")
 
 	a := harness.NewAgentctl(t, ag.Home)
@@ -113,7 +127,7 @@ func newAgentTUIWaiting(t *testing.T, name string) {
 	}
 
 	from = p.Len()
-	typeLine(t, p, "now TOOLCMD: touch approval-probe.txt")
+	typeSettled(t, p, "now TOOLCMD: touch approval-probe.txt", func() {})
 	p.WaitOutput(t, 2*time.Minute, from, tui.dialog)
 	out, errOut, code := a.Run(t, "wait", "--until", "waiting", "--timeout", "60s", "--json", id)
 	if code != 0 || !strings.Contains(out, `"status":"waiting"`) && !strings.Contains(out, `"status": "waiting"`) {
@@ -193,7 +207,7 @@ func TestStatusAccuracyNewAgentsTUI(t *testing.T) {
 			p.WaitOutput(t, 3*time.Minute, 0, tui.ready)
 			time.Sleep(2 * time.Second)
 			from := p.Len()
-			typeLine(t, p, "hello WORDS=3")
+			typeSettled(t, p, "hello WORDS=3", func() {})
 			p.WaitOutput(t, 2*time.Minute, from, "FAKE-REPLY w2 w3")
 			a := harness.NewAgentctl(t, ag.Home)
 			var id string
@@ -210,16 +224,20 @@ func TestStatusAccuracyNewAgentsTUI(t *testing.T) {
 			s := startSampler(t, a, id)
 			time.Sleep(3 * time.Second)
 
-			replied := func(what string, match func(stub.Exchange) bool) {
+			// replied waits for the stub to complete a matching request made
+			// after the first n exchanges (Qwen's memory extractor also sends
+			// tool results, after the first turn).
+			replied := func(what string, n int, match func(stub.Exchange) bool) {
 				t.Helper()
 				var sent time.Time
 				harness.Eventually(t, 60*time.Second, func() string {
-					es := srv.ModelExchanges(func(e stub.Exchange) bool { return match(e) && e.Completed })
-					if len(es) == 0 {
-						return what + " was not sent"
+					for _, e := range srv.Exchanges()[n:] {
+						if e.Request.API != "" && match(e) && e.Completed {
+							sent = e.Done
+							return ""
+						}
 					}
-					sent = es[len(es)-1].Done
-					return ""
+					return what + " was not sent\nscreen:\n" + harness.Tail(harness.StripANSI(p.Output()), 30)
 				})
 				// The TUI ends its turn once the reply was sent, a moment the
 				// ground truth cannot see: both states count for 2 s.
@@ -230,16 +248,16 @@ func TestStatusAccuracyNewAgentsTUI(t *testing.T) {
 			}
 
 			hold := name + "acc"
-			typeLineThen(t, p, "accuracy HOLD="+hold, func() { tr.between("idle", "running") })
+			typeSettled(t, p, "accuracy HOLD="+hold, func() { tr.between("idle", "running") })
 			waitHeldFor(t, srv, hold, 60*time.Second)
 			tr.set("running")
 			time.Sleep(3 * time.Second)
 			srv.Release(hold)
-			replied("the held reply", func(e stub.Exchange) bool { return strings.Contains(e.Request.LastUser, "HOLD="+hold) })
+			replied("the held reply", 0, func(e stub.Exchange) bool { return strings.Contains(e.Request.LastUser, "HOLD="+hold) })
 
 			hold2 := name + "acc2"
 			from = p.Len()
-			typeLineThen(t, p, "HOLD="+hold2+" TOOLCMD: touch acc-made-this", func() { tr.between("idle", "running") })
+			typeSettled(t, p, "HOLD="+hold2+" TOOLCMD: touch acc-made-this", func() { tr.between("idle", "running") })
 			waitHeldFor(t, srv, hold2, 60*time.Second)
 			tr.set("running")
 			time.Sleep(3 * time.Second)
@@ -250,9 +268,10 @@ func TestStatusAccuracyNewAgentsTUI(t *testing.T) {
 			p.WaitOutput(t, 60*time.Second, from, tui.dialog)
 			tr.set("waiting")
 			time.Sleep(4 * time.Second)
+			n := len(srv.Exchanges())
 			p.Type(t, "\r") // the first choice: allow once
 			tr.between("waiting", "running")
-			replied("the answer to the tool result", func(e stub.Exchange) bool { return e.Request.ToolResult })
+			replied("the answer to the tool result", n, func(e stub.Exchange) bool { return e.Request.ToolResult })
 			if !exists(filepath.Join(dir, "acc-made-this")) {
 				t.Error("the approved command did not run")
 			}

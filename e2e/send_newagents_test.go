@@ -55,6 +55,21 @@ func sendTUIFor(t *testing.T, srv *stub.Server, name, dir string) sendTUI {
 	return sendTUI{}
 }
 
+// typeSettledTmux is x.typeLine with Enter 700 ms after the text shows (see
+// typeSettled).
+func typeSettledTmux(t *testing.T, x *tmuxServer, text string) {
+	t.Helper()
+	x.run(t, "send-keys", "-t", "send", "-l", text)
+	harness.Eventually(t, 10*time.Second, func() string {
+		if !strings.Contains(x.screen(t), text) {
+			return "typed text not on screen:\n" + x.screen(t)
+		}
+		return ""
+	})
+	time.Sleep(700 * time.Millisecond)
+	x.run(t, "send-keys", "-t", "send", "Enter")
+}
+
 // issue 35 for Gemini CLI, Qwen Code and Copilot CLI: none has a channel of
 // its own into a running TUI session on the pinned versions (docs/agents/
 // {gemini,qwen,copilot}.md "Send"), so a TUI in a tmux pane takes a message
@@ -76,7 +91,7 @@ func sendNewAgentTUI(t *testing.T, name string) {
 	ag := tui.agent
 	x := startTmux(t, ag.Env.With("PWD", dir), dir, append([]string{"sh", "-c", `"$@"; echo "agent exited $?"; sleep 60`, "sh", ag.Bin}, tui.args...)...)
 	tui.ready(t, x)
-	x.typeLine(t, "first WORDS=2")
+	typeSettledTmux(t, x, "first WORDS=2")
 	a := harness.NewAgentctl(t, ag.Home)
 	var id string
 	harness.Eventually(t, 2*time.Minute, func() string {
@@ -168,7 +183,7 @@ func sendNewAgentTUI(t *testing.T, name string) {
 
 	// 3. The approval dialog on screen: refused without --force, the dialog
 	// still there, untouched; the command never runs.
-	x.typeLine(t, "TOOLCMD: touch send-made-this")
+	typeSettledTmux(t, x, "TOOLCMD: touch send-made-this")
 	harness.Eventually(t, 2*time.Minute, func() string {
 		if !strings.Contains(x.screen(t), tui.dialog) {
 			return "no approval dialog:\n" + x.screen(t)
