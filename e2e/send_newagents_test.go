@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,6 +92,18 @@ func sendNewAgentTUI(t *testing.T, name string) {
 	tui := sendTUIFor(t, srv, name, dir)
 	ag := tui.agent
 	x := startTmux(t, ag.Env.With("PWD", dir), dir, append([]string{"sh", "-c", `"$@"; echo "agent exited $?"; sleep 60`, "sh", ag.Bin}, tui.args...)...)
+	// Killed before tmux's own cleanup: a TUI that tmux only hangs up on keeps
+	// writing into its home while the test's temp dirs are removed.
+	pane, err := strconv.Atoi(strings.TrimSpace(x.run(t, "display", "-p", "-t", "send", "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pane, syscall.SIGKILL)
+		for i := 0; i < 100 && syscall.Kill(-pane, 0) == nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	tui.ready(t, x)
 	typeSettledTmux(t, x, "first WORDS=2")
 	a := harness.NewAgentctl(t, ag.Home)
