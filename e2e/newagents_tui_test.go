@@ -129,7 +129,7 @@ func newAgentTUIWaiting(t *testing.T, name string) {
 	from = p.Len()
 	typeSettled(t, p, "now TOOLCMD: touch approval-probe.txt", func() {})
 	p.WaitOutput(t, 2*time.Minute, from, tui.dialog)
-	out, errOut, code := a.Run(t, "wait", "--until", "waiting", "--timeout", "60s", "--json", id)
+	out, errOut, code := a.Run(t, "wait", "--until", "waiting", "--timeout", "25s", "--json", id)
 	if code != 0 || !strings.Contains(out, `"status":"waiting"`) && !strings.Contains(out, `"status": "waiting"`) {
 		t.Errorf("wait --until waiting at the approval dialog: exit %d\n%s%s", code, out, errOut)
 	}
