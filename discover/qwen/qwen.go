@@ -292,7 +292,7 @@ func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool,
 // liveVerdict is the sub-state of a session whose process is alive. A TUI at
 // rest is idle; a headless run works until it exits (the memory extractor runs
 // after the reply), so it is running. started reports whether a process of
-// the TUI's has started since a moment (nil: not known).
+// the TUI's has started since a moment (nil: not known, never waiting).
 func liveVerdict(s *summary, tui bool, now time.Time, started func(since time.Time) bool) discover.Verdict {
 	if !tui {
 		v := discover.Verdict{Status: discover.StatusRunning}
@@ -315,25 +315,19 @@ func liveVerdict(s *summary, tui bool, now time.Time, started func(since time.Ti
 		return discover.Verdict{Status: discover.StatusRunning, Detail: "retrying after: " + s.ErrAfter}
 	}
 	if s.Last == lastToolCall && !s.LastTS.IsZero() {
-		age := now.Sub(s.LastTS)
-		switch {
-		case started != nil && age >= approvalGrace:
-			// Qwen runs a shell command as a child process, at once once
-			// approved; none since the call: its approval dialog.
-			if !started(s.LastTS.Add(-time.Second)) {
-				return discover.Verdict{Status: discover.StatusWaiting, Inferred: true,
-					Detail: fmt.Sprintf("tool call %s unanswered for %s and no process started to run it (inferred permission prompt)", s.PendingTool, age.Round(time.Second))}
-			}
-		case started == nil && age > waitingAge:
+		// Qwen runs an approved shell command as a child process at once; none
+		// started since the call: its approval dialog.
+		if age := now.Sub(s.LastTS); started != nil && age >= approvalGrace && !started(s.LastTS.Add(-time.Second)) {
 			return discover.Verdict{Status: discover.StatusWaiting, Inferred: true,
-				Detail: fmt.Sprintf("tool call %s unanswered for %s (inferred permission prompt)", s.PendingTool, age.Round(time.Second))}
+				Detail: fmt.Sprintf("tool call %s unanswered for %s and no process started to run it (inferred permission prompt)", s.PendingTool, age.Round(time.Second))}
 		}
 	}
 	return discover.Verdict{Status: discover.StatusRunning}
 }
 
 // startedSince reports whether a descendant of pid started at or after since
-// (a process whose start cannot be read counts: never a false "waiting").
+// (a process whose start cannot be read counts, and so does a table that
+// cannot be read: never a false "waiting").
 func startedSince(t proc.Table, pid int, since time.Time) bool {
 	if t == nil || !t.Available() {
 		return true
