@@ -57,6 +57,20 @@ func typeSettled(t *testing.T, p *harness.PTY, text string, before func()) {
 	p.Type(t, "\r")
 }
 
+// waitAnswered waits for the stub to have answered prompt in full (a TUI's
+// spinner redraws can split the reply's text in the terminal's byte stream).
+func waitAnswered(t *testing.T, srv *stub.Server, prompt string) {
+	t.Helper()
+	harness.Eventually(t, 2*time.Minute, func() string {
+		for _, e := range srv.Exchanges() {
+			if e.Completed && e.Status == 200 && strings.TrimSpace(e.Request.LastUser) == prompt {
+				return ""
+			}
+		}
+		return "the stub has not answered " + prompt
+	})
+}
+
 func writeJSONFile(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -92,9 +106,8 @@ func newAgentTUIWaiting(t *testing.T, name string) {
 	p := harness.StartPTY(t, harness.Spec{Path: ag.Bin, Args: tui.args, Dir: dir, Env: env, Name: name + "-tui"})
 	p.WaitOutput(t, 3*time.Minute, 0, tui.ready)
 	time.Sleep(2 * time.Second) // the composer takes keys a moment after it is drawn
-	from := p.Len()
 	typeSettled(t, p, "hello WORDS=3", func() {})
-	p.WaitOutput(t, 2*time.Minute, from, "FAKE-REPLY w2 w3")
+	waitAnswered(t, srv, "hello WORDS=3")
 
 	a := harness.NewAgentctl(t, ag.Home)
 	var id string
@@ -126,7 +139,7 @@ func newAgentTUIWaiting(t *testing.T, name string) {
 		t.Fatalf("the idle TUI session has no pid: %+v", full)
 	}
 
-	from = p.Len()
+	from := p.Len()
 	typeSettled(t, p, "now TOOLCMD: touch approval-probe.txt", func() {})
 	p.WaitOutput(t, 2*time.Minute, from, tui.dialog)
 	out, errOut, code := a.Run(t, "wait", "--until", "waiting", "--timeout", "25s", "--json", id)
@@ -206,9 +219,8 @@ func TestStatusAccuracyNewAgentsTUI(t *testing.T) {
 			}
 			p.WaitOutput(t, 3*time.Minute, 0, tui.ready)
 			time.Sleep(2 * time.Second)
-			from := p.Len()
 			typeSettled(t, p, "hello WORDS=3", func() {})
-			p.WaitOutput(t, 2*time.Minute, from, "FAKE-REPLY w2 w3")
+			waitAnswered(t, srv, "hello WORDS=3")
 			a := harness.NewAgentctl(t, ag.Home)
 			var id string
 			harness.Eventually(t, 60*time.Second, func() string {
@@ -256,7 +268,7 @@ func TestStatusAccuracyNewAgentsTUI(t *testing.T) {
 			replied("the held reply", 0, func(e stub.Exchange) bool { return strings.Contains(e.Request.LastUser, "HOLD="+hold) })
 
 			hold2 := name + "acc2"
-			from = p.Len()
+			from := p.Len()
 			typeSettled(t, p, "HOLD="+hold2+" TOOLCMD: touch acc-made-this", func() { tr.between("idle", "running") })
 			waitHeldFor(t, srv, hold2, 60*time.Second)
 			tr.set("running")
