@@ -59,11 +59,13 @@ func typeSettled(t *testing.T, p *harness.PTY, text string, before func()) {
 
 // waitAnswered waits for the stub to have answered prompt in full (a TUI's
 // spinner redraws can split the reply's text in the terminal's byte stream).
+// The prompt is within the request's last user message: Qwen and Copilot put
+// their own context around it.
 func waitAnswered(t *testing.T, srv *stub.Server, prompt string) {
 	t.Helper()
 	harness.Eventually(t, 2*time.Minute, func() string {
 		for _, e := range srv.Exchanges() {
-			if e.Completed && e.Status == 200 && strings.TrimSpace(e.Request.LastUser) == prompt {
+			if e.Completed && e.Status == 200 && strings.Contains(e.Request.LastUser, prompt) {
 				return ""
 			}
 		}
