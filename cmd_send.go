@@ -377,7 +377,8 @@ func pickChannel(ctx context.Context, env *discover.Env, sess discover.Session) 
 	}
 	return channel{via: send.ViaTmux, where: "tmux pane " + pane.ID, status: sess.Status,
 		deliver: func(ctx context.Context, msg string, sent time.Time) error {
-			return send.Paste(ctx, send.Exec, pane, msg, fmt.Sprintf("agentctl-send-%d-%d", os.Getpid(), sent.UnixNano()))
+			return send.PasteEnterAfter(ctx, send.Exec, pane, msg, fmt.Sprintf("agentctl-send-%d-%d", os.Getpid(), sent.UnixNano()),
+				send.EnterDelay(sess.Adapter))
 		}}, nil
 }
 

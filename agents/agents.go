@@ -91,15 +91,15 @@ func All() []Agent {
 		{Name: "gemini", Reader: "gemini", Doc: "gemini", Label: "gemini", Short: "gemini",
 			BinEnv: "AGENTCTL_GEMINI_BIN", Binary: "gemini", Install: "install it (npm i -g @google/gemini-cli)",
 			TestedOldest: "0.61.0", TestedNewest: "0.61.0",
-			Launch: true, Resume: true},
+			Launch: true, Resume: true, Send: true},
 		{Name: "qwen-code", Reader: "qwen-code", Doc: "qwen", Label: "qwen", Short: "qwen",
 			BinEnv: "AGENTCTL_QWEN_BIN", Binary: "qwen", Install: "install it (npm i -g @qwen-code/qwen-code)",
 			TestedOldest: "0.24.4", TestedNewest: "0.24.4",
-			Launch: true, Resume: true},
+			Launch: true, Resume: true, Send: true},
 		{Name: "copilot", Reader: "copilot", Doc: "copilot", Label: "copilot", Short: "copilot",
 			BinEnv: "AGENTCTL_COPILOT_BIN", Binary: "copilot", Install: "install it (npm i -g @github/copilot)",
 			TestedOldest: "1.0.102", TestedNewest: "1.0.102",
-			Launch: true, Resume: true},
+			Launch: true, Resume: true, Send: true},
 	}
 }
 

@@ -102,7 +102,7 @@ func TestPasteKeepsTheMessageOutOfArgv(t *testing.T) {
 	var calls []call
 	pane := Pane{Socket: "/tmp/tmux-7/work", ID: "%4", PID: 100}
 	// The screen the recorder answers shows the message's last line: one look.
-	if err := paste(context.Background(), recorder("> run the tests; $(rm -rf /) `x`\n", &calls, ""), pane, msg, "agentctl-send-1", time.Minute, 0); err != nil {
+	if err := paste(context.Background(), recorder("> run the tests; $(rm -rf /) `x`\n", &calls, ""), pane, msg, "agentctl-send-1", time.Minute, enterDelay, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := []call{
@@ -123,7 +123,7 @@ func TestPasteKeepsTheMessageOutOfArgv(t *testing.T) {
 
 func TestPasteFailureDeletesTheBufferAndPressesNoEnter(t *testing.T) {
 	var calls []call
-	err := paste(context.Background(), recorder("", &calls, "paste-buffer"), Pane{ID: "%4"}, "hi", "b1", 0, 0)
+	err := paste(context.Background(), recorder("", &calls, "paste-buffer"), Pane{ID: "%4"}, "hi", "b1", 0, enterDelay, 0)
 	if err == nil || !strings.Contains(err.Error(), "paste-buffer") {
 		t.Fatalf("err %v, want one naming paste-buffer", err)
 	}
@@ -259,14 +259,14 @@ func TestPasteWaitsForTheTextOnScreen(t *testing.T) {
 		}
 		return nil, nil
 	}
-	if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note the wrapped message", "b1", time.Minute, 0); err != nil {
+	if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note the wrapped message", "b1", time.Minute, enterDelay, 0); err != nil {
 		t.Fatal(err)
 	}
 	if shown != 3 || calls[len(calls)-1].Args[1] != "send-keys" {
 		t.Errorf("%d looks, last call %v; want Enter after the third look", shown, calls[len(calls)-1].Args)
 	}
 	calls, shown = nil, -100
-	if err := paste(context.Background(), run, Pane{ID: "%4"}, "never drawn", "b1", 250*time.Millisecond, time.Millisecond); err != nil {
+	if err := paste(context.Background(), run, Pane{ID: "%4"}, "never drawn", "b1", 250*time.Millisecond, enterDelay, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if calls[len(calls)-1].Args[1] != "send-keys" {
@@ -306,12 +306,22 @@ func TestPastePressesALostEnterAgain(t *testing.T) {
 				}
 				return nil, nil
 			}
-			if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note this", "b1", time.Minute, time.Millisecond); err != nil {
+			if err := paste(context.Background(), run, Pane{ID: "%4"}, "please note this", "b1", time.Minute, enterDelay, time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
 			if enters != tc.enters {
 				t.Errorf("%d Enters, want %d", enters, tc.enters)
 			}
 		})
+	}
+}
+
+// Gemini CLI takes an Enter within 40 ms (as its event loop sees it) of an
+// untrusted paste as a newline: its Enter waits longer than the others'.
+func TestEnterDelay(t *testing.T) {
+	for adapter, want := range map[string]time.Duration{"gemini": 600 * time.Millisecond, "claude-code": 150 * time.Millisecond, "qwen-code": 150 * time.Millisecond} {
+		if got := EnterDelay(adapter); got != want {
+			t.Errorf("EnterDelay(%s) = %s, want %s", adapter, got, want)
+		}
 	}
 }

@@ -105,6 +105,22 @@ func socketArgs(socket string, args ...string) []string {
 // receives both at once may take the Enter as part of the paste.
 const enterDelay = 150 * time.Millisecond
 
+// geminiEnterDelay: Gemini CLI (0.61) turns an Enter into a newline while a
+// paste it does not trust (no kitty keyboard protocol: tmux) is younger than
+// 40 ms, and it clears that mark with a timer and a re-render, which under load
+// came later than 150 ms after the text was on screen (the message stayed in
+// its input box; docs/agents/gemini.md "Send").
+const geminiEnterDelay = 600 * time.Millisecond
+
+// EnterDelay is how long after the pane shows the pasted text the Enter that
+// submits it is pressed, for a session of adapter.
+func EnterDelay(adapter string) time.Duration {
+	if adapter == "gemini" {
+		return geminiEnterDelay
+	}
+	return enterDelay
+}
+
 // shownWait bounds how long Paste waits for the pane to show the pasted text
 // before it presses Enter anyway (a TUI may fold a long paste into a placeholder).
 const shownWait = 5 * time.Second
@@ -116,7 +132,13 @@ const shownWait = 5 * time.Second
 // stayed in its input box). The text goes to tmux on stdin (load-buffer -), never
 // in an argv; the buffer is deleted as it is pasted.
 func Paste(ctx context.Context, run Runner, pane Pane, msg string, buffer string) error {
-	return paste(ctx, run, pane, msg, buffer, shownWait, movedWait)
+	return paste(ctx, run, pane, msg, buffer, shownWait, enterDelay, movedWait)
+}
+
+// PasteEnterAfter is Paste with the Enter pressed enter after the text shows
+// (EnterDelay).
+func PasteEnterAfter(ctx context.Context, run Runner, pane Pane, msg, buffer string, enter time.Duration) error {
+	return paste(ctx, run, pane, msg, buffer, shownWait, enter, movedWait)
 }
 
 // movedWait is how long Paste gives the screen to change after Enter before
@@ -129,7 +151,7 @@ const (
 	enterRetries = 2
 )
 
-func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait, moved time.Duration) error {
+func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait, enter, moved time.Duration) error {
 	if _, err := run(ctx, strings.NewReader(msg), "tmux", socketArgs(pane.Socket, "load-buffer", "-b", buffer, "-")...); err != nil {
 		return fmt.Errorf("tmux load-buffer: %w", err)
 	}
@@ -143,7 +165,7 @@ func paste(ctx context.Context, run Runner, pane Pane, msg, buffer string, wait,
 	if err != nil {
 		return err
 	}
-	if err := sleep(ctx, enterDelay); err != nil {
+	if err := sleep(ctx, enter); err != nil {
 		return err
 	}
 	// Seen with Claude Code 2.1.332 under load: the pasted text sat in the

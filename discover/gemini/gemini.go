@@ -264,6 +264,9 @@ func (a *Adapter) list(ctx context.Context, env *discover.Env, q *discover.Query
 			continue
 		}
 		o, owned := owners[m]
+		if owned && o.PID != 0 {
+			o.Asking = asking(env.Procs, o.PID, m.main.askedTools(), env.Now())
+		}
 		out = append(out, m.session(prices, reports, o, owned, procsOK))
 	}
 	if q == nil && !discover.Publish(ctx, out, len(late)) {
@@ -496,6 +499,11 @@ func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, 
 	case owned && o.PID != 0:
 		v = discover.Verdict{Status: discover.StatusRunning, Evidence: discover.EvidenceProcess, Inferred: true, PID: o.PID, Detail: o.Detail}
 		switch outcome {
+		case discover.OutcomeOpen:
+			if o.Asking != "" {
+				v.Status = discover.StatusWaiting
+				v.Detail = o.Detail + "; " + o.Asking
+			}
 		case discover.OutcomeDone, discover.OutcomeNone, discover.OutcomeAborted:
 			v.Status = discover.StatusIdle
 			v.Detail = o.Detail + "; last turn: " + detail

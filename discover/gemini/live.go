@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctl/agentctl/discover"
+	"github.com/agentctl/agentctl/proc"
 )
 
 // Gemini CLI keeps no pid, lock or registry file (docs/agents/gemini.md
@@ -131,6 +132,32 @@ type owner struct {
 	PID       int
 	Ambiguous bool
 	Detail    string
+	// Asking: the model asked for a tool call (asked) that has not completed,
+	// at least approvalGrace ago, and no process of the owner's has started
+	// since to run it: the TUI is at its approval dialog (inferred).
+	Asking string
+}
+
+// approvalGrace: a tool call asked for this long ago, with no process started
+// to run it, is taken to await approval (an approved shell command starts its
+// process at once; an in-process tool completes within it).
+const approvalGrace = time.Second
+
+// asking says why the owner of a session that asked for a tool call at asked
+// is at an approval dialog, or "" when it may be running the tool: the call is
+// younger than approvalGrace, or a descendant of pid started since (Gemini
+// runs a shell command as a child; the MCP servers it starts with are older).
+func asking(t proc.Table, pid int, asked, now time.Time) string {
+	if asked.IsZero() || now.Sub(asked) < approvalGrace {
+		return ""
+	}
+	for _, d := range proc.Descendants(t, pid) {
+		if st, ok := t.StartTime(d.PID); !ok || !st.Before(asked.Add(-time.Second)) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the model asked for a tool call at %s and no process has started to run it: an approval dialog (inferred)",
+		asked.UTC().Format(time.RFC3339))
 }
 
 // attribute ties each candidate to the session of its cwd it wrote last since

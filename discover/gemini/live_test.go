@@ -162,6 +162,10 @@ func TestLiveAmbiguous(t *testing.T) {
 
 // Gemini records a tool call only once it completes: a reply that is still an
 // empty gemini message is a tool running or awaiting approval, not an answer.
+// Alive, it is waiting (inferred) once the call is approvalGrace old and no
+// process of the CLI's has started since to run it (the real TUI at its
+// "Allow execution" dialog: e2e TestGeminiTUIWaiting); a shell command
+// started since, or a call just asked for, is running.
 func TestToolCallInFlight(t *testing.T) {
 	home := t.TempDir()
 	writeSession(t, home, "proj", root1, "session-2026-12-01T10-00-11111111.jsonl",
@@ -170,10 +174,25 @@ func TestToolCallInFlight(t *testing.T) {
 		geminiMsg("g1", "2026-12-01T10:00:02.000Z", "", tok1, "m"),
 		lastUpdated("2026-12-01T10:00:02.000Z"),
 	)
+	asked := time.Date(2026, 12, 1, 10, 0, 2, 0, time.UTC)
 	env, _ := testEnv(t, home, nil)
-	env.Procs = geminiTree(600, 601, root1, time.Date(2026, 12, 1, 9, 59, 59, 0, time.UTC), nil)
+	tree := geminiTree(600, 601, root1, time.Date(2026, 12, 1, 9, 59, 59, 0, time.UTC), nil)
+	// An MCP server the CLI started with is older than the call: no tool run.
+	tree.Procs = append(tree.Procs, proc.Process{PID: 700, PPID: 601, Comm: "python3", StartTicks: 102})
+	tree.Starts[700] = asked.Add(-3 * time.Second)
+	env.Procs = tree
+	if s := one(t, env, id1); s.Status != discover.StatusWaiting || !s.Inferred || !strings.Contains(s.EvidenceDetail, "approval") {
+		t.Errorf("alive, no tool process: %s inferred=%v (%s), want waiting, inferred", s.Status, s.Inferred, s.EvidenceDetail)
+	}
+	env.Now = func() time.Time { return asked.Add(500 * time.Millisecond) }
 	if s := one(t, env, id1); s.Status != discover.StatusRunning {
-		t.Errorf("alive: status %s, want running", s.Status)
+		t.Errorf("alive, asked half a second ago: status %s, want running", s.Status)
+	}
+	env.Now = func() time.Time { return now }
+	tree.Procs = append(tree.Procs, proc.Process{PID: 701, PPID: 601, Comm: "bash", StartTicks: 103})
+	tree.Starts[701] = asked.Add(500 * time.Millisecond)
+	if s := one(t, env, id1); s.Status != discover.StatusRunning {
+		t.Errorf("alive, a shell started since the call: status %s, want running", s.Status)
 	}
 	env.Procs = &proc.Fake{Boot: "boot-1"}
 	if s := one(t, env, id1); s.Status != discover.StatusFailed {

@@ -425,6 +425,25 @@ func (s *summary) outcome() (discover.Outcome, string) {
 	return discover.OutcomeDone, "done"
 }
 
+// askedTools is when the model's latest answer asked for tool calls that have
+// not completed (an empty gemini message whose response was counted: Gemini
+// records the calls only once they complete), or zero.
+func (s *summary) askedTools() time.Time {
+	for i := len(s.cur) - 1; i >= 0; i-- {
+		m := s.cur[i]
+		switch m.Type {
+		case "gemini":
+			if _, counted := s.usage[m.ID]; counted && m.Empty && m.Tools == 0 {
+				return m.TS
+			}
+			return time.Time{}
+		case "user", "error":
+			return time.Time{}
+		}
+	}
+	return time.Time{}
+}
+
 // userContent returns the text of a user message and whether it holds tool
 // results (functionResponse parts). Content is a string or a list of parts.
 func userContent(raw json.RawMessage) (text string, result bool) {

@@ -57,9 +57,10 @@ func verifyRegistry(env *discover.Env, regs []regEntry) []regCheck {
 const (
 	newSessionWindow = 60 * time.Second
 	resumeSlack      = 1 * time.Second
-	// waitingAge: a TUI's tool call unanswered this long is probably waiting
-	// on the user's approval (inferred; Qwen records nothing while it asks).
-	waitingAge = 60 * time.Second
+	// approvalGrace: a tool call this old with no process started since to
+	// run it is at the approval dialog (an approved shell command starts its
+	// process at once; in-process tools complete within it).
+	approvalGrace = time.Second
 )
 
 // candidate is a live qwen process that no registry record accounts for.

@@ -91,7 +91,10 @@ func TestLiveTUIStates(t *testing.T) {
 		{"no transcript yet", nil, now, discover.StatusIdle, ""},
 		{"answered", []string{prompt("00", "go"), reply("01", "ok", 1, 1, 0, 0)}, now, discover.StatusIdle, ""},
 		{"prompt in flight", []string{prompt("00", "go")}, tsPtr("2026-12-01T10:00:05Z").UTC(), discover.StatusRunning, ""},
-		{"tool call just made", []string{prompt("00", "go"), toolCall}, tsPtr("2026-12-01T10:00:10Z").UTC(), discover.StatusRunning, ""},
+		{"tool call just made", []string{prompt("00", "go"), toolCall}, tsPtr("2026-12-01T10:00:05.5Z").UTC(), discover.StatusRunning, ""},
+		// No process started to run it: the approval dialog (the real TUI:
+		// e2e TestQwenTUIWaiting).
+		{"tool call unanswered", []string{prompt("00", "go"), toolCall}, tsPtr("2026-12-01T10:00:10Z").UTC(), discover.StatusWaiting, ""},
 		{"tool call unanswered long", []string{prompt("00", "go"), toolCall}, tsPtr("2026-12-01T10:05:00Z").UTC(), discover.StatusWaiting, ""},
 		{"retrying a 429", []string{prompt("00", "go"), apiError("02", 429, "429 Too Many Requests", "")}, now, discover.StatusRunning, ""},
 		{"gave up on quota", []string{prompt("00", "go"), apiError("02", 429, "429 You exceeded your current quota. Your quota will reset at 2030-01-01.", "")}, now, discover.StatusIdle, discover.BlockedQuota},
@@ -108,6 +111,33 @@ func TestLiveTUIStates(t *testing.T) {
 			}
 			if s.Status != tc.status || s.BlockedReason != tc.blocked || s.PID != 500 || s.Evidence != discover.EvidenceRegistry {
 				t.Errorf("status %s blocked %q pid %d evidence %s (%s); want %s %q", s.Status, s.BlockedReason, s.PID, s.Evidence, s.EvidenceDetail, tc.status, tc.blocked)
+			}
+		})
+	}
+}
+
+// A TUI running an approved shell command has a child process started since
+// the tool call: running however long the command takes; an older child (an
+// MCP server it started with) is not that.
+func TestLiveTUIToolProcess(t *testing.T) {
+	toolCall := line("05", "assistant", `,"provenance":"assistant_output","model":"m","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"run_shell_command","args":{"command":"sleep 600"}}}]}`)
+	call := tsPtr("2026-12-01T10:00:05Z").UTC()
+	for _, tc := range []struct {
+		name   string
+		child  time.Time
+		status string
+	}{
+		{"shell started since", call.Add(300 * time.Millisecond), discover.StatusRunning},
+		{"only an older child", call.Add(-10 * time.Second), discover.StatusWaiting},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := live500()
+			tbl.Procs = append(tbl.Procs, proc.Process{PID: 501, PPID: 500, Comm: "bash", StartTicks: 50})
+			tbl.Starts = map[int]time.Time{500: call.Add(-time.Minute), 501: tc.child}
+			env, _ := testEnv(t, registryHome(t, prompt("00", "go"), toolCall), tbl, nil)
+			env.Now = func() time.Time { return call.Add(5 * time.Minute) }
+			if s := discoverAll(t, New(), env)[sid]; s.Status != tc.status {
+				t.Errorf("status %s (%s), want %s", s.Status, s.EvidenceDetail, tc.status)
 			}
 		})
 	}

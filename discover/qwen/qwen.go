@@ -207,7 +207,7 @@ func (a *Adapter) collect(ctx context.Context, env *discover.Env, q *discover.Qu
 			rp = &r
 		}
 		o, owned := owners[s]
-		out = append(out, build(s, paths[s], rp, o, owned, procsOK, prices, now()))
+		out = append(out, build(s, paths[s], rp, o, owned, procsOK, prices, now(), env.Procs))
 	}
 	if !lookup && !discover.Publish(ctx, out, len(late)) {
 		return nil, ctx.Err()
@@ -261,7 +261,7 @@ func (a *Adapter) startTime(env *discover.Env) func(proc.Process) (time.Time, bo
 }
 
 // build turns a summary into a Session with its status.
-func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool, prices *discover.Prices, now time.Time) discover.Session {
+func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool, prices *discover.Prices, now time.Time, t proc.Table) discover.Session {
 	out := discover.Session{
 		ID:           s.ID,
 		Adapter:      Name,
@@ -297,11 +297,11 @@ func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool,
 	var v discover.Verdict
 	switch {
 	case reg != nil && reg.Live:
-		v = liveVerdict(s, reg.Kind == "tui", now)
+		v = liveVerdict(s, reg.Kind == "tui", now, func(since time.Time) bool { return startedSince(t, reg.PID, since) })
 		v.Evidence, v.PID = discover.EvidenceRegistry, reg.PID
 		v.Detail = join(reg.Detail, v.Detail)
 	case owned && !o.Ambiguous:
-		v = liveVerdict(s, false, now)
+		v = liveVerdict(s, false, now, nil)
 		v.Evidence, v.PID, v.Inferred = discover.EvidenceProcess, o.PID, !o.ByArgv
 		if o.ByArgv {
 			v.Evidence = discover.EvidenceArgv
@@ -334,8 +334,9 @@ func build(s *summary, path string, reg *regCheck, o owner, owned, procsOK bool,
 
 // liveVerdict is the sub-state of a session whose process is alive. A TUI at
 // rest is idle; a headless run works until it exits (the memory extractor runs
-// after the reply), so it is running.
-func liveVerdict(s *summary, tui bool, now time.Time) discover.Verdict {
+// after the reply), so it is running. started reports whether a process of
+// the TUI's has started since a moment (nil: not known, never waiting).
+func liveVerdict(s *summary, tui bool, now time.Time, started func(since time.Time) bool) discover.Verdict {
 	if !tui {
 		v := discover.Verdict{Status: discover.StatusRunning}
 		if s.ErrAfter != "" {
@@ -357,12 +358,29 @@ func liveVerdict(s *summary, tui bool, now time.Time) discover.Verdict {
 		return discover.Verdict{Status: discover.StatusRunning, Detail: "retrying after: " + s.ErrAfter}
 	}
 	if s.Last == lastToolCall && !s.LastTS.IsZero() {
-		if age := now.Sub(s.LastTS); age > waitingAge {
+		// Qwen runs an approved shell command as a child process at once; none
+		// started since the call: its approval dialog.
+		if age := now.Sub(s.LastTS); started != nil && age >= approvalGrace && !started(s.LastTS.Add(-time.Second)) {
 			return discover.Verdict{Status: discover.StatusWaiting, Inferred: true,
-				Detail: fmt.Sprintf("tool call %s unanswered for %s (inferred permission prompt)", s.PendingTool, age.Round(time.Second))}
+				Detail: fmt.Sprintf("tool call %s unanswered for %s and no process started to run it (inferred permission prompt)", s.PendingTool, age.Round(time.Second))}
 		}
 	}
 	return discover.Verdict{Status: discover.StatusRunning}
+}
+
+// startedSince reports whether a descendant of pid started at or after since
+// (a process whose start cannot be read counts, and so does a table that
+// cannot be read: never a false "waiting").
+func startedSince(t proc.Table, pid int, since time.Time) bool {
+	if t == nil || !t.Available() {
+		return true
+	}
+	for _, d := range proc.Descendants(t, pid) {
+		if st, ok := t.StartTime(d.PID); !ok || !st.Before(since) {
+			return true
+		}
+	}
+	return false
 }
 
 // registryOnly is a live TUI that has not written its transcript yet.
