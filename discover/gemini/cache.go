@@ -10,7 +10,7 @@ import (
 
 // indexVersion is the parse index's version: bump it whenever what cached
 // means changes (its shape is checked by the index itself).
-const indexVersion = 2 // 2: the binary format (MarshalBinary)
+const indexVersion = 3 // 2: the binary format (MarshalBinary); 3: Asked
 
 // cached is what the parse index keeps of one session file while it is
 // unchanged (same file, size and mtime): everything a listing takes from its
@@ -33,12 +33,16 @@ type cached struct {
 	Prompts               []string
 	Outcome               discover.Outcome
 	Detail                string
+	// Asked is askedTools of the summary kept: an approval dialog is read
+	// from an unchanged file, so the index must keep it.
+	Asked time.Time
 }
 
 // outcomeOf is a summary's outcome as worked out when it was kept.
 type outcomeOf struct {
 	Outcome discover.Outcome
 	Detail  string
+	Asked   time.Time
 }
 
 // toCached is what the index keeps of s.
@@ -50,6 +54,7 @@ func toCached(s *summary) cached {
 		c.Prompts = append(c.Prompts, id)
 	}
 	c.Outcome, c.Detail = s.outcome()
+	c.Asked = s.askedTools()
 	return c
 }
 
@@ -66,7 +71,7 @@ func fromCached(c cached) *summary {
 	for _, id := range c.Prompts {
 		s.prompts[id] = true
 	}
-	s.kept = &outcomeOf{c.Outcome, c.Detail}
+	s.kept = &outcomeOf{c.Outcome, c.Detail, c.Asked}
 	return s
 }
 
@@ -75,7 +80,7 @@ func fromCached(c cached) *summary {
 // (discover/index/point.go). TestCachedCodecRoundTrip fills every field, so a
 // field added to cached but not here fails the tests.
 
-const cachedCodecVersion = 1
+const cachedCodecVersion = 2 // 2: Asked
 
 // MarshalBinary encodes c for the parse index.
 func (c *cached) MarshalBinary() ([]byte, error) {
@@ -84,7 +89,7 @@ func (c *cached) MarshalBinary() ([]byte, error) {
 	for _, v := range []string{c.ID, c.ProjectHash, c.Kind, c.Model, c.FirstPrompt, c.Failed.Prompt, c.Failed.ProjectDir, c.Detail} {
 		e.Str(v)
 	}
-	for _, t := range []time.Time{c.Start, c.Last, c.Failed.At, c.Failed.Until} {
+	for _, t := range []time.Time{c.Start, c.Last, c.Failed.At, c.Failed.Until, c.Asked} {
 		if err := e.Time(t); err != nil {
 			return nil, err
 		}
@@ -134,7 +139,7 @@ func (c *cached) UnmarshalBinary(b []byte) error {
 		*p = d.Str()
 	}
 	out.Failed.ProjectDir, out.Detail = d.Shared(), d.Shared()
-	for _, p := range []*time.Time{&out.Start, &out.Last, &out.Failed.At, &out.Failed.Until} {
+	for _, p := range []*time.Time{&out.Start, &out.Last, &out.Failed.At, &out.Failed.Until, &out.Asked} {
 		*p = d.Time()
 	}
 	out.RolledBack = d.Bool()

@@ -18,7 +18,7 @@ func TestCachedCodecRoundTrip(t *testing.T) {
 	c := cached{ID: "id", ProjectHash: "h", Kind: "main", Start: at, Last: at.Add(time.Hour), Model: "m", Models: []string{"m", "n"},
 		FirstPrompt: "p", RolledBack: true, Failed: failedTurn{Prompt: "fp", At: at, Until: at.Add(time.Second), ProjectDir: "/d"},
 		BadUsage: 1, Bad: 2, Lines: 3, Usage: map[string]usage{"g1": {Tokens: discover.Tokens{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4}, TS: at}},
-		UsageOrder: []string{"g1"}, Prompts: []string{"u1", "u2"}, Outcome: discover.OutcomeError, Detail: "d"}
+		UsageOrder: []string{"g1"}, Prompts: []string{"u1", "u2"}, Outcome: discover.OutcomeError, Detail: "d", Asked: at.Add(time.Minute)}
 	var zero func(v reflect.Value, path string)
 	zero = func(v reflect.Value, path string) {
 		if v.Kind() == reflect.Struct && v.Type() != reflect.TypeFor[time.Time]() {

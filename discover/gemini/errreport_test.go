@@ -21,7 +21,11 @@ const (
 // the error; the reports in the temp dir do.
 func failedEnv(t *testing.T, rewrite bool) *discover.Env {
 	t.Helper()
-	dir := t.TempDir()
+	return failedEnvIn(t, t.TempDir(), rewrite)
+}
+
+func failedEnvIn(t *testing.T, dir string, rewrite bool) *discover.Env {
+	t.Helper()
 	home := filepath.Join(dir, "home")
 	discovertest.CopyTree(t, "testdata/failed/home", home)
 	newPath := "/tmp/gemh"
@@ -46,6 +50,15 @@ func TestFailedTurnErrorReport(t *testing.T) {
 		if s.Model != "" || s.Tokens == nil || !s.Tokens.Zero() {
 			t.Errorf("%s: model %q tokens %+v, want none", id, s.Model, s.Tokens)
 		}
+	}
+}
+
+// The reason comes from the report's message, never from its path: a temp
+// dir whose random name held "429" once made a 401 read as quota.
+func TestErrorReportPathIsNotTheReason(t *testing.T) {
+	got := discoverAll(t, failedEnvIn(t, filepath.Join(t.TempDir(), "run4294148670"), true))
+	if s := got[idAuth]; s.BlockedReason != discover.BlockedAuth || !strings.Contains(s.EvidenceDetail, "run4294148670") {
+		t.Errorf("%s: blocked %q detail %q; want auth from the report's 401, the path in the detail", idAuth, s.BlockedReason, s.EvidenceDetail)
 	}
 }
 

@@ -486,12 +486,16 @@ func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, 
 	s.CostUSD, s.CostSource = discover.Cost(0, tok, est, priced)
 
 	outcome, detail := m.main.outcome()
+	// why is what the blocked reason is read from: the detail without the
+	// report's path (a temp dir's random digits once read as a 429).
+	why := detail
 	if m.main.RolledBack && outcome == discover.OutcomeError {
 		// The reason is only in the CLI's error report in the temp dir.
 		f := m.main.Failed
 		f.ProjectDir = m.Dir
 		if msg, path := reports.find(f); path != "" {
 			detail += "; error report " + path + ": " + discover.OneLine(msg, 200)
+			why += "; " + msg
 		}
 	}
 	var v discover.Verdict
@@ -522,6 +526,9 @@ func (m *merged) session(prices *discover.Prices, reports *errReports, o owner, 
 		if !procsOK {
 			v.Detail += " (no process table)"
 		}
+	}
+	if outcome == discover.OutcomeError && (v.Status == discover.StatusFailed || v.Status == discover.StatusIdle) {
+		v.Blocked = discover.BlockedBy(why)
 	}
 	v.Apply(&s)
 	return s

@@ -184,6 +184,15 @@ func TestToolCallInFlight(t *testing.T) {
 	if s := one(t, env, id1); s.Status != discover.StatusWaiting || !s.Inferred || !strings.Contains(s.EvidenceDetail, "approval") {
 		t.Errorf("alive, no tool process: %s inferred=%v (%s), want waiting, inferred", s.Status, s.Inferred, s.EvidenceDetail)
 	}
+	// The file does not change while the dialog is up: the next listings read
+	// it from the parse index, which must keep when the call was asked for.
+	env.StateDir = t.TempDir()
+	for _, run := range []string{"cold index", "warm index"} {
+		if s := one(t, env, id1); s.Status != discover.StatusWaiting {
+			t.Errorf("%s, alive, no tool process: %s (%s), want waiting", run, s.Status, s.EvidenceDetail)
+		}
+	}
+	env.StateDir = ""
 	env.Now = func() time.Time { return asked.Add(500 * time.Millisecond) }
 	if s := one(t, env, id1); s.Status != discover.StatusRunning {
 		t.Errorf("alive, asked half a second ago: status %s, want running", s.Status)

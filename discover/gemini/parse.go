@@ -429,6 +429,9 @@ func (s *summary) outcome() (discover.Outcome, string) {
 // not completed (an empty gemini message whose response was counted: Gemini
 // records the calls only once they complete), or zero.
 func (s *summary) askedTools() time.Time {
+	if s.kept != nil {
+		return s.kept.Asked // from the parse index: the message list is not kept
+	}
 	for i := len(s.cur) - 1; i >= 0; i-- {
 		m := s.cur[i]
 		switch m.Type {
