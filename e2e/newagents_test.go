@@ -185,8 +185,16 @@ func newAgentReadSide(t *testing.T, srv *stub.Server, c newAgentCase) {
 		}
 		return "the held turn is not listed"
 	})
+	// A headless Copilot run is running from its lock at once, before its
+	// prompt is on disk (it sends the request first); killed that early it
+	// leaves no session at all, so the kill waits for the prompt's record.
 	var st newSession
-	a.JSON(t, &st, "status", live)
+	harness.Eventually(t, 30*time.Second, func() string {
+		if a.JSON(t, &st, "status", live); st.Prompt == "" {
+			return "status " + live + ": no prompt recorded yet (" + st.Status + ")"
+		}
+		return ""
+	})
 	if st.Status != "running" {
 		t.Errorf("status %s while held: %+v", live, st)
 	}

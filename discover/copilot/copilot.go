@@ -439,6 +439,11 @@ func verdict(sum *summary, locks lockState, open openState, id string) discover.
 			d := sum.errDetail()
 			v.Blocked = discover.BlockedBy(d)
 			v.Detail += "; last turn: " + d
+		case locks.Headless:
+			// Before its prompt is on disk (the request goes out first) and
+			// between its turns, a headless run is at work until it exits.
+			v.Status = discover.StatusRunning
+			v.Detail += "; a headless run (its command line) is at work until it exits"
 		}
 		return v
 	case locks.Unknown:

@@ -120,6 +120,10 @@ func TestLockLiveness(t *testing.T) {
 		pid          int
 	}{
 		{"live holder", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "copilot"}}, Starts: mapStart(24788, started)}, false, "idle", "inuse.24788.lock held by copilot pid 24788", 24788},
+		// A headless run (the prompt piped in) takes no prompt but its own: at
+		// work until it exits, also before its prompt is on disk.
+		{"live headless holder", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "copilot"}}, Args: map[int][]string{24788: {"copilot", "--allow-all-tools", "--output-format", "json"}}, Starts: mapStart(24788, started)}, false, "running", "a headless run", 24788},
+		{"live headless holder under its loader", &proc.Fake{Procs: []proc.Process{{PID: 24700, Comm: "node"}, {PID: 24788, PPID: 24700, Comm: "copilot"}}, Args: map[int][]string{24700: {"node", "copilot", "-p", "fix it"}, 24788: {"copilot"}}, Starts: mapStart(24788, started)}, false, "running", "a headless run", 24788},
 		{"live holder mid-turn (TUI working)", &proc.Fake{Procs: []proc.Process{{PID: 24788, Comm: "copilot"}}, Starts: mapStart(24788, started)}, true, "running", "a turn is in flight", 24788},
 		// The native binary names its main thread: comm reads "MainThread" (seen
 		// with 1.0.102); its executable is what says copilot.

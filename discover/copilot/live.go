@@ -37,6 +37,10 @@ type lockState struct {
 	Stale    bool   // locks exist and every holder is gone
 	Unknown  bool   // locks exist and there is no process table to check them
 	HasLocks bool
+	// Headless: the holder runs a prompt given on its command line or stdin
+	// (its argv or its loader's names -p, --prompt or --output-format): it
+	// takes no other prompt and exits when done, so it is never idle.
+	Headless bool
 }
 
 // readLocks lists the inuse.<pid>.lock files of dir (given its entries).
@@ -103,6 +107,7 @@ func checkLocks(env *discover.Env, locks []lock) lockState {
 		}
 		st.Live = l
 		st.Detail = fmt.Sprintf("%s held by copilot pid %d", l.Name, l.PID)
+		st.Headless = headless(t, l.PID) || headless(t, p.PPID)
 		if haveStart {
 			st.Detail += " started " + start.UTC().Format(time.RFC3339)
 		}
@@ -188,4 +193,21 @@ func readSmall(path string, max int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// headless reports whether pid's argv asks copilot for a non-interactive run.
+func headless(t proc.Table, pid int) bool {
+	if pid <= 1 {
+		return false
+	}
+	argv, err := t.Argv(pid)
+	if err != nil {
+		return false
+	}
+	for _, a := range argv {
+		if a == "-p" || a == "--prompt" || a == "--output-format" || strings.HasPrefix(a, "--prompt=") || strings.HasPrefix(a, "--output-format=") {
+			return true
+		}
+	}
+	return false
 }
