@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -248,6 +249,9 @@ type codexConn struct {
 func dialCodex(ctx context.Context, socket string) (*codexConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, codexTimeout)
 	defer cancel()
+	if err := socketOfMine(socket); err != nil {
+		return nil, err
+	}
 	tr := &http.Transport{Proxy: nil, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
 	}}
@@ -351,4 +355,27 @@ func (c *codexConn) loaded(ctx context.Context, id string) (bool, error) {
 		params = map[string]any{"cursor": *r.NextCursor}
 	}
 	return false, nil
+}
+
+// socketOfMine refuses a socket another user could have put in the daemon's
+// place: the message goes to whoever listens there. The socket (links
+// followed: Codex's is a link into /tmp) must be a socket of this user's, in a
+// directory of this user's that no one else can write to.
+func socketOfMine(path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("connect to the codex app-server at %s: %w", path, err)
+	}
+	st, err := os.Lstat(real)
+	if err != nil {
+		return fmt.Errorf("connect to the codex app-server at %s: %w", real, err)
+	}
+	if st.Mode()&os.ModeSocket == 0 || !ownedByMe(st) {
+		return fmt.Errorf("%s is not a socket of this user's; not sending there", real)
+	}
+	dir, err := os.Stat(filepath.Dir(real))
+	if err != nil || !ownedByMe(dir) || dir.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("the directory of %s is not this user's alone; not sending there", real)
+	}
+	return nil
 }

@@ -228,6 +228,32 @@ func TestQueueCodexSendsWhatCodexQueueSends(t *testing.T) {
 	}
 }
 
+// A socket in a directory others can write to may be anyone's: nothing is
+// sent there (the message would go to whoever listens).
+func TestQueueCodexRefusesASocketOthersCouldPlace(t *testing.T) {
+	f := &fakeCodexd{}
+	sock := startFakeCodexd(t, f)
+	if err := os.Chmod(filepath.Dir(sock), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, err := QueueCodex(context.Background(), sock, codexThread, "hi")
+	if err == nil || !strings.Contains(err.Error(), "not this user's alone") {
+		t.Fatalf("err %v, want a refusal naming the directory", err)
+	}
+	f.mu.Lock()
+	if n := len(f.requests); n != 0 {
+		t.Errorf("%d requests reached the socket, want none", n)
+	}
+	f.mu.Unlock()
+	link := filepath.Join(t.TempDir(), "link.sock")
+	if err := os.Symlink(filepath.Join(filepath.Dir(sock), "missing"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := QueueCodex(context.Background(), link, codexThread, "hi"); err == nil {
+		t.Fatal("a link to nothing was dialled")
+	}
+}
+
 func TestQueueCodexNoDaemon(t *testing.T) {
 	_, err := QueueCodex(context.Background(), filepath.Join(t.TempDir(), "none.sock"), codexThread, "hi")
 	if err == nil || !strings.Contains(err.Error(), "connect to the codex app-server") {
