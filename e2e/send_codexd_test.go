@@ -77,9 +77,7 @@ func TestSendCodexDaemonTUI(t *testing.T) {
 		t.Errorf("send --json = %s; want via codex-app-server, delivered", r.out)
 	}
 	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 2 {
-		t.Errorf("only %d argv samples during the send", samples)
-	}
+	enoughSamples(t, samples, r.took)
 	for _, h := range hits {
 		t.Errorf("the message's marker is in an argv: %s", h)
 	}

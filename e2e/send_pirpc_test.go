@@ -103,9 +103,7 @@ func TestSendPiKeptOpen(t *testing.T) {
 		t.Fatalf("send: exit %d, stdout %q; want 0, delivered %s\nstderr: %s", r.code, r.out, id, r.errOut)
 	}
 	t.Logf("send → delivered in %s; %d argv samples", r.took.Round(time.Millisecond), samples)
-	if samples < 2 {
-		t.Errorf("only %d argv samples during the send", samples)
-	}
+	enoughSamples(t, samples, r.took)
 	for _, h := range hits {
 		t.Errorf("the message's marker is in an argv: %s", h)
 	}
